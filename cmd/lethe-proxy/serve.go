@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/proxy/pgwire"
+)
+
+func serve(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "", "configuration file (see config.example.yaml)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *path == "" {
+		fmt.Fprintln(stderr, "lethe-proxy serve: --config FILE is required (start from config.example.yaml)")
+		return 2
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	log := newLogger(cfg.Log, stderr)
+	srv, err := newPostgresServer(cfg, log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", cfg.Postgres.Listen)
+	if err != nil {
+		log.Error("cannot listen", "addr", cfg.Postgres.Listen, "err", err)
+		return 1
+	}
+	log.Info("lethe-proxy started", "version", version, "listen", ln.Addr().String(),
+		"upstream", cfg.Postgres.Upstream, "upstream_tls", cfg.Postgres.UpstreamTLS)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		log.Error("listener failed", "err", err)
+		return 1
+	case <-ctx.Done():
+	}
+	stop() // a second signal kills the process the default way
+	log.Info("shutting down: draining sessions", "timeout", cfg.ShutdownTimeout.D())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout.D())
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("shutdown timeout reached; busy sessions were closed", "err", err)
+	}
+	if err := <-served; !errors.Is(err, pgwire.ErrServerClosed) {
+		log.Error("listener failed", "err", err)
+	}
+	log.Info("stopped")
+	return 0
+}
+
+func newLogger(c config.Log, w io.Writer) *slog.Logger {
+	var level slog.Level
+	level.UnmarshalText([]byte(c.Level)) // validated by config
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func newPostgresServer(cfg *config.Config, log *slog.Logger) (*pgwire.Server, error) {
+	p := cfg.Postgres
+	up := &pgwire.Upstream{
+		Addr:        p.Upstream,
+		TLSMode:     pgwire.TLSMode(p.UpstreamTLS),
+		DialTimeout: p.ConnectTimeout.D(),
+		TLS:         &tls.Config{ServerName: p.UpstreamServerName, MinVersion: tls.VersionTLS12},
+	}
+	if p.UpstreamCAFile != "" {
+		pem, err := os.ReadFile(p.UpstreamCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("postgres.upstream_ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("postgres.upstream_ca_file: no PEM certificate in %s", p.UpstreamCAFile)
+		}
+		up.TLS.RootCAs = pool
+	}
+	srv := &pgwire.Server{
+		Upstream:       up,
+		RequireTLS:     p.TLS.Required,
+		MaxMessageSize: int(p.MaxMessageSize),
+		Logger:         log,
+	}
+	if p.TLS.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(p.TLS.CertFile, p.TLS.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("postgres.tls: loading %s / %s: %w", p.TLS.CertFile, p.TLS.KeyFile, err)
+		}
+		srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	return srv, nil
+}

@@ -1,0 +1,140 @@
+// Package config loads and validates lethe-proxy's YAML configuration.
+// Every error names the file, the line and what to change.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole configuration file.
+type Config struct {
+	Postgres        Postgres `yaml:"postgres"`
+	Log             Log      `yaml:"log"`
+	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
+
+	file  string
+	lines map[string]int // dotted key path → line, for error messages
+}
+
+// Postgres configures the PostgreSQL relay.
+type Postgres struct {
+	Listen             string    `yaml:"listen"`
+	Upstream           string    `yaml:"upstream"`
+	UpstreamTLS        string    `yaml:"upstream_tls"`
+	UpstreamCAFile     string    `yaml:"upstream_ca_file"`
+	UpstreamServerName string    `yaml:"upstream_server_name"`
+	ConnectTimeout     Duration  `yaml:"connect_timeout"`
+	TLS                ClientTLS `yaml:"tls"`
+	MaxMessageSize     ByteSize  `yaml:"max_message_size"`
+}
+
+// ClientTLS configures TLS termination for clients of the proxy.
+type ClientTLS struct {
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	Required bool   `yaml:"required"`
+}
+
+// Log configures structured logging.
+type Log struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+// Defaults are applied to keys the file leaves out.
+func Defaults() Config {
+	return Config{
+		Postgres: Postgres{
+			Listen:         "127.0.0.1:6432",
+			UpstreamTLS:    "disable",
+			ConnectTimeout: Duration(10e9),
+			MaxMessageSize: 64 << 20,
+		},
+		Log:             Log{Level: "info", Format: "text"},
+		ShutdownTimeout: Duration(30e9),
+	}
+}
+
+// Load reads, parses and validates the file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("lethe: reading config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses and validates data; name is used in error messages.
+func Parse(name string, data []byte) (*Config, error) {
+	cfg := Defaults()
+	cfg.file = name
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, cfg.yamlError(err)
+	}
+	cfg.lines = map[string]int{}
+	recordLines(&root, "", cfg.lines)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && err != io.EOF { // EOF: empty file, all defaults
+		return nil, cfg.yamlError(err)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+): `)
+
+// yamlError rewrites yaml.v3's "line N: ..." messages as "file:N: ...".
+func (c *Config) yamlError(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		var msgs []error
+		for _, e := range te.Errors {
+			msgs = append(msgs, errors.New(c.file+":"+yamlLine.ReplaceAllString(e, "$1: ")+
+				" (check the key's spelling against config.example.yaml)"))
+		}
+		return fmt.Errorf("lethe: invalid config: %w", errors.Join(msgs...))
+	}
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Errorf("lethe: invalid config: %s:%s: %s", c.file, m[1], yamlLine.ReplaceAllString(err.Error(), ""))
+	}
+	return fmt.Errorf("lethe: invalid config %s: %w", c.file, err)
+}
+
+func recordLines(n *yaml.Node, prefix string, lines map[string]int) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			recordLines(c, prefix, lines)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			if prefix != "" {
+				key = prefix + "." + key
+			}
+			lines[key] = n.Content[i].Line
+			recordLines(n.Content[i+1], key, lines)
+		}
+	}
+}
+
+// at formats an error about the key at path: "file:line: path: msg".
+func (c *Config) at(path, format string, args ...any) error {
+	loc := c.file
+	if line, ok := c.lines[path]; ok {
+		loc += ":" + strconv.Itoa(line)
+	}
+	return fmt.Errorf("%s: %s: %s", loc, path, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,68 @@
+package config
+
+import (
+	"errors"
+	"net"
+	"os"
+	"slices"
+)
+
+// maxMessageCeiling is PostgreSQL's own limit for one protocol message.
+const maxMessageCeiling = 1<<30 - 1
+
+func (c *Config) validate() error {
+	var errs []error
+	p := c.Postgres
+	if _, _, err := net.SplitHostPort(p.Listen); err != nil {
+		errs = append(errs, c.at("postgres.listen", "%q is not host:port (write e.g. 127.0.0.1:6432)", p.Listen))
+	}
+	if p.Upstream == "" {
+		errs = append(errs, c.at("postgres", "upstream is missing (write e.g. upstream: 127.0.0.1:5432)"))
+	} else if _, _, err := net.SplitHostPort(p.Upstream); err != nil {
+		errs = append(errs, c.at("postgres.upstream", "%q is not host:port (write e.g. db.internal:5432)", p.Upstream))
+	}
+	if !slices.Contains([]string{"disable", "require", "verify-full"}, p.UpstreamTLS) {
+		errs = append(errs, c.at("postgres.upstream_tls", "%q is not one of disable, require, verify-full", p.UpstreamTLS))
+	}
+	if p.UpstreamCAFile != "" {
+		errs = append(errs, c.readable("postgres.upstream_ca_file", p.UpstreamCAFile))
+	}
+	if (p.TLS.CertFile == "") != (p.TLS.KeyFile == "") {
+		errs = append(errs, c.at("postgres.tls", "set both cert_file and key_file, or neither"))
+	}
+	if p.TLS.CertFile != "" {
+		errs = append(errs, c.readable("postgres.tls.cert_file", p.TLS.CertFile))
+		errs = append(errs, c.readable("postgres.tls.key_file", p.TLS.KeyFile))
+	}
+	if p.TLS.Required && p.TLS.CertFile == "" {
+		errs = append(errs, c.at("postgres.tls.required", "TLS is required but no cert_file/key_file is set"))
+	}
+	if p.MaxMessageSize < 1024 || p.MaxMessageSize > maxMessageCeiling {
+		errs = append(errs, c.at("postgres.max_message_size", "%d bytes is outside 1KiB..1GiB", p.MaxMessageSize))
+	}
+	if p.ConnectTimeout <= 0 {
+		errs = append(errs, c.at("postgres.connect_timeout", "must be positive (write e.g. 10s)"))
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
+		errs = append(errs, c.at("log.level", "%q is not one of debug, info, warn, error", c.Log.Level))
+	}
+	if !slices.Contains([]string{"text", "json"}, c.Log.Format) {
+		errs = append(errs, c.at("log.format", "%q is not one of text, json", c.Log.Format))
+	}
+	if c.ShutdownTimeout < 0 {
+		errs = append(errs, c.at("shutdown_timeout", "must not be negative"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return errors.Join(errors.New("lethe: invalid config"), err)
+	}
+	return nil
+}
+
+func (c *Config) readable(path, file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return c.at(path, "cannot read %q: %v", file, err)
+	}
+	f.Close()
+	return nil
+}

@@ -1,0 +1,140 @@
+package pgwire
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// Observer is the narrow hook through which policy (the capture layer) sees a
+// session's statements and the server's answers. A nil Observer makes the
+// relay a pure byte pipe.
+type Observer interface {
+	// Open is called once per session, after the upstream has authenticated
+	// the client. It returns the Session that observes that connection.
+	Open(info SessionInfo) Session
+}
+
+// Session observes one client connection. ClientMessage and ServerMessage
+// are called from two different goroutines (one per direction) and may run
+// concurrently; each is called sequentially in wire order for its direction.
+type Session interface {
+	// ClientMessage is called before a client message of one of the
+	// ObservedClientTypes is forwarded. A non-nil Refusal keeps the message
+	// from the server, which then fails it with the Refusal's error exactly as
+	// if the statement had failed there (the transaction aborts, the rest of
+	// an extended-protocol batch is skipped until Sync). Only Query, Parse,
+	// Bind, Execute, CopyData and CopyDone may be refused.
+	ClientMessage(m Message) *Refusal
+	// ServerMessage is called before a server message of one of the
+	// ObservedServerTypes is forwarded to the client.
+	ServerMessage(m Message)
+	// Close is called once, when the connection ends.
+	Close()
+}
+
+// ObservedClientTypes are the client message types a Session sees: Query,
+// Parse, Bind, Execute, Sync, Close, CopyData, CopyDone, CopyFail.
+const ObservedClientTypes = "QPBESCdcf"
+
+// ObservedServerTypes are the server message types a Session sees:
+// CommandComplete, ReadyForQuery, ErrorResponse.
+const ObservedServerTypes = "CZE"
+
+// SessionInfo describes an authenticated session.
+type SessionInfo struct {
+	ID         uint64
+	ClientAddr net.Addr
+	User       string
+	Database   string
+	// Parameters are the client's startup parameters (application_name,
+	// options, search_path given at startup...).
+	Parameters map[string]string
+}
+
+// Message is one protocol message. Body excludes the 5-byte header and is only
+// valid during the call that receives it; copy what must outlive the call.
+type Message struct {
+	Type byte
+	Body []byte
+}
+
+// Query decodes a simple-protocol Query message.
+func (m Message) Query() (string, error) {
+	var q pgproto3.Query
+	if err := m.decode('Q', &q); err != nil {
+		return "", err
+	}
+	return q.String, nil
+}
+
+// Parse decodes a Parse message.
+func (m Message) Parse() (pgproto3.Parse, error) {
+	var p pgproto3.Parse
+	err := m.decode('P', &p)
+	return p, err
+}
+
+// Bind decodes a Bind message. Parameter values alias Body.
+func (m Message) Bind() (pgproto3.Bind, error) {
+	var b pgproto3.Bind
+	err := m.decode('B', &b)
+	return b, err
+}
+
+// Execute decodes an Execute message.
+func (m Message) Execute() (pgproto3.Execute, error) {
+	var e pgproto3.Execute
+	err := m.decode('E', &e)
+	return e, err
+}
+
+// Close decodes a client Close message (of a statement or a portal).
+func (m Message) Close() (pgproto3.Close, error) {
+	var c pgproto3.Close
+	err := m.decode('C', &c)
+	return c, err
+}
+
+// CommandTag returns the tag of a server CommandComplete ("INSERT 0 3").
+func (m Message) CommandTag() (string, error) {
+	var c pgproto3.CommandComplete
+	if err := m.decode('C', &c); err != nil {
+		return "", err
+	}
+	return string(c.CommandTag), nil
+}
+
+// TxStatus returns the transaction status of a ReadyForQuery: 'I' idle, 'T'
+// in a transaction block, 'E' in a failed transaction block.
+func (m Message) TxStatus() (byte, error) {
+	if m.Type != 'Z' || len(m.Body) != 1 {
+		return 0, fmt.Errorf("pgwire: not a ReadyForQuery message (%q, %d bytes)", m.Type, len(m.Body))
+	}
+	return m.Body[0], nil
+}
+
+// Error decodes a server ErrorResponse.
+func (m Message) Error() (pgproto3.ErrorResponse, error) {
+	var e pgproto3.ErrorResponse
+	err := m.decode('E', &e)
+	return e, err
+}
+
+type decoder interface{ Decode([]byte) error }
+
+func (m Message) decode(want byte, d decoder) error {
+	if m.Type != want {
+		return fmt.Errorf("pgwire: message type %q is not %q", m.Type, want)
+	}
+	return d.Decode(m.Body)
+}
+
+// Refusal is the error the server reports in place of a refused message.
+type Refusal struct {
+	Code    string // SQLSTATE, five characters [0-9A-Z]
+	Message string
+	Detail  string
+	Hint    string
+}

@@ -1,0 +1,212 @@
+package pgwire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// headerLen is the size of a regular message header: a type byte and an
+// int32 length that counts itself but not the type byte.
+const headerLen = 5
+
+// initialBufSize fits a typical burst of small messages (a pgbench
+// transaction is well under 1 KiB) while keeping per-connection memory low.
+const initialBufSize = 16 << 10
+
+// ErrMessageTooLarge is returned when a peer announces a message longer than
+// the configured maximum.
+var ErrMessageTooLarge = errors.New("message exceeds the configured maximum size")
+
+// ErrMalformed is returned when a message header announces an impossible length.
+var ErrMalformed = errors.New("malformed message header")
+
+// verdict is what an inspector decides about one whole message.
+type verdict struct {
+	prefix []byte // written before the message (or instead of it, with drop)
+	drop   bool   // the message itself is not forwarded
+}
+
+// pump moves framed messages from src to dst. It reads whatever the socket
+// holds, walks the headers, and forwards the same buffer slice with one
+// write. Messages whose type inspect selects are held until complete and
+// passed to handle; all other messages stream through, however large, without
+// being buffered whole.
+type pump struct {
+	src io.Reader
+	dst io.Writer
+
+	buf  []byte
+	r, w int // buf[r:w] has been read but not yet forwarded or consumed
+	fwd  int // buf[fwd:r] is scanned and waiting to be written
+	rest int // bytes of a streamed message that are still to arrive
+
+	maxLen  int // largest accepted message (type byte excluded); 0 = no limit
+	inspect func(typ byte) bool
+	handle  func(typ byte, body []byte) (verdict, error)
+}
+
+func newPump(src io.Reader, dst io.Writer, maxLen int) *pump {
+	return &pump{src: src, dst: dst, buf: make([]byte, initialBufSize), maxLen: maxLen}
+}
+
+// run pumps until src or dst fails. The error is io.EOF when src closed
+// cleanly between messages.
+func (p *pump) run() error {
+	for {
+		if err := p.fill(); err != nil {
+			return err
+		}
+		if err := p.scan(); err != nil {
+			p.flush() // what was scanned before the bad message is still valid
+			return err
+		}
+		if err := p.flush(); err != nil {
+			return err
+		}
+	}
+}
+
+// atBoundary reports whether everything forwarded so far ends on a message
+// boundary, so that a message of our own may be written to dst.
+func (p *pump) atBoundary() bool {
+	return p.rest == 0 && p.fwd == p.r
+}
+
+func (p *pump) fill() error {
+	if p.r == p.w {
+		p.r, p.w, p.fwd = 0, 0, 0
+		if len(p.buf) > 4*initialBufSize {
+			// A big inspected message grew the buffer; do not keep it per connection.
+			p.buf = make([]byte, initialBufSize)
+		}
+	}
+	if p.w == len(p.buf) {
+		// The unscanned tail (a partial message) must move to make room.
+		n := copy(p.buf, p.buf[p.r:p.w])
+		p.r, p.w, p.fwd = 0, n, 0
+	}
+	n, err := p.src.Read(p.buf[p.w:])
+	p.w += n
+	if n > 0 {
+		return nil
+	}
+	if err == io.EOF && (p.r != p.w || p.rest != 0) {
+		return io.ErrUnexpectedEOF
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}
+
+// scan advances p.r over every complete message (and every streamable piece)
+// in buf[p.r:p.w], handing inspected messages to handle.
+func (p *pump) scan() error {
+	for {
+		if p.rest > 0 {
+			n := min(p.rest, p.w-p.r)
+			p.r += n
+			p.rest -= n
+			if p.rest > 0 {
+				return nil
+			}
+		}
+		avail := p.w - p.r
+		if avail < headerLen {
+			return nil
+		}
+		typ := p.buf[p.r]
+		length := int(binary.BigEndian.Uint32(p.buf[p.r+1:]))
+		if length < 4 || length > maxProtocolLen {
+			return fmt.Errorf("%w: type %q, length %d", ErrMalformed, typ, length)
+		}
+		if p.maxLen > 0 && length > p.maxLen {
+			return &TooLargeError{Type: typ, Length: length, Max: p.maxLen}
+		}
+		size := 1 + length
+		if p.inspect == nil || !p.inspect(typ) {
+			if size <= avail {
+				p.r += size
+				continue
+			}
+			p.r = p.w
+			p.rest = size - avail
+			return nil
+		}
+		if size > avail {
+			p.reserve(size)
+			return nil
+		}
+		v, err := p.handle(typ, p.buf[p.r+headerLen:p.r+size])
+		if err != nil {
+			return err
+		}
+		if v.prefix == nil && !v.drop {
+			p.r += size
+			continue
+		}
+		if err := p.splice(v, size); err != nil {
+			return err
+		}
+	}
+}
+
+// splice writes what is scanned, then the verdict's prefix, then (unless
+// dropped) the message at p.r.
+func (p *pump) splice(v verdict, size int) error {
+	if err := p.flush(); err != nil {
+		return err
+	}
+	if len(v.prefix) > 0 {
+		if _, err := p.dst.Write(v.prefix); err != nil {
+			return err
+		}
+	}
+	p.r += size
+	if v.drop {
+		p.fwd = p.r
+	}
+	return nil
+}
+
+// reserve makes room for a message of size bytes starting at p.r.
+func (p *pump) reserve(size int) {
+	if p.r+size <= len(p.buf) {
+		return
+	}
+	if size <= len(p.buf) {
+		return // fill compacts when the buffer is full
+	}
+	buf := make([]byte, size)
+	n := copy(buf, p.buf[p.fwd:p.w])
+	p.r -= p.fwd
+	p.w, p.fwd, p.buf = n, 0, buf
+}
+
+func (p *pump) flush() error {
+	if p.fwd == p.r {
+		return nil
+	}
+	_, err := p.dst.Write(p.buf[p.fwd:p.r])
+	p.fwd = p.r
+	return err
+}
+
+// maxProtocolLen is PostgreSQL's own ceiling for one message (1 GB - 1,
+// PQ_LARGE_MESSAGE_LIMIT); anything longer is a framing error, not data.
+const maxProtocolLen = 1<<30 - 1
+
+// TooLargeError reports a message over the configured maximum size.
+type TooLargeError struct {
+	Type   byte
+	Length int
+	Max    int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("message %q of %d bytes exceeds max_message_size (%d bytes)", e.Type, e.Length, e.Max)
+}
+
+func (e *TooLargeError) Unwrap() error { return ErrMessageTooLarge }

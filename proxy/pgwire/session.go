@@ -1,0 +1,244 @@
+package pgwire
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// session is one client connection relayed to its own upstream connection.
+type session struct {
+	id        uint64
+	srv       *Server
+	client    net.Conn
+	server    net.Conn
+	cancelKey string
+	log       *slog.Logger
+	obs       Session // nil without an Observer
+
+	// Sessions are idle when every statement sent has been answered by a
+	// ReadyForQuery with status 'I'. The client side counts the messages that
+	// each end in one ReadyForQuery (Sync, Query, FunctionCall); the server
+	// side counts ReadyForQuery messages.
+	sent     atomic.Int64
+	answered atomic.Int64
+	txStatus atomic.Uint32
+
+	fatal       atomic.Pointer[errorFields] // why the proxy ended the session
+	serverFatal atomic.Bool                 // the server announced it is ending the session
+	closeOnce   sync.Once
+
+	refusals refusals
+}
+
+// startSession connects upstream, relays authentication and then the session.
+func (s *Server) startSession(client net.Conn, packet []byte, startup *pgproto3.StartupMessage, log *slog.Logger) {
+	user, database := startup.Parameters["user"], startup.Parameters["database"]
+	log = log.With("user", user, "database", database)
+	server, err := s.Upstream.Dial(context.Background())
+	if err != nil {
+		log.Warn("upstream unreachable", "upstream", s.Upstream.Addr, "err", err)
+		writeError(client, errorFields{
+			Severity: "FATAL", Code: "08006",
+			Message: fmt.Sprintf("lethe-proxy: cannot connect to the upstream PostgreSQL server at %s: %v", s.Upstream.Addr, err),
+			Hint:    "check that the server is running and that postgres.upstream in the proxy config is right",
+		})
+		return
+	}
+	defer server.Close()
+	server.SetDeadline(time.Now().Add(startupTimeout))
+	if _, err := server.Write(withLength(packet)); err != nil {
+		log.Warn("upstream write failed during startup", "err", err)
+		writeError(client, errUpstreamLost)
+		return
+	}
+	auth, err := relayAuth(client, server, s.channelBinding(client, server))
+	if err != nil {
+		log.Info("session did not start", "err", err)
+		return
+	}
+	client.SetDeadline(time.Time{})
+	server.SetDeadline(time.Time{})
+
+	ss := &session{
+		id: s.nextID.Add(1), srv: s, client: client, server: server,
+		cancelKey: auth.cancelKey,
+	}
+	ss.log = log.With("session", ss.id)
+	ss.txStatus.Store('I')
+	if !s.register(ss) {
+		writeError(client, errShutdown)
+		return
+	}
+	defer s.unregister(ss)
+	if s.Observer != nil {
+		ss.obs = s.Observer.Open(SessionInfo{
+			ID: ss.id, ClientAddr: client.RemoteAddr(),
+			User: user, Database: database, Parameters: startup.Parameters,
+		})
+		defer ss.obs.Close()
+	}
+	ss.log.Debug("session started")
+	ss.relay()
+}
+
+// channelBinding decides whether SCRAM-SHA-256-PLUS can pass through.
+func (s *Server) channelBinding(client, server net.Conn) channelBinding {
+	up, upTLS := server.(*tls.Conn)
+	cb := channelBinding{upstreamTLS: upTLS}
+	_, clientTLS := client.(*tls.Conn)
+	if !upTLS || !clientTLS || s.TLS == nil || len(s.TLS.Certificates) == 0 {
+		return cb
+	}
+	peer := up.ConnectionState().PeerCertificates
+	own := s.TLS.Certificates[0].Certificate
+	cb.passthrough = len(peer) > 0 && len(own) > 0 && bytes.Equal(peer[0].Raw, own[0])
+	return cb
+}
+
+// relay runs the two directions until either side ends, then tells the
+// client why if the proxy ended the session.
+func (ss *session) relay() {
+	up := newPump(ss.client, ss.server, ss.srv.MaxMessageSize)
+	down := newPump(ss.server, ss.client, 0)
+	up.inspect, up.handle = ss.inspectClient, ss.fromClient
+	down.inspect, down.handle = ss.inspectServer, ss.fromServer
+
+	upDone := make(chan error, 1)
+	go func() {
+		err := up.run()
+		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			ss.terminate(clientFault(err))
+		} else {
+			ss.server.Close() // the client left; the server sees its Terminate or EOF
+		}
+		upDone <- err
+	}()
+
+	downErr := down.run()
+	if f := ss.fatal.Load(); f != nil {
+		if down.atBoundary() {
+			writeError(ss.client, *f)
+		}
+		ss.log.Info("session ended by proxy", "reason", f.Message)
+	} else if !errors.Is(downErr, io.EOF) && !errors.Is(downErr, net.ErrClosed) {
+		ss.log.Warn("upstream connection lost", "err", downErr)
+		if down.atBoundary() {
+			writeError(ss.client, errUpstreamLost)
+		}
+	} else if errors.Is(downErr, io.EOF) && down.atBoundary() && !ss.serverFatal.Load() {
+		// The server closed (it sends its own FATAL first when it can); say
+		// what happened in case it could not.
+		writeError(ss.client, errUpstreamLost)
+	}
+	ss.client.Close()
+	upErr := <-upDone
+	ss.log.Debug("session ended", "client_err", upErr, "server_err", downErr)
+}
+
+// terminate ends the session with an error for the client, sent by the
+// server-to-client side at the next message boundary.
+func (ss *session) terminate(why errorFields) {
+	ss.closeOnce.Do(func() {
+		ss.fatal.Store(&why)
+		ss.server.Close()
+	})
+}
+
+// idle reports whether the session is between transactions with nothing in
+// flight, so that closing it interrupts no statement.
+func (ss *session) idle() bool {
+	return ss.txStatus.Load() == 'I' && ss.sent.Load() == ss.answered.Load()
+}
+
+// clientFault turns a client-side relay error into the error the client gets.
+func clientFault(err error) errorFields {
+	var tooLarge *TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return errorFields{
+			Severity: "FATAL", Code: "54000",
+			Message: fmt.Sprintf("lethe-proxy: %v", tooLarge),
+			Hint:    "send a smaller message, or raise postgres.max_message_size in the proxy configuration",
+		}
+	case errors.Is(err, ErrMalformed):
+		return protocolViolation(fmt.Sprintf("lethe-proxy: %v", err))
+	default:
+		// The upstream side failed while writing; report it as lost.
+		return errUpstreamLost
+	}
+}
+
+func (ss *session) inspectClient(typ byte) bool {
+	switch typ {
+	case 'S', 'Q', 'F':
+		return true // each ends in one ReadyForQuery: counted for idleness
+	}
+	return ss.obs != nil && isObservedClientType(typ)
+}
+
+func (ss *session) inspectServer(typ byte) bool {
+	switch typ {
+	case 'Z', 'E':
+		return true
+	case '1', '2':
+		return ss.obs != nil
+	}
+	return ss.obs != nil && typ == 'C'
+}
+
+func isObservedClientType(typ byte) bool {
+	switch typ {
+	case 'Q', 'P', 'B', 'E', 'S', 'C', 'd', 'c', 'f':
+		return true
+	}
+	return false
+}
+
+// fromClient sees each inspected client message before it is forwarded.
+func (ss *session) fromClient(typ byte, body []byte) (verdict, error) {
+	var v verdict
+	if ss.obs != nil && typ != 'F' {
+		if r := ss.obs.ClientMessage(Message{Type: typ, Body: body}); r != nil {
+			v = ss.refuse(typ, r)
+		}
+	}
+	switch typ {
+	case 'S', 'Q', 'F':
+		ss.sent.Add(1)
+	}
+	return v, nil
+}
+
+// fromServer sees each inspected server message before it is forwarded.
+func (ss *session) fromServer(typ byte, body []byte) (verdict, error) {
+	var v verdict
+	if ss.obs != nil {
+		var pass bool
+		if v, pass = ss.refusals.filter(typ, body, ss.answered.Load()); !pass {
+			return v, nil
+		}
+		if typ == 'C' || typ == 'Z' || typ == 'E' {
+			ss.obs.ServerMessage(Message{Type: typ, Body: body})
+		}
+	}
+	if typ == 'E' && errorField(body, 'S') == "FATAL" {
+		ss.serverFatal.Store(true)
+	}
+	if typ == 'Z' && len(body) == 1 {
+		ss.txStatus.Store(uint32(body[0]))
+		ss.answered.Add(1)
+		ss.refusals.expire(ss.answered.Load())
+	}
+	return v, nil
+}
