@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The test command from README.md: prepares this machine (packages,
+# pgvector, npm modules), starts the throwaway test cluster and runs every
+# test: unit tests with the race detector, the fuzz seed corpora, and the
+# integration tests against real PostgreSQL and real client libraries.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+scripts/testdb.sh start
+eval "$(scripts/testdb.sh env)"
+
+echo "[test] go vet"
+go vet ./...
+go vet -tags integration ./test/integration/
+
+echo "[test] unit tests (race detector)"
+go test -race -count=1 ./...
+
+echo "[test] integration tests"
+go test -tags integration -count=1 -timeout 20m ./test/integration/ "$@"
+
+echo "[test] all passed"

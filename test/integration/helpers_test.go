@@ -1,0 +1,45 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"testing"
+
+	"errors"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+type (
+	pgconnPgConn = pgconn.PgConn
+	pgconnNotice = pgconn.Notice
+)
+
+// pgCode returns the SQLSTATE of a server (or proxy) error, or "".
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// pgMessage returns the message of a server (or proxy) error, or "".
+func pgMessage(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Message
+	}
+	return ""
+}
+
+// tryConnect connects and returns the error instead of failing the test.
+func tryConnect(t testing.TB, connString string) (*pgx.Conn, error) {
+	conn, err := pgx.Connect(ctxT(t), connString)
+	if err == nil {
+		t.Cleanup(func() { conn.Close(context.Background()) })
+	}
+	return conn, err
+}
