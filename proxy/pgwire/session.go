@@ -36,6 +36,7 @@ type session struct {
 
 	fatal       atomic.Pointer[errorFields] // why the proxy ended the session
 	serverFatal atomic.Bool                 // the server announced it is ending the session
+	terminated  atomic.Bool                 // the client sent Terminate: the server's close is expected
 	closeOnce   sync.Once
 
 	refusals refusals
@@ -136,7 +137,7 @@ func (ss *session) relay() {
 		if down.atBoundary() {
 			writeError(ss.client, errUpstreamLost)
 		}
-	} else if errors.Is(downErr, io.EOF) && down.atBoundary() && !ss.serverFatal.Load() {
+	} else if errors.Is(downErr, io.EOF) && down.atBoundary() && !ss.serverFatal.Load() && !ss.terminated.Load() {
 		// The server closed (it sends its own FATAL first when it can); say
 		// what happened in case it could not.
 		writeError(ss.client, errUpstreamLost)
@@ -183,6 +184,8 @@ func (ss *session) inspectClient(typ byte) bool {
 	switch typ {
 	case 'S', 'Q', 'F':
 		return true // each ends in one ReadyForQuery: counted for idleness
+	case 'X':
+		return true // Terminate: the server will close, and that is no failure
 	}
 	return ss.obs != nil && isObservedClientType(typ)
 }
@@ -216,6 +219,8 @@ func (ss *session) fromClient(typ byte, body []byte) (verdict, error) {
 	switch typ {
 	case 'S', 'Q', 'F':
 		ss.sent.Add(1)
+	case 'X':
+		ss.terminated.Store(true)
 	}
 	return v, nil
 }
