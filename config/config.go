@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -101,8 +102,11 @@ func (c *Config) yamlError(err error) error {
 	if errors.As(err, &te) {
 		var msgs []error
 		for _, e := range te.Errors {
-			msgs = append(msgs, errors.New(c.file+":"+yamlLine.ReplaceAllString(e, "$1: ")+
-				" (check the key's spelling against config.example.yaml)"))
+			hint := " (check the value's type against config.example.yaml)"
+			if strings.Contains(e, "not found in type") {
+				hint = " (check the key's spelling against config.example.yaml)"
+			}
+			msgs = append(msgs, errors.New(c.file+":"+yamlLine.ReplaceAllString(e, "$1: ")+hint))
 		}
 		return fmt.Errorf("lethe: invalid config: %w", errors.Join(msgs...))
 	}

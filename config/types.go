@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 		}
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v < 0 {
+	if err != nil || v < 0 || v > math.MaxInt64/scale {
 		return fmt.Errorf("line %d: %q is not a size (write e.g. 65536, 512KiB, 64MiB)", n.Line, n.Value)
 	}
 	*b = ByteSize(v * scale)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 )
 
@@ -24,6 +25,8 @@ func (c *Config) validate() error {
 	if !slices.Contains([]string{"disable", "require", "verify-full"}, p.UpstreamTLS) {
 		errs = append(errs, c.at("postgres.upstream_tls", "%q is not one of disable, require, verify-full", p.UpstreamTLS))
 	}
+	c.resolvePaths()
+	p = c.Postgres
 	if p.UpstreamCAFile != "" {
 		errs = append(errs, c.readable("postgres.upstream_ca_file", p.UpstreamCAFile))
 	}
@@ -37,8 +40,11 @@ func (c *Config) validate() error {
 	if p.TLS.Required && p.TLS.CertFile == "" {
 		errs = append(errs, c.at("postgres.tls.required", "TLS is required but no cert_file/key_file is set"))
 	}
-	if p.MaxMessageSize < 1024 || p.MaxMessageSize > maxMessageCeiling {
-		errs = append(errs, c.at("postgres.max_message_size", "%d bytes is outside 1KiB..1GiB", p.MaxMessageSize))
+	if p.MaxMessageSize == maxMessageCeiling+1 {
+		// "1GiB" means PostgreSQL's own limit, which is one byte less.
+		c.Postgres.MaxMessageSize = maxMessageCeiling
+	} else if p.MaxMessageSize < 1024 || p.MaxMessageSize > maxMessageCeiling {
+		errs = append(errs, c.at("postgres.max_message_size", "%d bytes is outside 1KiB..1GiB (PostgreSQL's limit, 1073741823 bytes)", p.MaxMessageSize))
 	}
 	if p.ConnectTimeout <= 0 {
 		errs = append(errs, c.at("postgres.connect_timeout", "must be positive (write e.g. 10s)"))
@@ -65,4 +71,15 @@ func (c *Config) readable(path, file string) error {
 	}
 	f.Close()
 	return nil
+}
+
+// resolvePaths makes relative file names relative to the config file's
+// directory, so the proxy finds them whatever its working directory.
+func (c *Config) resolvePaths() {
+	dir := filepath.Dir(c.file)
+	for _, p := range []*string{&c.Postgres.UpstreamCAFile, &c.Postgres.TLS.CertFile, &c.Postgres.TLS.KeyFile} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
 }

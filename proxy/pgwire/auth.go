@@ -52,21 +52,26 @@ func relayAuth(client, server net.Conn, cb channelBinding) (authResult, error) {
 		if err != nil {
 			return res, fmt.Errorf("reading from upstream during authentication: %w", err)
 		}
-		needsAnswer := false
+		needsAnswer, saslStart := false, false
 		switch typ {
 		case 'R':
 			if len(body) < 4 {
 				return res, fmt.Errorf("upstream sent a short authentication request")
 			}
-			code := binary.BigEndian.Uint32(body)
-			switch code {
+			switch binary.BigEndian.Uint32(body) {
 			case authSASL:
 				if !cb.passthrough {
 					body = withoutChannelBinding(body)
 				}
+				needsAnswer, saslStart = true, true
+			case authCleartext, authMD5, authSASLContinue:
 				needsAnswer = true
-			case authCleartext, authMD5, authGSS, authGSSContinue, authSSPI, authSASLContinue:
-				needsAnswer = true
+			case authGSS, authSSPI, authGSSContinue:
+				// A GSSAPI exchange may end with a server token the client
+				// does not answer, which a message-by-message relay cannot
+				// tell from one it must wait for. Refuse clearly rather than hang.
+				writeError(client, errGSSUnsupported)
+				return res, errors.New("GSSAPI/SSPI authentication is not supported through the proxy")
 			}
 		case 'K':
 			if len(body) < backendKeyDataMinBody {
@@ -88,7 +93,7 @@ func relayAuth(client, server net.Conn, cb channelBinding) (authResult, error) {
 			if err != nil {
 				return res, fmt.Errorf("reading client authentication response: %w", err)
 			}
-			if ctyp == 'p' && cb.upstreamTLS && !cb.passthrough && scramFlag(cbody) == 'y' {
+			if saslStart && ctyp == 'p' && cb.upstreamTLS && !cb.passthrough && scramFlag(cbody) == 'y' {
 				writeError(client, errChannelBinding)
 				return res, errors.New("client supports SCRAM channel binding, which cannot cross this proxy")
 			}
@@ -106,6 +111,12 @@ var errChannelBinding = errorFields{
 		"the proxy's certificate differs from the PostgreSQL server's, and the server (reached over TLS) refuses clients that support binding but are not offered it",
 	Hint: "either give postgres.tls the PostgreSQL server's own certificate and key (binding then passes through), " +
 		"or set upstream_tls: disable on a trusted network, or connect with channel_binding=disable",
+}
+
+var errGSSUnsupported = errorFields{
+	Severity: "FATAL", Code: "28000",
+	Message: "lethe-proxy: GSSAPI/SSPI (Kerberos) authentication is not supported through the proxy",
+	Hint:    "use scram-sha-256 for this role in pg_hba.conf",
 }
 
 // scramFlag returns the GS2 channel-binding flag ('n', 'y' or 'p') of a

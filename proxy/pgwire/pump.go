@@ -41,6 +41,7 @@ type pump struct {
 	r, w int // buf[r:w] has been read but not yet forwarded or consumed
 	fwd  int // buf[fwd:r] is scanned and waiting to be written
 	rest int // bytes of a streamed message that are still to arrive
+	need int // size of the inspected message being assembled at p.r
 
 	maxLen  int // largest accepted message (type byte excluded); 0 = no limit
 	inspect func(typ byte) bool
@@ -83,9 +84,7 @@ func (p *pump) fill() error {
 		}
 	}
 	if p.w == len(p.buf) {
-		// The unscanned tail (a partial message) must move to make room.
-		n := copy(p.buf, p.buf[p.r:p.w])
-		p.r, p.w, p.fwd = 0, n, 0
+		p.makeRoom()
 	}
 	n, err := p.src.Read(p.buf[p.w:])
 	p.w += n
@@ -171,18 +170,31 @@ func (p *pump) splice(v verdict, size int) error {
 	return nil
 }
 
-// reserve makes room for a message of size bytes starting at p.r.
+// reserve notes that the inspected message at p.r needs size bytes. The
+// buffer grows only as the message actually arrives (see makeRoom), so a
+// 5-byte header alone cannot make the proxy allocate max_message_size.
 func (p *pump) reserve(size int) {
-	if p.r+size <= len(p.buf) {
+	p.need = size
+}
+
+// makeRoom is called when the buffer is full: it moves the unscanned tail
+// (a partial message) to the front and, if that is not enough for the
+// message being assembled, doubles the buffer up to the message's size.
+func (p *pump) makeRoom() {
+	if p.r > 0 {
+		n := copy(p.buf, p.buf[p.r:p.w])
+		p.r, p.w, p.fwd = 0, n, 0
+	}
+	if p.w < len(p.buf) {
 		return
 	}
-	if size <= len(p.buf) {
-		return // fill compacts when the buffer is full
+	size := 2 * len(p.buf)
+	if p.need > len(p.buf) && p.need < size {
+		size = p.need
 	}
 	buf := make([]byte, size)
-	n := copy(buf, p.buf[p.fwd:p.w])
-	p.r -= p.fwd
-	p.w, p.fwd, p.buf = n, 0, buf
+	copy(buf, p.buf[:p.w])
+	p.buf = buf
 }
 
 func (p *pump) flush() error {

@@ -54,8 +54,10 @@ func normalizeRefusal(r *Refusal) *Refusal {
 	return &out
 }
 
+// validSQLState accepts five characters [0-9A-Z] outside the classes 00
+// (success), 01 (warning) and 02 (no data), which are not errors.
 func validSQLState(code string) bool {
-	if len(code) != 5 {
+	if len(code) != 5 || code[:2] == "00" || code[:2] == "01" || code[:2] == "02" {
 		return false
 	}
 	for _, c := range code {
@@ -66,31 +68,31 @@ func validSQLState(code string) bool {
 	return true
 }
 
-// raiseStatement is a DO block raising r. Every text is dollar-quoted with a
-// tag that does not occur in it, so no content can escape the literal.
+// raiseStatement is a DO block raising r. Every text is dollar-quoted with
+// a tag chosen so that the literal holds exactly that text (no content can
+// end it early), first for each field inside the body, then for the body.
 func raiseStatement(r *Refusal) string {
-	var b strings.Builder
-	outer := quoteTag("lethe_do", r.Code+r.Message+r.Detail+r.Hint)
-	b.WriteString("DO " + outer + "BEGIN RAISE EXCEPTION USING ERRCODE = '" + r.Code + "'")
-	for _, f := range []struct{ name, value string }{{"MESSAGE", r.Message}, {"DETAIL", r.Detail}, {"HINT", r.Hint}} {
-		if f.value == "" {
-			continue
+	fields := [...]struct{ name, value string }{{"MESSAGE", r.Message}, {"DETAIL", r.Detail}, {"HINT", r.Hint}}
+	for n := 0; ; n++ {
+		inner, outer := fmt.Sprintf("$lethe_s%d$", n), fmt.Sprintf("$lethe_do%d$", n)
+		body := "BEGIN RAISE EXCEPTION USING ERRCODE = '" + r.Code + "'"
+		ok := true
+		for _, f := range fields {
+			if f.value != "" {
+				ok = ok && quotable(f.value, inner)
+				body += ", " + f.name + " = " + inner + f.value + inner
+			}
 		}
-		tag := quoteTag("lethe_s", f.value+outer)
-		b.WriteString(", " + f.name + " = " + tag + f.value + tag)
+		body += "; END"
+		if ok && quotable(body, outer) {
+			return "DO " + outer + body + outer
+		}
 	}
-	b.WriteString("; END " + outer)
-	return b.String()
 }
 
-// quoteTag returns a dollar-quote tag, based on base, that is absent from text.
-func quoteTag(base, text string) string {
-	for i := 0; ; i++ {
-		tag := fmt.Sprintf("$%s%d$", base, i)
-		if !strings.Contains(text, tag) {
-			return tag
-		}
-	}
+// quotable reports whether $tag$text$tag$ is one literal holding exactly text.
+func quotable(text, tag string) bool {
+	return strings.Index(text+tag, tag) == len(text)
 }
 
 // raiseExtended is Parse, Bind, Execute of the raising DO block, then Flush
@@ -144,6 +146,7 @@ type injection struct {
 // when it is already skipping to Sync.
 type refusals struct {
 	pending atomic.Int32 // fast path: no lock while nothing is pending
+	holding atomic.Bool  // held bytes exist: every message must pass filter to keep order
 	mu      sync.Mutex
 	queue   []injection
 	held    []byte // ParseComplete / BindComplete held back, maybe ours
@@ -171,21 +174,33 @@ func (q *refusals) filter(typ byte, body []byte, epoch int64) (v verdict, pass b
 	}
 	switch {
 	case typ == '1' && len(q.held) == 0, typ == '2' && len(q.held) == 5:
-		q.held = append(q.held, typ, 0, 0, 0, 4)
+		q.hold(typ)
 		return verdict{drop: true}, false
 	case typ == 'E' && len(q.held) == 10 && q.matches(body):
-		q.held = q.held[:0]
+		q.release()
 		q.queue = q.queue[1:]
 		q.pending.Add(-1)
 		return verdict{}, true
 	}
-	v.prefix = append([]byte(nil), q.held...)
-	q.held = q.held[:0]
+	v.prefix = q.release()
 	if typ == '1' {
-		q.held = append(q.held, typ, 0, 0, 0, 4)
+		q.hold(typ)
 		return verdict{prefix: v.prefix, drop: true}, false
 	}
 	return v, true
+}
+
+func (q *refusals) hold(typ byte) {
+	q.held = append(q.held, typ, 0, 0, 0, 4)
+	q.holding.Store(true)
+}
+
+// release returns the held messages (a copy) and holds nothing more.
+func (q *refusals) release() []byte {
+	out := append([]byte(nil), q.held...)
+	q.held = q.held[:0]
+	q.holding.Store(false)
+	return out
 }
 
 func (q *refusals) matches(body []byte) bool {
@@ -205,7 +220,6 @@ func (q *refusals) expire(epoch int64) {
 		q.queue = q.queue[1:]
 		q.pending.Add(-1)
 	}
-	q.held = q.held[:0]
 }
 
 // errorField returns one field of an ErrorResponse body.

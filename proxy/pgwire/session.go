@@ -191,6 +191,9 @@ func (ss *session) inspectClient(typ byte) bool {
 }
 
 func (ss *session) inspectServer(typ byte) bool {
+	if ss.refusals.holding.Load() {
+		return true // held completions must not be overtaken by any message
+	}
 	switch typ {
 	case 'Z', 'E':
 		return true

@@ -1,0 +1,369 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+)
+
+// knownBug skips a test whose failure err is a reported, not yet fixed bug
+// in non-test code. Once the bug is fixed err is nil and the test guards
+// against regressions like any other.
+func knownBug(t *testing.T, bug string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("BUG (%s): %v", bug, err)
+	}
+}
+
+func TestParse_MinimalConfigGetsDefaults(t *testing.T) {
+	for _, src := range []string{
+		"postgres:\n  upstream: db.internal:5432\n",
+		"postgres: {upstream: 'db.internal:5432'}\n",
+		"# comment\npostgres:\n  upstream: db.internal:5432\n  tls:\nlog:\n",
+	} {
+		t.Run(src, func(t *testing.T) {
+			cfg, err := Parse("cfg.yaml", []byte(src))
+			require.NoError(t, err)
+			p := cfg.Postgres
+			assert.Equal(t, "db.internal:5432", p.Upstream)
+			assert.Equal(t, "127.0.0.1:6432", p.Listen)
+			assert.Equal(t, "disable", p.UpstreamTLS)
+			assert.Empty(t, p.UpstreamCAFile)
+			assert.Empty(t, p.UpstreamServerName)
+			assert.Equal(t, 10*time.Second, p.ConnectTimeout.D())
+			assert.Equal(t, ClientTLS{}, p.TLS)
+			assert.Equal(t, ByteSize(64<<20), p.MaxMessageSize)
+			assert.Equal(t, Log{Level: "info", Format: "text"}, cfg.Log)
+			assert.Equal(t, 30*time.Second, cfg.ShutdownTimeout.D())
+		})
+	}
+}
+
+func TestLoad_ReadsEveryKey(t *testing.T) {
+	cfg, err := Load("testdata/full.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, Postgres{
+		Listen:             "0.0.0.0:7432",
+		Upstream:           "db.internal:5433",
+		UpstreamTLS:        "verify-full",
+		UpstreamCAFile:     "testdata/ca.pem", // relative to the config file's directory
+		UpstreamServerName: "db.example.com",
+		ConnectTimeout:     Duration(3 * time.Second),
+		TLS:                ClientTLS{CertFile: "testdata/cert.pem", KeyFile: "testdata/key.pem", Required: true},
+		MaxMessageSize:     512 << 10,
+	}, cfg.Postgres)
+	assert.Equal(t, Log{Level: "debug", Format: "json"}, cfg.Log)
+	assert.Equal(t, 2*time.Minute, cfg.ShutdownTimeout.D())
+}
+
+func TestParse_ErrorsNameFileLineAndFix(t *testing.T) {
+	cases := []struct {
+		name string
+		src  string
+		want []string // substrings of the error, in any order
+	}{
+		{
+			name: "unknown nested key",
+			src:  "postgres:\n  upstream: db:5432\n  upstrem_tls: require\n",
+			want: []string{"cfg.yaml:3:", "upstrem_tls", "config.example.yaml"},
+		},
+		{
+			name: "unknown top-level key",
+			src:  "postgres:\n  upstream: db:5432\nlogging:\n  level: debug\n",
+			want: []string{"cfg.yaml:3:", "logging"},
+		},
+		{
+			name: "bad upstream_tls",
+			src:  "postgres:\n  upstream: db:5432\n  upstream_tls: prefer\n",
+			want: []string{"cfg.yaml:3: postgres.upstream_tls:", `"prefer"`, "disable, require, verify-full"},
+		},
+		{
+			name: "bad connect_timeout",
+			src:  "postgres:\n  upstream: db:5432\n  connect_timeout: 10 seconds\n",
+			want: []string{"cfg.yaml:3:", `"10 seconds" is not a duration`, "10s"},
+		},
+		{
+			name: "connect_timeout without unit",
+			src:  "postgres:\n  upstream: db:5432\n  connect_timeout: 10\n",
+			want: []string{"cfg.yaml:3:", `"10" is not a duration`},
+		},
+		{
+			name: "zero connect_timeout",
+			src:  "postgres:\n  upstream: db:5432\n  connect_timeout: 0s\n",
+			want: []string{"cfg.yaml:3: postgres.connect_timeout:", "must be positive"},
+		},
+		{
+			name: "bad shutdown_timeout",
+			src:  "postgres:\n  upstream: db:5432\nshutdown_timeout: forever\n",
+			want: []string{"cfg.yaml:3:", `"forever" is not a duration`},
+		},
+		{
+			name: "negative shutdown_timeout",
+			src:  "postgres:\n  upstream: db:5432\nshutdown_timeout: -5s\n",
+			want: []string{"cfg.yaml:3: shutdown_timeout:", "must not be negative"},
+		},
+		{
+			name: "bad size",
+			src:  "postgres:\n  upstream: db:5432\n  max_message_size: 64 megabytes\n",
+			want: []string{"cfg.yaml:3:", `"64 megabytes" is not a size`, "64MiB"},
+		},
+		{
+			name: "fractional size",
+			src:  "postgres:\n  upstream: db:5432\n  max_message_size: 1.5MiB\n",
+			want: []string{"cfg.yaml:3:", `"1.5MiB" is not a size`},
+		},
+		{
+			name: "negative size",
+			src:  "postgres:\n  upstream: db:5432\n  max_message_size: -1\n",
+			want: []string{"cfg.yaml:3:", `"-1" is not a size`},
+		},
+		{
+			name: "size below the minimum",
+			src:  "postgres:\n  upstream: db:5432\n  max_message_size: 1023\n",
+			want: []string{"cfg.yaml:3: postgres.max_message_size:", "1023 bytes is outside"},
+		},
+		{
+			name: "size above PostgreSQL's limit",
+			src:  "postgres:\n  upstream: db:5432\n  max_message_size: 2GiB\n",
+			want: []string{"cfg.yaml:3: postgres.max_message_size:", "2147483648 bytes is outside"},
+		},
+		{
+			name: "cert without key",
+			src:  "postgres:\n  upstream: db:5432\n  tls:\n    cert_file: testdata/cert.pem\n",
+			want: []string{"cfg.yaml:3: postgres.tls:", "set both cert_file and key_file"},
+		},
+		{
+			name: "key without cert",
+			src:  "postgres:\n  upstream: db:5432\n  tls:\n    key_file: testdata/key.pem\n",
+			want: []string{"cfg.yaml:3: postgres.tls:", "set both cert_file and key_file"},
+		},
+		{
+			name: "unreadable cert",
+			src:  "postgres:\n  upstream: db:5432\n  tls:\n    cert_file: testdata/missing.pem\n    key_file: testdata/key.pem\n",
+			want: []string{"cfg.yaml:4: postgres.tls.cert_file:", `cannot read "testdata/missing.pem"`},
+		},
+		{
+			name: "unreadable CA file",
+			src:  "postgres:\n  upstream: db:5432\n  upstream_tls: verify-full\n  upstream_ca_file: testdata/nope.pem\n",
+			want: []string{"cfg.yaml:4: postgres.upstream_ca_file:", `cannot read "testdata/nope.pem"`},
+		},
+		{
+			name: "TLS required without cert",
+			src:  "postgres:\n  upstream: db:5432\n  tls:\n    required: true\n",
+			want: []string{"cfg.yaml:4: postgres.tls.required:", "no cert_file/key_file"},
+		},
+		{
+			name: "empty file",
+			src:  "",
+			want: []string{"cfg.yaml: postgres:", "upstream is missing", "upstream: 127.0.0.1:5432"},
+		},
+		{
+			name: "only comments",
+			src:  "# nothing here\n",
+			want: []string{"cfg.yaml: postgres:", "upstream is missing"},
+		},
+		{
+			name: "postgres section without upstream",
+			src:  "log:\n  level: info\npostgres:\n  listen: 127.0.0.1:6432\n",
+			want: []string{"cfg.yaml:3: postgres:", "upstream is missing"},
+		},
+		{
+			name: "upstream without port",
+			src:  "postgres:\n  upstream: db.internal\n",
+			want: []string{"cfg.yaml:2: postgres.upstream:", `"db.internal" is not host:port`},
+		},
+		{
+			name: "listen without port",
+			src:  "postgres:\n  upstream: db:5432\n  listen: localhost\n",
+			want: []string{"cfg.yaml:3: postgres.listen:", `"localhost" is not host:port`},
+		},
+		{
+			name: "bad log level",
+			src:  "postgres:\n  upstream: db:5432\nlog:\n  level: verbose\n",
+			want: []string{"cfg.yaml:4: log.level:", `"verbose" is not one of debug, info, warn, error`},
+		},
+		{
+			name: "bad log format",
+			src:  "postgres:\n  upstream: db:5432\nlog:\n  format: xml\n",
+			want: []string{"cfg.yaml:4: log.format:", `"xml" is not one of text, json`},
+		},
+		{
+			name: "YAML syntax error",
+			src:  "postgres:\n  upstream: db:5432\n    listen: x\n",
+			want: []string{"cfg.yaml:3:"},
+		},
+		{
+			name: "section given a scalar",
+			src:  "postgres: db:5432\n",
+			want: []string{"cfg.yaml:1:"},
+		},
+		{
+			name: "several problems reported together",
+			src:  "postgres:\n  upstream: db:5432\n  upstream_tls: on\nlog:\n  level: loud\n",
+			want: []string{"cfg.yaml:3: postgres.upstream_tls:", "cfg.yaml:5: log.level:"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Parse("cfg.yaml", []byte(tc.src))
+			require.Error(t, err)
+			assert.Nil(t, cfg)
+			assert.True(t, strings.HasPrefix(err.Error(), "lethe: invalid config"), "error: %v", err)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestLoad_ErrorsNameTheFile(t *testing.T) {
+	_, err := Load("testdata/unknown_key.yaml")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "testdata/unknown_key.yaml:4:")
+	assert.Contains(t, err.Error(), "upstream_tsl")
+
+	_, err = Load("testdata/does-not-exist.yaml")
+	require.Error(t, err)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.Contains(t, err.Error(), "testdata/does-not-exist.yaml")
+}
+
+func TestLoad_MinimalFile(t *testing.T) {
+	cfg, err := Load("testdata/minimal.yaml")
+	require.NoError(t, err)
+	want := Defaults()
+	want.Postgres.Upstream = "db.internal:5432"
+	assertSameSettings(t, want, *cfg)
+}
+
+// assertSameSettings compares the exported settings of two configs.
+func assertSameSettings(t *testing.T, want, got Config) {
+	t.Helper()
+	assert.Equal(t, want.Postgres, got.Postgres)
+	assert.Equal(t, want.Log, got.Log)
+	assert.Equal(t, want.ShutdownTimeout, got.ShutdownTimeout)
+}
+
+func TestByteSize_ParsesUnits(t *testing.T) {
+	cases := []struct {
+		in   string
+		want ByteSize
+	}{
+		{"65536", 65536},
+		{"0", 0},
+		{"10B", 10},
+		{"512KiB", 512 << 10},
+		{"100kB", 100 << 10},
+		{"2KB", 2 << 10},
+		{"64MiB", 64 << 20},
+		{"64 MiB", 64 << 20},
+		{"3MB", 3 << 20},
+		{"1GiB", 1 << 30},
+		{"1GB", 1 << 30},
+		{"'16MiB'", 16 << 20},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			var v struct{ Size ByteSize }
+			require.NoError(t, yaml.Unmarshal([]byte("size: "+tc.in), &v))
+			assert.Equal(t, tc.want, v.Size)
+		})
+	}
+}
+
+func TestByteSize_RejectsNonSizes(t *testing.T) {
+	cases := []struct {
+		in       string
+		knownBug string
+	}{
+		{in: `""`},
+		{in: "MiB"},
+		{in: "1.5MiB"},
+		{in: "-1KiB"},
+		{in: "1TiB"},
+		{in: "64mb"},
+		{in: "0x10"},
+		{in: "12 apples"},
+		{in: "99999999999999999999"},
+		{in: "18014398509483008KiB", knownBug: "v*scale overflows int64 without a check; this wraps to 1048576 (1 MiB)"},
+		{in: "9223372036854775807GiB", knownBug: "v*scale overflows int64 without a check"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			var v struct{ Size ByteSize }
+			err := yaml.Unmarshal([]byte("size: "+tc.in), &v)
+			if tc.knownBug != "" && err == nil {
+				knownBug(t, tc.knownBug, fmt.Errorf("accepted as %d bytes", v.Size))
+			}
+			require.Error(t, err, "parsed as %d", v.Size)
+			assert.Contains(t, err.Error(), "is not a size")
+		})
+	}
+}
+
+func TestParse_MaxMessageSizeBounds(t *testing.T) {
+	cases := []struct {
+		in string
+		ok bool
+	}{
+		{in: "1KiB", ok: true},
+		{in: "1024", ok: true},
+		{in: "64MiB", ok: true},
+		{in: "512KiB", ok: true},
+		{in: "1073741823", ok: true}, // PostgreSQL's own ceiling, 1 GiB - 1
+		{in: "1023", ok: false},
+		{in: "1073741825", ok: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			cfg, err := Parse("cfg.yaml", []byte("postgres:\n  upstream: db:5432\n  max_message_size: "+tc.in+"\n"))
+			if !tc.ok {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "cfg.yaml:3: postgres.max_message_size:")
+				return
+			}
+			require.NoError(t, err)
+			assert.Positive(t, cfg.Postgres.MaxMessageSize)
+		})
+	}
+}
+
+func TestParse_MaxMessageSizeErrorStatesTheTrueRange(t *testing.T) {
+	// 1GiB (and 1GB, the same size) must either be accepted or be refused
+	// with a range that does not include it.
+	for _, in := range []string{"1GiB", "1GB", "1073741824"} {
+		t.Run(in, func(t *testing.T) {
+			_, err := Parse("cfg.yaml", []byte("postgres:\n  upstream: db:5432\n  max_message_size: "+in+"\n"))
+			if err != nil && strings.Contains(err.Error(), "1KiB..1GiB") {
+				knownBug(t, "validate rejects 1<<30 (ceiling 1<<30 - 1) with a message saying the valid range is 1KiB..1GiB", err)
+			}
+			if err != nil {
+				assert.NotContains(t, err.Error(), "..1GiB")
+			}
+		})
+	}
+}
+
+func TestLoad_ExampleConfigParses(t *testing.T) {
+	const path = "../config.example.yaml"
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		t.Skip("config.example.yaml is not written yet")
+	}
+	cfg, err := Load(path)
+	require.NoError(t, err)
+	assert.NotEmpty(t, cfg.Postgres.Upstream)
+
+	// The example says the values it shows are the defaults.
+	want := Defaults()
+	want.Postgres.Upstream = cfg.Postgres.Upstream
+	assertSameSettings(t, want, *cfg)
+}
