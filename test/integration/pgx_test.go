@@ -134,3 +134,19 @@ func TestPgx_ListenNotifyThroughProxy(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "lethe-test-app", conn.PgConn().ParameterStatus("application_name"))
 }
+
+func TestPgx_NegotiateProtocolVersionPassesThrough(t *testing.T) {
+	db := loadTestDB(t)
+	p := startProxy(t, db, nil)
+	// A client asking for protocol 3.2 is told by PostgreSQL 15 (through
+	// the proxy) that it speaks 3.0, and carries on.
+	conn := connect(t, db.URL(p.Addr, "max_protocol_version=3.2"))
+	require.NoError(t, conn.Ping(ctxT(t)))
+	// A client that insists on 3.2 sees the same NegotiateProtocolVersion
+	// and gives up, exactly as it does when connected directly.
+	_, errDirect := tryConnect(t, db.URL(db.Addr(), "max_protocol_version=3.2&min_protocol_version=3.2"))
+	_, errProxy := tryConnect(t, db.URL(p.Addr, "max_protocol_version=3.2&min_protocol_version=3.2"))
+	require.Error(t, errDirect)
+	require.Error(t, errProxy)
+	assert.Contains(t, errProxy.Error(), "server protocol version too low")
+}
