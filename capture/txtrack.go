@@ -1,0 +1,197 @@
+package capture
+
+import "github.com/lethe-privacy/lethe/ledger"
+
+// Decisions receives the tracker's verdicts on intents.
+type Decisions interface {
+	// Confirm: the writes of these intents committed.
+	Confirm(ids []ledger.IntentID)
+	// Drop: the writes of these intents certainly did not commit.
+	Drop(ids []ledger.IntentID)
+}
+
+// request is a client request awaiting its result from the server, in the
+// order the server will answer.
+type request struct {
+	sync   bool            // Sync, or the end of a simple Query: answered by ReadyForQuery
+	opaque bool            // a simple Query of unknown statements: absorbs completions until its end
+	tx     txStatement     // transaction control, if the statement is one
+	intent ledger.IntentID // the write-ahead intent of this statement's writes; 0 for none
+}
+
+// savepoint marks how many of the transaction's writes precede it.
+type savepoint struct {
+	name   string
+	writes int
+}
+
+// txTracker follows one session's transactions from the requests sent and
+// the results received, and decides for each write-ahead intent whether its
+// writes committed (PostgreSQL protocol, "Extended Query" and "Simple
+// Query"; FACTS.md, transaction boundaries). It never guesses: when the
+// outcome cannot be known (the session ends mid-transaction, PREPARE
+// TRANSACTION) the intent stays pending for recovery to resolve.
+//
+// Not safe for concurrent use: the caller serializes client-side and
+// server-side calls.
+type txTracker struct {
+	out        Decisions
+	queue      []request
+	writes     []ledger.IntentID // executed writes of the current transaction
+	savepoints []savepoint
+	inBlock    bool // in an explicit transaction block
+	failed     bool // an error aborted the current implicit transaction
+}
+
+func newTxTracker(out Decisions) *txTracker { return &txTracker{out: out} }
+
+// Statement records a statement about to be executed (Execute, or one
+// statement of a simple Query) with the intent of its writes (0 for none).
+func (t *txTracker) Statement(tx txStatement, intent ledger.IntentID) {
+	t.queue = append(t.queue, request{tx: tx, intent: intent})
+}
+
+// Opaque records a simple Query whose statements the caller did not split
+// because none writes a configured table or controls the transaction.
+func (t *txTracker) Opaque() {
+	t.queue = append(t.queue, request{opaque: true})
+}
+
+// Sync records a Sync message or the end of a simple Query.
+func (t *txTracker) Sync() {
+	t.queue = append(t.queue, request{sync: true})
+}
+
+// Complete records a CommandComplete (also EmptyQueryResponse and
+// PortalSuspended) with its command tag.
+func (t *txTracker) Complete(tag string) {
+	r, ok := t.front()
+	if !ok || r.sync {
+		return // a completion with no statement of ours in flight: nothing to decide
+	}
+	if r.opaque {
+		return // stays until its end; its completions change no write of ours
+	}
+	t.queue = t.queue[1:]
+	if r.intent != 0 {
+		t.writes = append(t.writes, r.intent)
+	}
+	switch r.tx.kind {
+	case txBegin:
+		t.inBlock = true
+	case txCommit:
+		// COMMIT of a failed block answers ROLLBACK.
+		if tag == "ROLLBACK" {
+			t.dropFrom(0)
+		} else {
+			t.confirmAll()
+		}
+		t.endBlock()
+	case txRollback:
+		t.dropFrom(0)
+		t.endBlock()
+	case txSavepoint:
+		t.savepoints = append(t.savepoints, savepoint{name: r.tx.savepoint, writes: len(t.writes)})
+	case txRelease:
+		if i := t.findSavepoint(r.tx.savepoint); i >= 0 {
+			t.savepoints = t.savepoints[:i]
+		}
+	case txRollbackTo:
+		if i := t.findSavepoint(r.tx.savepoint); i >= 0 {
+			t.dropFrom(t.savepoints[i].writes)
+			t.savepoints = t.savepoints[:i+1] // ROLLBACK TO keeps the savepoint itself
+		}
+	case txPrepare:
+		// The transaction now lives on as a prepared transaction whose
+		// outcome will be decided by COMMIT/ROLLBACK PREPARED, possibly from
+		// another session: leave its intents pending.
+		t.writes = t.writes[:0]
+		t.endBlock()
+	}
+}
+
+// Error records an ErrorResponse. The statement in flight failed, and the
+// server skips the rest of the batch (extended protocol) or of the Query
+// (simple protocol) up to the next Sync.
+func (t *txTracker) Error() {
+	var skipped []ledger.IntentID
+	for len(t.queue) > 0 && !t.queue[0].sync {
+		if id := t.queue[0].intent; id != 0 {
+			skipped = append(skipped, id)
+		}
+		t.queue = t.queue[1:]
+	}
+	if len(skipped) > 0 {
+		t.out.Drop(skipped)
+	}
+	if !t.inBlock {
+		t.failed = true // the implicit transaction rolls back at Sync
+	}
+	// In a block the server is now in the failed state ('E'); ROLLBACK or
+	// ROLLBACK TO SAVEPOINT decides what happens to the writes so far.
+}
+
+// Ready records a ReadyForQuery with its transaction status.
+func (t *txTracker) Ready(status byte) {
+	// Everything up to and including the Sync is answered now.
+	for len(t.queue) > 0 {
+		sync := t.queue[0].sync
+		t.queue = t.queue[1:]
+		if sync {
+			break
+		}
+	}
+	switch status {
+	case 'I':
+		if t.failed {
+			t.dropFrom(0)
+		} else {
+			t.confirmAll() // the implicit transaction committed at Sync
+		}
+		t.endBlock()
+	case 'T', 'E':
+		t.inBlock = true
+	}
+}
+
+// Abandon is called when the session ends. Writes whose transaction had
+// not ended are left pending: the server may or may not have committed
+// them (a COMMIT may have been processed after the connection broke).
+func (t *txTracker) Abandon() {
+	t.queue, t.writes, t.savepoints = nil, nil, nil
+}
+
+func (t *txTracker) front() (request, bool) {
+	if len(t.queue) == 0 {
+		return request{}, false
+	}
+	return t.queue[0], true
+}
+
+func (t *txTracker) confirmAll() {
+	if len(t.writes) > 0 {
+		t.out.Confirm(append([]ledger.IntentID(nil), t.writes...))
+	}
+	t.writes = t.writes[:0]
+}
+
+func (t *txTracker) dropFrom(i int) {
+	if i < len(t.writes) {
+		t.out.Drop(append([]ledger.IntentID(nil), t.writes[i:]...))
+	}
+	t.writes = t.writes[:i]
+}
+
+func (t *txTracker) endBlock() {
+	t.inBlock, t.failed = false, false
+	t.savepoints = t.savepoints[:0]
+}
+
+func (t *txTracker) findSavepoint(name string) int {
+	for i := len(t.savepoints) - 1; i >= 0; i-- {
+		if t.savepoints[i].name == name {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,152 @@
+package capture
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+// recorder collects decisions as "+1" (confirmed) and "-1" (dropped).
+type recorder struct{ got []string }
+
+func (r *recorder) Confirm(ids []ledger.IntentID) {
+	for _, id := range ids {
+		r.got = append(r.got, fmt.Sprintf("+%d", id))
+	}
+}
+
+func (r *recorder) Drop(ids []ledger.IntentID) {
+	for _, id := range ids {
+		r.got = append(r.got, fmt.Sprintf("-%d", id))
+	}
+}
+
+// play drives a tracker with a compact script of events, in wire order:
+//
+//	w1        a write statement with intent 1 (client)
+//	s:SQL     a statement with that text and no intent (client), e.g. s:BEGIN
+//	o         an opaque simple Query (client)
+//	S         Sync / end of a simple Query (client)
+//	C:TAG     CommandComplete with TAG (server), e.g. C:INSERT_0_1, C:ROLLBACK
+//	E         ErrorResponse (server)
+//	Z:I       ReadyForQuery with status I, T or E (server)
+//	X         the session ends
+func play(script string) []string {
+	r := &recorder{}
+	t := newTxTracker(r)
+	for _, ev := range strings.Fields(script) {
+		switch {
+		case ev[0] == 'w':
+			var id int
+			fmt.Sscanf(ev[1:], "%d", &id)
+			t.Statement(txStatement{}, ledger.IntentID(id))
+		case strings.HasPrefix(ev, "s:"):
+			t.Statement(classifyTx(strings.ReplaceAll(ev[2:], "_", " ")), 0)
+		case ev == "o":
+			t.Opaque()
+		case ev == "S":
+			t.Sync()
+		case strings.HasPrefix(ev, "C:"):
+			t.Complete(strings.ReplaceAll(ev[2:], "_", " "))
+		case ev == "E":
+			t.Error()
+		case strings.HasPrefix(ev, "Z:"):
+			t.Ready(ev[2])
+		case ev == "X":
+			t.Abandon()
+		default:
+			panic("bad event " + ev)
+		}
+	}
+	return r.got
+}
+
+func TestTxTracker_DecidesEachWriteAsPostgreSQLDoes(t *testing.T) {
+	tests := []struct {
+		name, script string
+		want         []string
+	}{
+		{"implicit transaction commits at Sync",
+			"w1 S C:INSERT_0_1 Z:I", []string{"+1"}},
+		{"pipelined batch commits together at its Sync",
+			"w1 w2 w3 S C:INSERT_0_1 C:INSERT_0_1 C:INSERT_0_1 Z:I", []string{"+1", "+2", "+3"}},
+		{"error mid-pipeline rolls back the whole implicit transaction",
+			"w1 w2 w3 S C:INSERT_0_1 E Z:I", []string{"-2", "-3", "-1"}},
+		{"batches pipelined across Syncs are decided separately",
+			"w1 S w2 S C:INSERT_0_1 Z:I E Z:I", []string{"+1", "-2"}},
+		{"explicit COMMIT confirms",
+			"s:BEGIN S C:BEGIN Z:T w1 S C:INSERT_0_1 Z:T s:COMMIT S C:COMMIT Z:I", []string{"+1"}},
+		{"explicit ROLLBACK drops",
+			"s:BEGIN S C:BEGIN Z:T w1 S C:INSERT_0_1 Z:T s:ROLLBACK S C:ROLLBACK Z:I", []string{"-1"}},
+		{"COMMIT of an aborted transaction answers ROLLBACK and drops",
+			"s:BEGIN S C:BEGIN Z:T w1 S C:INSERT_0_1 Z:T w2 S E Z:E s:COMMIT S C:ROLLBACK Z:I", []string{"-2", "-1"}},
+		{"savepoint rollback drops only the writes after it",
+			"s:BEGIN w1 s:SAVEPOINT_a w2 s:ROLLBACK_TO_SAVEPOINT_a w3 s:COMMIT S C:BEGIN C:INSERT_0_1 C:SAVEPOINT C:INSERT_0_1 C:ROLLBACK C:INSERT_0_1 C:COMMIT Z:I",
+			[]string{"-2", "+1", "+3"}},
+		{"error then rollback to savepoint recovers the block",
+			"s:BEGIN S C:BEGIN Z:T w1 s:SAVEPOINT_sp S C:INSERT_0_1 C:SAVEPOINT Z:T w2 S E Z:E s:ROLLBACK_TO_sp S C:ROLLBACK Z:T s:COMMIT S C:COMMIT Z:I",
+			[]string{"-2", "+1"}},
+		{"released savepoint keeps its writes",
+			"s:BEGIN w1 s:SAVEPOINT_a w2 s:RELEASE_a s:COMMIT S C:BEGIN C:INSERT_0_1 C:SAVEPOINT C:INSERT_0_1 C:RELEASE C:COMMIT Z:I",
+			[]string{"+1", "+2"}},
+		{"simple multi-statement query is one implicit transaction",
+			"w1 w2 S C:INSERT_0_1 E Z:I", []string{"-2", "-1"}},
+		{"BEGIN inside a query string takes in the statements before it",
+			"w1 s:BEGIN w2 s:COMMIT w3 S C:INSERT_0_1 C:BEGIN C:INSERT_0_1 C:COMMIT C:INSERT_0_1 Z:I",
+			[]string{"+1", "+2", "+3"}},
+		{"opaque queries absorb their completions",
+			"o S C:SELECT_1 C:UPDATE_3 Z:I w1 S C:INSERT_0_1 Z:I", []string{"+1"}},
+		{"a lost session leaves the open transaction pending",
+			"s:BEGIN S C:BEGIN Z:T w1 S C:INSERT_0_1 Z:T s:COMMIT S X", nil},
+		{"a lost session before the Sync's answer leaves the write pending",
+			"w1 S C:INSERT_0_1 X", nil},
+		{"PREPARE TRANSACTION leaves the writes pending",
+			"s:BEGIN S C:BEGIN Z:T w1 S C:INSERT_0_1 Z:T s:PREPARE_TRANSACTION_'g' S C:PREPARE_TRANSACTION Z:I", nil},
+		{"a failed statement in a block drops only itself until the block ends",
+			"s:BEGIN S C:BEGIN Z:T w1 S C:INSERT_0_1 Z:T w2 S E Z:E", []string{"-2"}},
+		{"parse error before the write skips it",
+			"w1 S E Z:I", []string{"-1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, play(tc.script))
+		})
+	}
+}
+
+func TestClassifyTx(t *testing.T) {
+	tests := []struct {
+		sql  string
+		want txStatement
+	}{
+		{"BEGIN", txStatement{kind: txBegin}},
+		{"  begin isolation level serializable", txStatement{kind: txBegin}},
+		{"START TRANSACTION READ WRITE", txStatement{kind: txBegin}},
+		{"commit", txStatement{kind: txCommit}},
+		{"END", txStatement{kind: txCommit}},
+		{"/* c */ COMMIT; -- x", txStatement{kind: txCommit}},
+		{"abort", txStatement{kind: txRollback}},
+		{"ROLLBACK WORK", txStatement{kind: txRollback}},
+		{"ROLLBACK TO SAVEPOINT sp1", txStatement{kind: txRollbackTo, savepoint: "sp1"}},
+		{"rollback transaction to \"My SP\"", txStatement{kind: txRollbackTo, savepoint: "My SP"}},
+		{"ROLLBACK TO Sp", txStatement{kind: txRollbackTo, savepoint: "sp"}},
+		{"SAVEPOINT a", txStatement{kind: txSavepoint, savepoint: "a"}},
+		{"RELEASE SAVEPOINT a", txStatement{kind: txRelease, savepoint: "a"}},
+		{"release a", txStatement{kind: txRelease, savepoint: "a"}},
+		{"PREPARE TRANSACTION 'x'", txStatement{kind: txPrepare}},
+		{"COMMIT PREPARED 'x'", txStatement{kind: txEndPrepared}},
+		{"ROLLBACK PREPARED 'x'", txStatement{kind: txEndPrepared}},
+		{"PREPARE q AS SELECT 1", txStatement{}},
+		{"INSERT INTO t VALUES (1)", txStatement{}},
+		{"-- only a comment", txStatement{}},
+		{"/* nested /* comment */ still */ BEGIN", txStatement{kind: txBegin}},
+		{"", txStatement{}},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, classifyTx(tc.sql), tc.sql)
+	}
+}
