@@ -13,11 +13,14 @@ type Decisions interface {
 // request is a client request awaiting its result from the server, in the
 // order the server will answer.
 type request struct {
-	sync   bool            // Sync, or the end of a simple Query: answered by ReadyForQuery
-	opaque bool            // a simple Query of unknown statements: absorbs completions until its end
-	tx     txStatement     // transaction control, if the statement is one
-	intent ledger.IntentID // the write-ahead intent of this statement's writes; 0 for none
+	sync    bool              // Sync, or the end of a simple Query: answered by ReadyForQuery
+	opaque  bool              // a simple Query of unknown statements: absorbs completions until its end
+	tx      txStatement       // transaction control, if the statement is one
+	intents []ledger.IntentID // write-ahead intents of this statement's writes (COPY adds them as rows stream)
 }
+
+// AddIntent attaches an intent to a statement still in flight.
+func (r *request) AddIntent(id ledger.IntentID) { r.intents = append(r.intents, id) }
 
 // savepoint marks how many of the transaction's writes precede it.
 type savepoint struct {
@@ -36,7 +39,7 @@ type savepoint struct {
 // server-side calls.
 type txTracker struct {
 	out        Decisions
-	queue      []request
+	queue      []*request
 	writes     []ledger.IntentID // executed writes of the current transaction
 	savepoints []savepoint
 	inBlock    bool // in an explicit transaction block
@@ -46,36 +49,37 @@ type txTracker struct {
 func newTxTracker(out Decisions) *txTracker { return &txTracker{out: out} }
 
 // Statement records a statement about to be executed (Execute, or one
-// statement of a simple Query) with the intent of its writes (0 for none).
-func (t *txTracker) Statement(tx txStatement, intent ledger.IntentID) {
-	t.queue = append(t.queue, request{tx: tx, intent: intent})
+// statement of a simple Query) with the intents of its writes, if any. The
+// returned request takes intents made later (COPY rows).
+func (t *txTracker) Statement(tx txStatement, intents ...ledger.IntentID) *request {
+	r := &request{tx: tx, intents: intents}
+	t.queue = append(t.queue, r)
+	return r
 }
 
 // Opaque records a simple Query whose statements the caller did not split
 // because none writes a configured table or controls the transaction.
 func (t *txTracker) Opaque() {
-	t.queue = append(t.queue, request{opaque: true})
+	t.queue = append(t.queue, &request{opaque: true})
 }
 
 // Sync records a Sync message or the end of a simple Query.
 func (t *txTracker) Sync() {
-	t.queue = append(t.queue, request{sync: true})
+	t.queue = append(t.queue, &request{sync: true})
 }
 
 // Complete records a CommandComplete (also EmptyQueryResponse and
 // PortalSuspended) with its command tag.
 func (t *txTracker) Complete(tag string) {
-	r, ok := t.front()
-	if !ok || r.sync {
+	if len(t.queue) == 0 || t.queue[0].sync {
 		return // a completion with no statement of ours in flight: nothing to decide
 	}
+	r := t.queue[0]
 	if r.opaque {
 		return // stays until its end; its completions change no write of ours
 	}
 	t.queue = t.queue[1:]
-	if r.intent != 0 {
-		t.writes = append(t.writes, r.intent)
-	}
+	t.writes = append(t.writes, r.intents...)
 	switch r.tx.kind {
 	case txBegin:
 		t.inBlock = true
@@ -116,9 +120,7 @@ func (t *txTracker) Complete(tag string) {
 func (t *txTracker) Error() {
 	var skipped []ledger.IntentID
 	for len(t.queue) > 0 && !t.queue[0].sync {
-		if id := t.queue[0].intent; id != 0 {
-			skipped = append(skipped, id)
-		}
+		skipped = append(skipped, t.queue[0].intents...)
 		t.queue = t.queue[1:]
 	}
 	if len(skipped) > 0 {
@@ -159,13 +161,6 @@ func (t *txTracker) Ready(status byte) {
 // them (a COMMIT may have been processed after the connection broke).
 func (t *txTracker) Abandon() {
 	t.queue, t.writes, t.savepoints = nil, nil, nil
-}
-
-func (t *txTracker) front() (request, bool) {
-	if len(t.queue) == 0 {
-		return request{}, false
-	}
-	return t.queue[0], true
 }
 
 func (t *txTracker) confirmAll() {

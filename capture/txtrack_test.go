@@ -45,7 +45,7 @@ func play(script string) []string {
 			fmt.Sscanf(ev[1:], "%d", &id)
 			t.Statement(txStatement{}, ledger.IntentID(id))
 		case strings.HasPrefix(ev, "s:"):
-			t.Statement(classifyTx(strings.ReplaceAll(ev[2:], "_", " ")), 0)
+			t.Statement(classifyTx(strings.ReplaceAll(ev[2:], "_", " ")))
 		case ev == "o":
 			t.Opaque()
 		case ev == "S":

@@ -18,6 +18,7 @@ import (
 // Config is the whole configuration file.
 type Config struct {
 	Postgres        Postgres `yaml:"postgres"`
+	Capture         Capture  `yaml:"capture"`
 	Log             Log      `yaml:"log"`
 	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
 
@@ -44,6 +45,29 @@ type ClientTLS struct {
 	Required bool   `yaml:"required"`
 }
 
+// Capture configures which writes are tagged and where tags are kept.
+type Capture struct {
+	// Mode is strict (refuse writes that cannot be attributed) or permissive.
+	Mode     string      `yaml:"mode"`
+	FailOpen bool        `yaml:"fail_open"`
+	Ledger   LedgerStore `yaml:"ledger"`
+	Tables   []TableRule `yaml:"tables"`
+}
+
+// LedgerStore says where the ledger lives: an SQLite file (default) or a
+// PostgreSQL database shared by several proxies.
+type LedgerStore struct {
+	SQLite   string `yaml:"sqlite"`
+	Postgres string `yaml:"postgres"`
+}
+
+// TableRule names a vector table, its id column and its subject expressions.
+type TableRule struct {
+	Table    string   `yaml:"table"`
+	ID       string   `yaml:"id"`
+	Subjects []string `yaml:"subjects"`
+}
+
 // Log configures structured logging.
 type Log struct {
 	Level  string `yaml:"level"`
@@ -59,6 +83,7 @@ func Defaults() Config {
 			ConnectTimeout: Duration(10e9),
 			MaxMessageSize: 64 << 20,
 		},
+		Capture:         Capture{Mode: "strict"},
 		Log:             Log{Level: "info", Format: "text"},
 		ShutdownTimeout: Duration(30e9),
 	}
@@ -122,6 +147,12 @@ func recordLines(n *yaml.Node, prefix string, lines map[string]int) {
 		for _, c := range n.Content {
 			recordLines(c, prefix, lines)
 		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			key := fmt.Sprintf("%s[%d]", prefix, i)
+			lines[key] = c.Line
+			recordLines(c, key, lines)
+		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key := n.Content[i].Value
@@ -141,4 +172,14 @@ func (c *Config) at(path, format string, args ...any) error {
 		loc += ":" + strconv.Itoa(line)
 	}
 	return fmt.Errorf("%s: %s: %s", loc, path, fmt.Sprintf(format, args...))
+}
+
+// atIndex formats an error about element i of the sequence at path, at the
+// element's own line when known.
+func (c *Config) atIndex(path string, i int, format string, args ...any) error {
+	loc := c.file
+	if line, ok := c.lines[fmt.Sprintf("%s[%d]", path, i)]; ok {
+		loc += ":" + strconv.Itoa(line)
+	}
+	return fmt.Errorf("%s: %s", loc, fmt.Sprintf(format, args...))
 }

@@ -2,10 +2,13 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/lethe-privacy/lethe/extract"
 )
 
 // maxMessageCeiling is PostgreSQL's own limit for one protocol message.
@@ -49,6 +52,7 @@ func (c *Config) validate() error {
 	if p.ConnectTimeout <= 0 {
 		errs = append(errs, c.at("postgres.connect_timeout", "must be positive (write e.g. 10s)"))
 	}
+	errs = append(errs, c.validateCapture()...)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		errs = append(errs, c.at("log.level", "%q is not one of debug, info, warn, error", c.Log.Level))
 	}
@@ -77,9 +81,46 @@ func (c *Config) readable(path, file string) error {
 // directory, so the proxy finds them whatever its working directory.
 func (c *Config) resolvePaths() {
 	dir := filepath.Dir(c.file)
-	for _, p := range []*string{&c.Postgres.UpstreamCAFile, &c.Postgres.TLS.CertFile, &c.Postgres.TLS.KeyFile} {
+	for _, p := range []*string{&c.Postgres.UpstreamCAFile, &c.Postgres.TLS.CertFile, &c.Postgres.TLS.KeyFile, &c.Capture.Ledger.SQLite} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
 	}
+}
+
+func (c *Config) validateCapture() []error {
+	var errs []error
+	cp := c.Capture
+	if !slices.Contains([]string{"strict", "permissive"}, cp.Mode) {
+		errs = append(errs, c.at("capture.mode", "%q is not one of strict, permissive", cp.Mode))
+	}
+	if cp.Ledger.SQLite != "" && cp.Ledger.Postgres != "" {
+		errs = append(errs, c.at("capture.ledger", "set sqlite or postgres, not both"))
+	}
+	seen := map[string]bool{}
+	for i, t := range cp.Tables {
+		path := fmt.Sprintf("capture.tables[%d]", i)
+		at := func(format string, args ...any) error {
+			return c.atIndex("capture.tables", i, path+": "+format, args...)
+		}
+		switch {
+		case t.Table == "":
+			errs = append(errs, at("table is missing (write e.g. table: public.langchain_pg_embedding)"))
+		case seen[t.Table]:
+			errs = append(errs, at("table %q has a second rule; merge them", t.Table))
+		}
+		seen[t.Table] = true
+		if t.ID == "" {
+			errs = append(errs, at("id is missing (the record id column, e.g. id: id)"))
+		}
+		if len(t.Subjects) == 0 {
+			errs = append(errs, at("subjects is missing (e.g. subjects: [\"cmetadata->>'user_id'\"])"))
+		}
+		for _, expr := range t.Subjects {
+			if _, err := extract.ParseSubject(expr); err != nil {
+				errs = append(errs, at("subject %q: %v", expr, err))
+			}
+		}
+	}
+	return errs
 }

@@ -40,6 +40,16 @@ func serve(args []string, stderr io.Writer) int {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
+	capt, led, err := newCapture(cfg, *path, log)
+	if err != nil {
+		log.Error("cannot start capture", "err", err)
+		return 1
+	}
+	if capt != nil {
+		srv.Observer = capt
+		defer led.Close()
+		defer capt.Close() // runs first: queued confirmations reach the ledger
+	}
 	ln, err := net.Listen("tcp", cfg.Postgres.Listen)
 	if err != nil {
 		log.Error("cannot listen", "addr", cfg.Postgres.Listen, "err", err)

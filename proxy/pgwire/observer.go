@@ -39,8 +39,9 @@ type Session interface {
 const ObservedClientTypes = "QPBESCdcf"
 
 // ObservedServerTypes are the server message types a Session sees:
-// CommandComplete, ReadyForQuery, ErrorResponse.
-const ObservedServerTypes = "CZE"
+// CommandComplete, EmptyQueryResponse, PortalSuspended (each ends one
+// statement's execution), ReadyForQuery, ErrorResponse.
+const ObservedServerTypes = "CIsZE"
 
 // SessionInfo describes an authenticated session.
 type SessionInfo struct {

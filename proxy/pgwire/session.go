@@ -197,10 +197,10 @@ func (ss *session) inspectServer(typ byte) bool {
 	switch typ {
 	case 'Z', 'E':
 		return true
-	case '1', '2':
+	case '1', '2', 'C', 'I', 's':
 		return ss.obs != nil
 	}
-	return ss.obs != nil && typ == 'C'
+	return false
 }
 
 func isObservedClientType(typ byte) bool {
@@ -236,7 +236,8 @@ func (ss *session) fromServer(typ byte, body []byte) (verdict, error) {
 		if v, pass = ss.refusals.filter(typ, body, ss.answered.Load()); !pass {
 			return v, nil
 		}
-		if typ == 'C' || typ == 'Z' || typ == 'E' {
+		switch typ {
+		case 'C', 'I', 's', 'Z', 'E':
 			ss.obs.ServerMessage(Message{Type: typ, Body: body})
 		}
 	}

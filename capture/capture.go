@@ -1,0 +1,170 @@
+package capture
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pgwire"
+)
+
+// Mode says what happens to a write to a configured table whose rows
+// cannot be attributed from the statement.
+type Mode string
+
+const (
+	// Strict refuses such writes with SQLSTATE CodeUnattributed (default).
+	Strict Mode = "strict"
+	// Permissive forwards them and records an unattributed write of the table.
+	Permissive Mode = "permissive"
+)
+
+// SQLSTATEs of the errors capture makes the server report.
+const (
+	// CodeUnattributed: strict mode refused a write it cannot attribute.
+	CodeUnattributed = "LT001"
+	// CodeLedgerDown: the ledger could not take the write-ahead intent.
+	CodeLedgerDown = "LT002"
+)
+
+// Config wires a Capture.
+type Config struct {
+	Rules  *extract.Rules
+	Ledger ledger.Ledger
+	Hasher *ledger.Hasher
+	Mode   Mode
+	// FailOpen forwards writes whose intent the ledger could not take,
+	// logging each loudly and counting it in Stats.UntrackedWrites.
+	FailOpen bool
+	// IntentTimeout bounds waiting for the ledger per write (default 5s).
+	IntentTimeout time.Duration
+	Logger        *slog.Logger
+}
+
+// Stats are counters for metrics.
+type Stats struct {
+	Intents         atomic.Int64 // intents made durable
+	Refused         atomic.Int64 // statements refused (strict mode, ledger down)
+	UntrackedWrites atomic.Int64 // fail-open writes forwarded without an intent
+	DecisionErrors  atomic.Int64 // confirm/drop the ledger failed to take (intents stay pending)
+}
+
+// Capture is the pgwire.Observer that records every write to a configured
+// table in the ledger before it is forwarded.
+type Capture struct {
+	cfg       Config
+	log       *slog.Logger
+	decisions chan decision
+	done      chan struct{}
+	Stats     Stats
+}
+
+// decision is a Confirm or Drop handed to the background worker: the
+// intents are already durable, so the relay need not wait for this write;
+// one lost in a crash leaves the intent pending, which recovery resolves.
+type decision struct {
+	confirm bool
+	ids     []ledger.IntentID
+}
+
+// New returns a Capture; Close stops its background worker.
+func New(cfg Config) *Capture {
+	if cfg.Mode == "" {
+		cfg.Mode = Strict
+	}
+	if cfg.IntentTimeout == 0 {
+		cfg.IntentTimeout = 5 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	c := &Capture{cfg: cfg, log: log, decisions: make(chan decision, 1024), done: make(chan struct{})}
+	go c.decide()
+	return c
+}
+
+// Open starts observing one session.
+func (c *Capture) Open(info pgwire.SessionInfo) pgwire.Session {
+	return newSession(c, info)
+}
+
+// Close waits for queued decisions to reach the ledger.
+func (c *Capture) Close() {
+	close(c.decisions)
+	<-c.done
+}
+
+func (c *Capture) decide() {
+	defer close(c.done)
+	for d := range c.decisions {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		for _, id := range d.ids {
+			var err error
+			if d.confirm {
+				err = c.cfg.Ledger.Confirm(ctx, id)
+			} else {
+				err = c.cfg.Ledger.Drop(ctx, id)
+			}
+			if err != nil {
+				c.Stats.DecisionErrors.Add(1)
+				c.log.Warn("ledger decision failed; the intent stays pending for recovery",
+					"intent", int64(id), "confirm", d.confirm, "err", err)
+			}
+		}
+		cancel()
+	}
+}
+
+// Confirm and Drop implement Decisions for every session's tracker.
+func (c *Capture) Confirm(ids []ledger.IntentID) { c.decisions <- decision{confirm: true, ids: ids} }
+func (c *Capture) Drop(ids []ledger.IntentID)    { c.decisions <- decision{ids: ids} }
+
+// intend makes entries for tags durable, or explains why it cannot.
+func (c *Capture) intend(tags []extract.Tag) (ledger.IntentID, *pgwire.Refusal) {
+	entries := c.entries(tags)
+	if len(entries) == 0 {
+		return 0, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.IntentTimeout)
+	defer cancel()
+	id, err := c.cfg.Ledger.Intend(ctx, entries)
+	if err == nil {
+		c.Stats.Intents.Add(1)
+		return id, nil
+	}
+	if c.cfg.FailOpen {
+		c.Stats.UntrackedWrites.Add(1)
+		c.log.Error("LEDGER DOWN: forwarding a write WITHOUT its tag (fail_open is set); run reconcile when the ledger is back",
+			"table", tags[0].Table, "err", err)
+		return 0, nil
+	}
+	c.Stats.Refused.Add(1)
+	c.log.Warn("ledger unavailable: write refused", "table", tags[0].Table, "err", err)
+	return 0, &pgwire.Refusal{
+		Code:    CodeLedgerDown,
+		Message: "lethe: the write was not forwarded because its tag could not be recorded (the ledger is unavailable)",
+		Hint:    "retry when the ledger is back; nothing of this statement was written",
+	}
+}
+
+// entries turns tags into ledger entries, hashing every subject.
+func (c *Capture) entries(tags []extract.Tag) []ledger.Entry {
+	var out []ledger.Entry
+	for _, t := range tags {
+		switch t.Op {
+		case extract.OpWrite:
+			for _, s := range t.Subjects {
+				out = append(out, ledger.Entry{Store: ledger.StorePostgres, Table: t.Table, RecordID: t.ID, Subject: c.cfg.Hasher.Hash(s)})
+			}
+		case extract.OpUnattributed:
+			out = append(out, ledger.Entry{Store: ledger.StorePostgres, Table: t.Table, Unattributed: true})
+		}
+		// OpDelete: deletes add no personal data; marking records deleted
+		// after commit is not built yet (forget re-checks the store anyway).
+	}
+	return out
+}

@@ -1,0 +1,418 @@
+package capture
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pgwire"
+)
+
+// copyFlushTags bounds the tags of a streaming COPY held before their
+// intent is made durable; the rest are made durable before CopyDone is
+// forwarded, which is the COPY's commit point.
+const copyFlushTags = 1000
+
+// prepared is what capture knows of one prepared statement.
+type prepared struct {
+	tx       txStatement
+	analyses []*extract.Analysis
+	types    []uint32
+	refusal  *pgwire.Refusal // refused at Parse: every execution is refused too
+}
+
+// portal is a bound statement with its parameters (copied: the relay's
+// buffer is reused after each call).
+type portal struct {
+	stmt   *prepared
+	params extract.Params
+}
+
+// session follows one connection. The relay calls ClientMessage and
+// ServerMessage from two goroutines; mu orders their use of the tracker.
+type session struct {
+	c          *Capture
+	searchPath []string
+	stmts      map[string]*prepared // by name; "" is the unnamed statement
+	portals    map[string]*portal
+	byText     map[string]*prepared // analyses cached by statement text
+
+	copyDec  *extract.CopyDecoder
+	copyReq  *request
+	copyTags []extract.Tag
+
+	mu sync.Mutex
+	tx *txTracker
+}
+
+func newSession(c *Capture, info pgwire.SessionInfo) *session {
+	s := &session{
+		c: c, stmts: map[string]*prepared{}, portals: map[string]*portal{}, byText: map[string]*prepared{},
+		tx: newTxTracker(c),
+	}
+	if sp, ok := info.Parameters["search_path"]; ok {
+		s.searchPath = splitSearchPath(sp)
+	}
+	return s
+}
+
+func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
+	switch m.Type {
+	case 'Q':
+		q, err := m.Query()
+		if err != nil {
+			return nil // the server reports the malformed message
+		}
+		return s.query(q)
+	case 'P':
+		p, err := m.Parse()
+		if err != nil {
+			return nil
+		}
+		st := s.prepare(p.Query, p.ParameterOIDs)
+		s.stmts[p.Name] = st
+		return st.refusal
+	case 'B':
+		b, err := m.Bind()
+		if err != nil {
+			return nil
+		}
+		st := s.stmts[b.PreparedStatement]
+		if st == nil {
+			st = &prepared{} // unknown to us: the server will report it
+		}
+		pt := &portal{stmt: st}
+		if len(st.analyses) > 0 {
+			pt.params = copyParams(b, st.types)
+		}
+		s.portals[b.DestinationPortal] = pt
+	case 'E':
+		e, err := m.Execute()
+		if err != nil {
+			return nil
+		}
+		return s.execute(s.portals[e.Portal])
+	case 'S':
+		s.lock(func() { s.tx.Sync() })
+	case 'C':
+		c, err := m.Close()
+		if err != nil {
+			return nil
+		}
+		if c.ObjectType == 'S' {
+			delete(s.stmts, c.Name)
+		} else {
+			delete(s.portals, c.Name)
+		}
+	case 'd':
+		return s.copyData(m.Body)
+	case 'c':
+		return s.copyDone()
+	case 'f':
+		s.copyDec, s.copyReq, s.copyTags = nil, nil, nil
+	}
+	return nil
+}
+
+func (s *session) ServerMessage(m pgwire.Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch m.Type {
+	case 'C':
+		tag, _ := m.CommandTag()
+		s.tx.Complete(tag)
+	case 'I', 's':
+		s.tx.Complete("")
+	case 'E':
+		s.tx.Error()
+	case 'Z':
+		st, err := m.TxStatus()
+		if err == nil {
+			s.tx.Ready(st)
+		}
+	}
+}
+
+func (s *session) Close() {
+	s.lock(func() { s.tx.Abandon() })
+}
+
+func (s *session) lock(f func()) {
+	s.mu.Lock()
+	f()
+	s.mu.Unlock()
+}
+
+// prepare analyses a statement text once per connection.
+func (s *session) prepare(sql string, types []uint32) *prepared {
+	key := strings.Join(s.searchPath, ",") + "\x00" + sql // unqualified names resolve by search_path
+	if st, ok := s.byText[key]; ok && sameTypes(st.types, types) {
+		return st
+	}
+	st := &prepared{tx: classifyTx(sql), types: append([]uint32(nil), types...)}
+	if path, ok := extract.SearchPathSet(sql); ok {
+		s.searchPath = path
+	}
+	if s.c.cfg.Rules.Mentions(sql) {
+		st.analyses, st.refusal = s.analyze(sql)
+	}
+	s.byText[key] = st
+	return st
+}
+
+// analyze parses a statement that names a configured table and refuses it
+// in strict mode when its writes cannot be attributed.
+func (s *session) analyze(sql string) ([]*extract.Analysis, *pgwire.Refusal) {
+	as, err := s.c.cfg.Rules.Analyze(sql, s.searchPath)
+	if err != nil {
+		if s.c.cfg.Mode == Strict {
+			return nil, s.refuse("it names a configured table but could not be parsed: " + err.Error())
+		}
+		return nil, nil
+	}
+	for _, a := range as {
+		if a.Kind == extract.KindUnattributed && s.c.cfg.Mode == Strict {
+			return nil, s.refuse(a.Reason)
+		}
+	}
+	return as, nil
+}
+
+func (s *session) refuse(reason string) *pgwire.Refusal {
+	s.c.Stats.Refused.Add(1)
+	return &pgwire.Refusal{
+		Code:    CodeUnattributed,
+		Message: "lethe: write to a configured table refused because its rows cannot be attributed to data subjects: " + reason,
+		Hint:    "write rows with explicit VALUES (or COPY FROM STDIN), or set capture.mode: permissive to forward such writes and record them as unattributed",
+	}
+}
+
+// execute makes the intent of a bound statement's writes durable, then
+// queues the statement for the tracker, before the Execute is forwarded.
+func (s *session) execute(pt *portal) *pgwire.Refusal {
+	if pt == nil {
+		s.lock(func() { s.tx.Statement(txStatement{}) })
+		return nil
+	}
+	if pt.stmt.refusal != nil {
+		return pt.stmt.refusal
+	}
+	var intents []ledger.IntentID
+	var copyAnalysis *extract.Analysis
+	for _, a := range pt.stmt.analyses {
+		if a.Kind == extract.KindCopy {
+			copyAnalysis = a
+			continue
+		}
+		tags, err := a.Tags(pt.params)
+		if err != nil {
+			if r := s.unreadable(err); r != nil {
+				return r
+			}
+			continue
+		}
+		id, r := s.c.intend(tags)
+		if r != nil {
+			return r
+		}
+		if id != 0 {
+			intents = append(intents, id)
+		}
+	}
+	var refusal *pgwire.Refusal
+	s.lock(func() {
+		req := s.tx.Statement(pt.stmt.tx, intents...)
+		if copyAnalysis != nil {
+			refusal = s.startCopy(copyAnalysis, req)
+		}
+	})
+	return refusal
+}
+
+// startCopy prepares to decode the rows of a COPY FROM STDIN.
+func (s *session) startCopy(a *extract.Analysis, req *request) *pgwire.Refusal {
+	dec, err := a.NewCopyDecoder()
+	if err != nil {
+		return s.unreadable(err)
+	}
+	s.copyDec, s.copyReq, s.copyTags = dec, req, nil
+	return nil
+}
+
+// unreadable decides about parameters capture could not decode.
+func (s *session) unreadable(err error) *pgwire.Refusal {
+	if s.c.cfg.Mode == Strict {
+		return s.refuse("its parameters could not be read: " + err.Error())
+	}
+	return nil
+}
+
+// query handles a simple-protocol Query: each statement is analysed (when
+// it may write a configured table) and queued for the tracker.
+func (s *session) query(q string) *pgwire.Refusal {
+	stmts := []string{q}
+	if strings.Contains(q, ";") {
+		if split, err := extract.Statements(q); err == nil {
+			stmts = split
+		}
+	}
+	mentions := s.c.cfg.Rules.Mentions(q)
+	if !mentions && len(stmts) == 1 && classifyTx(q).kind == txNone {
+		if path, ok := extract.SearchPathSet(q); ok {
+			s.searchPath = path
+		}
+		s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
+		return nil
+	}
+	type planned struct {
+		tx      txStatement
+		intents []ledger.IntentID
+		copy    *extract.Analysis
+	}
+	var plan []planned
+	refuse := func(r *pgwire.Refusal) *pgwire.Refusal {
+		// Nothing of a refused Query runs: intents made for it are void.
+		for _, p := range plan {
+			if len(p.intents) > 0 {
+				s.c.Drop(p.intents)
+			}
+		}
+		return r
+	}
+	for _, sql := range stmts {
+		p := planned{tx: classifyTx(sql)}
+		if path, ok := extract.SearchPathSet(sql); ok {
+			s.searchPath = path
+		}
+		if mentions && s.c.cfg.Rules.Mentions(sql) {
+			as, refusal := s.analyze(sql)
+			if refusal != nil {
+				return refuse(refusal)
+			}
+			for _, a := range as {
+				if a.Kind == extract.KindCopy {
+					p.copy = a
+					continue
+				}
+				tags, err := a.Tags(extract.Params{})
+				if err != nil {
+					if r := s.unreadable(err); r != nil {
+						plan = append(plan, p)
+						return refuse(r)
+					}
+					continue
+				}
+				id, r := s.c.intend(tags)
+				if r != nil {
+					plan = append(plan, p)
+					return refuse(r)
+				}
+				if id != 0 {
+					p.intents = append(p.intents, id)
+				}
+			}
+		}
+		plan = append(plan, p)
+	}
+	var refusal *pgwire.Refusal
+	s.lock(func() {
+		for _, p := range plan {
+			req := s.tx.Statement(p.tx, p.intents...)
+			if p.copy != nil {
+				refusal = s.startCopy(p.copy, req)
+			}
+		}
+		s.tx.Sync()
+	})
+	return refusal
+}
+
+// copyData feeds a COPY FROM STDIN of a configured table to its decoder.
+func (s *session) copyData(data []byte) *pgwire.Refusal {
+	if s.copyDec == nil {
+		return nil
+	}
+	tags, err := s.copyDec.Write(data)
+	if err != nil {
+		return s.copyUnreadable(err)
+	}
+	s.copyTags = append(s.copyTags, tags...)
+	if len(s.copyTags) >= copyFlushTags {
+		return s.flushCopy()
+	}
+	return nil
+}
+
+// copyDone makes the last rows' intent durable before the COPY can commit.
+func (s *session) copyDone() *pgwire.Refusal {
+	if s.copyDec == nil {
+		return nil
+	}
+	tags, err := s.copyDec.End()
+	if err != nil {
+		return s.copyUnreadable(err)
+	}
+	s.copyTags = append(s.copyTags, tags...)
+	r := s.flushCopy()
+	s.copyDec, s.copyReq = nil, nil
+	return r
+}
+
+func (s *session) flushCopy() *pgwire.Refusal {
+	id, r := s.c.intend(s.copyTags)
+	s.copyTags = s.copyTags[:0]
+	if r != nil {
+		s.copyDec, s.copyReq = nil, nil
+		return r
+	}
+	if id != 0 {
+		s.lock(func() { s.copyReq.AddIntent(id) })
+	}
+	return nil
+}
+
+func (s *session) copyUnreadable(err error) *pgwire.Refusal {
+	s.copyDec, s.copyReq, s.copyTags = nil, nil, nil
+	if s.c.cfg.Mode == Strict {
+		return s.refuse("its COPY data could not be read: " + err.Error())
+	}
+	return nil
+}
+
+// copyParams copies a Bind's parameters out of the relay's buffer.
+func copyParams(b pgproto3.Bind, types []uint32) extract.Params {
+	p := extract.Params{Formats: append([]int16(nil), b.ParameterFormatCodes...), Types: types}
+	p.Values = make([][]byte, len(b.Parameters))
+	for i, v := range b.Parameters {
+		if v != nil {
+			p.Values[i] = append([]byte{}, v...)
+		}
+	}
+	return p
+}
+
+func sameTypes(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// splitSearchPath reads a search_path given as a startup parameter.
+func splitSearchPath(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.Trim(strings.TrimSpace(p), `"`); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

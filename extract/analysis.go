@@ -1,0 +1,296 @@
+package extract
+
+import (
+	"fmt"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// Kind is the shape of a write to a configured table.
+type Kind uint8
+
+const (
+	// KindInsert is INSERT … VALUES (with or without ON CONFLICT).
+	KindInsert Kind = iota + 1
+	// KindUpdate is UPDATE; it yields tags only when it sets a subject column.
+	KindUpdate
+	// KindDelete is DELETE; it yields tags only when its WHERE names ids.
+	KindDelete
+	// KindCopy is COPY … FROM STDIN; its tags come from a CopyDecoder.
+	KindCopy
+	// KindUnattributed is a write whose rows cannot be known from the
+	// statement; its one tag is OpUnattributed with Reason.
+	KindUnattributed
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindInsert:
+		return "insert"
+	case KindUpdate:
+		return "update"
+	case KindDelete:
+		return "delete"
+	case KindCopy:
+		return "copy"
+	case KindUnattributed:
+		return "unattributed"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Analysis is what one statement does to one configured table, computed
+// once per statement text and reusable for every execution (it holds only
+// the literals of id and subject columns, never the statement text). It is
+// immutable and safe for concurrent use.
+type Analysis struct {
+	Table  string // configured table, "schema.name"
+	Kind   Kind
+	Reason string // for KindUnattributed: why, in words for an error message
+
+	t *table
+
+	// KindInsert: one entry per VALUES row.
+	rows []row
+	// KindUpdate: the new value per t.columns (valUnset when not set).
+	sets        []value
+	setsSubject bool
+	// KindUpdate and KindDelete: the ids the WHERE clause limits rows to.
+	ids   []idSource
+	byIDs bool
+	// KindCopy.
+	copy *copySpec
+}
+
+// row holds the values one VALUES row gives the id and subject columns.
+type row struct {
+	id   value
+	cols []value // per t.columns
+}
+
+// Analyze parses one statement text, which may hold several statements as a
+// simple Query can, and returns one Analysis per statement that writes a
+// configured table (a statement writing two, via a writable CTE, yields two).
+// Statements that write no configured table yield nothing. searchPath
+// resolves unqualified names (empty means ["public"]); "$user" is ignored.
+// A text PostgreSQL cannot parse is an error.
+func (r *Rules) Analyze(sql string, searchPath []string) ([]*Analysis, error) {
+	res, err := pg.Parse(sql)
+	if err != nil {
+		return nil, fmt.Errorf("extract: parse: %w", err)
+	}
+	var out []*Analysis
+	for _, raw := range res.Stmts {
+		out = append(out, r.analyzeStmt(raw.Stmt, searchPath)...)
+	}
+	return out, nil
+}
+
+func (r *Rules) analyzeStmt(n *pg.Node, sp []string) []*Analysis {
+	switch {
+	case n.GetInsertStmt() != nil:
+		s := n.GetInsertStmt()
+		out := r.writableCTEs(s.WithClause, sp)
+		if t := r.relation(s.Relation, sp); t != nil {
+			out = append(out, analyzeInsert(t, s))
+		}
+		return out
+	case n.GetUpdateStmt() != nil:
+		s := n.GetUpdateStmt()
+		out := r.writableCTEs(s.WithClause, sp)
+		if t := r.relation(s.Relation, sp); t != nil {
+			out = append(out, analyzeUpdate(t, s))
+		}
+		return out
+	case n.GetDeleteStmt() != nil:
+		s := n.GetDeleteStmt()
+		out := r.writableCTEs(s.WithClause, sp)
+		if t := r.relation(s.Relation, sp); t != nil {
+			out = append(out, analyzeDelete(t, s))
+		}
+		return out
+	case n.GetMergeStmt() != nil:
+		s := n.GetMergeStmt()
+		out := r.writableCTEs(s.WithClause, sp)
+		if t := r.relation(s.Relation, sp); t != nil {
+			out = append(out, unattributed(t, "MERGE: the rows it writes depend on a join Lethe cannot evaluate"))
+		}
+		return out
+	case n.GetSelectStmt() != nil:
+		return r.writableCTEs(n.GetSelectStmt().WithClause, sp)
+	case n.GetTruncateStmt() != nil:
+		var out []*Analysis
+		for _, rel := range n.GetTruncateStmt().Relations {
+			if t := r.relation(rel.GetRangeVar(), sp); t != nil {
+				out = append(out, unattributed(t, "TRUNCATE removes every row without naming them"))
+			}
+		}
+		return out
+	case n.GetCopyStmt() != nil:
+		s := n.GetCopyStmt()
+		if !s.IsFrom {
+			return nil // COPY … TO reads
+		}
+		if t := r.relation(s.Relation, sp); t != nil {
+			return []*Analysis{analyzeCopy(t, s)}
+		}
+		return nil
+	case n.GetExplainStmt() != nil:
+		s := n.GetExplainStmt()
+		// Only EXPLAIN ANALYZE runs the statement.
+		if explainAnalyzes(s.Options) {
+			return r.analyzeStmt(s.Query, sp)
+		}
+		return nil
+	case n.GetPrepareStmt() != nil:
+		// PREPARE in SQL: the write happens at EXECUTE, whose parameters
+		// Lethe would have to pair with this text; refuse to guess.
+		var out []*Analysis
+		for _, a := range r.analyzeStmt(n.GetPrepareStmt().Query, sp) {
+			out = append(out, unattributed(a.t, "PREPARE … AS a write: SQL-level prepared statements run later through EXECUTE, which Lethe cannot attribute; use the protocol's prepared statements"))
+		}
+		return out
+	}
+	return nil
+}
+
+// writableCTEs turns each write to a configured table inside WITH into an
+// unattributed Analysis: its rows may feed, or be fed by, the rest of the
+// statement.
+func (r *Rules) writableCTEs(w *pg.WithClause, sp []string) []*Analysis {
+	if w == nil {
+		return nil
+	}
+	var out []*Analysis
+	for _, c := range w.Ctes {
+		cte := c.GetCommonTableExpr()
+		if cte == nil {
+			continue
+		}
+		for _, a := range r.analyzeStmt(cte.Ctequery, sp) {
+			if a.Kind == KindUnattributed {
+				out = append(out, a)
+				continue
+			}
+			out = append(out, unattributed(a.t, fmt.Sprintf("writable CTE (WITH %s AS (%s …)): its rows are tied to the rest of the statement", quoteIdent(cte.Ctename), writeVerb(a.Kind))))
+		}
+	}
+	return out
+}
+
+func writeVerb(k Kind) string {
+	switch k {
+	case KindInsert:
+		return "INSERT"
+	case KindUpdate:
+		return "UPDATE"
+	case KindDelete:
+		return "DELETE"
+	}
+	return "a write"
+}
+
+func explainAnalyzes(opts []*pg.Node) bool {
+	for _, o := range opts {
+		d := o.GetDefElem()
+		if d == nil || d.Defname != "analyze" {
+			continue
+		}
+		if d.Arg == nil {
+			return true
+		}
+		if c := d.Arg.GetAConst(); c != nil {
+			switch constText(c) {
+			case "false", "off", "0":
+				return false
+			}
+		}
+		if s := d.Arg.GetString_(); s != nil {
+			switch s.Sval {
+			case "false", "off", "0":
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func (r *Rules) relation(rv *pg.RangeVar, sp []string) *table {
+	if rv == nil {
+		return nil
+	}
+	return r.resolve(rv.Schemaname, rv.Relname, searchPathSchemas(sp))
+}
+
+// searchPathSchemas drops "$user" (Lethe does not know the role's name;
+// a schema named after the role is rare for vector tables).
+func searchPathSchemas(sp []string) []string {
+	for _, s := range sp {
+		if s == "$user" {
+			out := make([]string, 0, len(sp))
+			for _, s := range sp {
+				if s != "$user" {
+					out = append(out, s)
+				}
+			}
+			if len(out) == 0 {
+				return []string{"public"}
+			}
+			return out
+		}
+	}
+	return sp
+}
+
+func unattributed(t *table, reason string) *Analysis {
+	return &Analysis{Table: t.name, Kind: KindUnattributed, Reason: reason, t: t}
+}
+
+// Tags computes the tags of one execution of the statement given its bound
+// parameters. An error means the parameters could not be read (a missing
+// parameter, an undecodable binary value, invalid JSON in a subject column);
+// the caller should treat the write as unattributed.
+func (a *Analysis) Tags(p Params) ([]Tag, error) {
+	switch a.Kind {
+	case KindUnattributed:
+		return []Tag{{Table: a.Table, Op: OpUnattributed, Reason: a.Reason}}, nil
+	case KindInsert:
+		return a.insertTags(p)
+	case KindUpdate:
+		return a.updateTags(p)
+	case KindDelete:
+		return a.deleteTags(p)
+	case KindCopy:
+		return nil, nil // rows arrive as CopyData: use NewCopyDecoder
+	}
+	return nil, nil
+}
+
+// subjects appends the subjects of a row whose subject columns have the
+// values vals (per t.columns, already resolved), skipping unwritten ones.
+func (t *table) rowSubjects(dst []string, vals []string, present []bool) ([]string, error) {
+	for i, s := range t.subjects {
+		c := t.subjCol[i]
+		if !present[c] {
+			continue
+		}
+		if len(s.Path) == 0 {
+			dst = append(dst, vals[c])
+			continue
+		}
+		var err error
+		if dst, err = jsonSubjects(vals[c], s.Path, dst); err != nil {
+			return dst, fmt.Errorf("%w (column %s of %s)", err, quoteIdent(t.columns[c]), t.name)
+		}
+	}
+	return dst, nil
+}
+
+// columnRole is how a subject column's binary values are read.
+func (t *table) columnRole(c int) role {
+	if t.jsonColumn(c) {
+		return roleJSON
+	}
+	return rolePlain
+}

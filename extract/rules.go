@@ -1,0 +1,128 @@
+package extract
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Rules is the compiled rule set, safe for concurrent use (it is never
+// modified after NewRules).
+type Rules struct {
+	tables map[string]*table // by "schema.name"
+	byName map[string]bool   // relation names (no schema) of configured tables
+	// names are the lower-cased relation names Mentions looks for.
+	names [][]byte
+}
+
+// table is one compiled rule.
+type table struct {
+	name     string // canonical "schema.name"
+	schema   string
+	relname  string
+	id       string
+	subjects []Subject
+	columns  []string // distinct Subject columns, in first-use order
+	subjCol  []int    // index into columns, per subject
+}
+
+// columnIndex is the position of col in t.columns, or -1.
+func (t *table) columnIndex(col string) int {
+	for i, c := range t.columns {
+		if c == col {
+			return i
+		}
+	}
+	return -1
+}
+
+// hasPath reports whether any subject reads into column col as JSON.
+func (t *table) jsonColumn(col int) bool {
+	for i, s := range t.subjects {
+		if t.subjCol[i] == col && len(s.Path) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// NewRules compiles rules. Table names are read as SQL would read them
+// ("public.docs", `"MySchema"."Docs"`; unquoted names fold to lower case; no
+// schema means public). Subject columns are compared exactly, so build them
+// with ParseSubject.
+func NewRules(rules []Rule) (*Rules, error) {
+	r := &Rules{tables: map[string]*table{}, byName: map[string]bool{}}
+	seen := map[string]bool{}
+	for _, rule := range rules {
+		parts, err := splitIdentifiers(rule.Table, '.')
+		if err != nil {
+			return nil, fmt.Errorf("extract: rule table %q: %w", rule.Table, err)
+		}
+		var t table
+		switch len(parts) {
+		case 1:
+			t.schema, t.relname = "public", parts[0]
+		case 2:
+			t.schema, t.relname = parts[0], parts[1]
+		default:
+			return nil, fmt.Errorf("extract: rule table %q: want schema.table", rule.Table)
+		}
+		t.name = t.schema + "." + t.relname
+		if r.tables[t.name] != nil {
+			return nil, fmt.Errorf("extract: table %q has two rules", t.name)
+		}
+		if rule.ID == "" {
+			return nil, fmt.Errorf("extract: table %q: rule names no id column", t.name)
+		}
+		if len(rule.Subjects) == 0 {
+			return nil, fmt.Errorf("extract: table %q: rule names no subject", t.name)
+		}
+		t.id = rule.ID
+		for _, s := range rule.Subjects {
+			if s.Column == "" {
+				return nil, fmt.Errorf("extract: table %q: subject with no column", t.name)
+			}
+			if s.Column == t.id {
+				return nil, fmt.Errorf("extract: table %q: subject column %q is the id column", t.name, s.Column)
+			}
+			s.Path = append([]string(nil), s.Path...)
+			t.subjects = append(t.subjects, s)
+			ci := t.columnIndex(s.Column)
+			if ci < 0 {
+				ci = len(t.columns)
+				t.columns = append(t.columns, s.Column)
+			}
+			t.subjCol = append(t.subjCol, ci)
+		}
+		r.tables[t.name] = &t
+		r.byName[t.relname] = true
+		low := strings.ToLower(t.relname)
+		if !seen[low] {
+			seen[low] = true
+			r.names = append(r.names, []byte(low))
+		}
+	}
+	return r, nil
+}
+
+// resolve finds the configured table a statement names, following the
+// search path for unqualified names. PostgreSQL would pick the first schema
+// on the path that has a table of that name, configured or not; Lethe cannot
+// see the catalog, so it picks the first schema with a configured table of
+// that name (over-attributing rather than missing a write).
+func (r *Rules) resolve(schema, relname string, searchPath []string) *table {
+	if !r.byName[relname] {
+		return nil
+	}
+	if schema != "" {
+		return r.tables[schema+"."+relname]
+	}
+	if len(searchPath) == 0 {
+		return r.tables["public."+relname]
+	}
+	for _, s := range searchPath {
+		if t := r.tables[s+"."+relname]; t != nil {
+			return t
+		}
+	}
+	return nil
+}

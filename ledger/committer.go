@@ -1,0 +1,224 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// opKind is the kind of write a request carries to the committer.
+type opKind int
+
+const (
+	opIntend opKind = iota
+	opConfirm
+	opDrop
+	opMarkDeleted
+)
+
+// request is one caller's write, waiting for the committer.
+type request struct {
+	ctx  context.Context
+	kind opKind
+
+	entries   []Entry  // opIntend
+	intent    IntentID // opConfirm, opDrop
+	store     Store    // opMarkDeleted
+	table     string   // opMarkDeleted
+	recordIDs []string // opMarkDeleted
+
+	// Set by the backend while it runs the batch; only delivered to the
+	// caller once the batch has committed.
+	id    IntentID // opIntend: the new intent
+	opErr error    // a refusal that does not abort the transaction (e.g. ErrUnknownIntent)
+
+	done chan error
+}
+
+// batchWriter runs one batch of requests in one transaction and commits it.
+// It sets req.id and req.opErr for each request; a returned error means the
+// transaction did not commit (and nothing in it is durable).
+type batchWriter func(ctx context.Context, now time.Time, batch []*request) error
+
+// committer is the group commit: one goroutine takes every write request,
+// gathers the ones that arrive close together and commits them in one
+// transaction, so that N concurrent Intend calls cost one fsync, not N.
+type committer struct {
+	write    batchWriter
+	window   time.Duration
+	maxBatch int
+	timeout  time.Duration
+
+	// Committed transactions and the requests they carried (for tests
+	// and, later, metrics).
+	batches, requests atomic.Int64
+
+	mu     sync.RWMutex // guards closed against sends on a closed reqs
+	closed bool
+	reqs   chan *request
+	done   chan struct{}
+}
+
+func newCommitter(write batchWriter, opts Options) *committer {
+	c := &committer{
+		write:    write,
+		window:   opts.commitWindow(),
+		maxBatch: opts.maxBatch(),
+		timeout:  opts.commitTimeout(),
+		reqs:     make(chan *request, opts.maxBatch()),
+		done:     make(chan struct{}),
+	}
+	go c.run()
+	return c
+}
+
+// errClosed is returned for writes submitted after Close.
+var errClosed = fmt.Errorf("%w: the ledger is closed", ErrUnavailable)
+
+// submit hands r to the committer and waits until it is durable (nil),
+// refused, or ctx ends. When ctx ends first the write may still commit
+// later; an intent left that way shows up in Pending.
+func (c *committer) submit(r *request) error {
+	r.done = make(chan error, 1)
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
+		return errClosed
+	}
+	select {
+	case c.reqs <- r:
+	case <-r.ctx.Done():
+		c.mu.RUnlock()
+		return r.ctx.Err()
+	}
+	c.mu.RUnlock()
+	select {
+	case err := <-r.done:
+		return err
+	case <-r.ctx.Done():
+		return r.ctx.Err()
+	}
+}
+
+// close stops accepting requests, commits the ones already queued and waits
+// for the committer to exit.
+func (c *committer) close() {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.reqs)
+	}
+	c.mu.Unlock()
+	<-c.done
+}
+
+func (c *committer) run() {
+	defer close(c.done)
+	for {
+		first, ok := <-c.reqs
+		if !ok {
+			return
+		}
+		batch := c.gather(first)
+		c.commit(batch)
+	}
+}
+
+// gather collects requests after first until the batch is full, the window
+// has passed, or the queue is closed. With a window of 0 it takes only what
+// is already queued (requests that arrived during the previous commit).
+func (c *committer) gather(first *request) []*request {
+	batch := []*request{first}
+	var timeout <-chan time.Time
+	if c.window > 0 {
+		t := time.NewTimer(c.window)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for len(batch) < c.maxBatch {
+		if timeout == nil {
+			select {
+			case r, ok := <-c.reqs:
+				if !ok {
+					return batch
+				}
+				batch = append(batch, r)
+				continue
+			default:
+				return batch
+			}
+		}
+		select {
+		case r, ok := <-c.reqs:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, r)
+		case <-timeout:
+			return batch
+		}
+	}
+	return batch
+}
+
+// commit writes batch in one transaction. If that transaction fails, each
+// request is retried in a transaction of its own, so that one bad request
+// cannot fail its neighbours; requests whose caller has gone are skipped.
+func (c *committer) commit(batch []*request) {
+	live := batch[:0]
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- err
+			continue
+		}
+		live = append(live, r)
+	}
+	if len(live) == 0 {
+		return
+	}
+	err := c.try(live)
+	if err == nil {
+		c.batches.Add(1)
+		c.requests.Add(int64(len(live)))
+		for _, r := range live {
+			r.done <- r.opErr
+		}
+		return
+	}
+	if len(live) == 1 {
+		live[0].done <- unavailable(err)
+		return
+	}
+	for _, r := range live {
+		one := []*request{r}
+		if err := c.try(one); err != nil {
+			r.done <- unavailable(err)
+			continue
+		}
+		c.batches.Add(1)
+		c.requests.Add(1)
+		r.done <- r.opErr
+	}
+}
+
+func (c *committer) try(batch []*request) error {
+	for _, r := range batch {
+		r.id, r.opErr = 0, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	// Microseconds: what PostgreSQL's timestamptz keeps, so both backends
+	// return the same times.
+	return c.write(ctx, time.Now().UTC().Truncate(time.Microsecond), batch)
+}
+
+// unavailable wraps err with ErrUnavailable unless it already is.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}

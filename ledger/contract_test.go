@@ -1,0 +1,380 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// backend is one ledger implementation under the contract. Each call of
+// newStore makes a fresh, empty store (cleaned up with t) and returns a
+// function that opens it; calling open again after Close reopens the same
+// store, which is how durability across restarts is tested.
+type backend struct {
+	newStore func(t *testing.T) (open func(t *testing.T) Ledger, dump func(t *testing.T) []byte)
+}
+
+var testHasher = func() *Hasher {
+	h, err := NewHasher([]byte("contract-test-salt-0123456789abcdef"))
+	if err != nil {
+		panic(err)
+	}
+	return h
+}()
+
+func entry(table, id, subject string) Entry {
+	return Entry{Store: StorePostgres, Table: table, RecordID: id, Subject: testHasher.Hash(subject)}
+}
+
+// key is a record as the tests compare it: what, about whom, which state.
+type key struct {
+	Table, RecordID string
+	State           State
+	Intent          IntentID
+}
+
+func keys(recs []Record) []key {
+	out := make([]key, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, key{r.Table, r.RecordID, r.State, r.Intent})
+	}
+	return out
+}
+
+func bySubject(t *testing.T, l Ledger, subject string) []key {
+	t.Helper()
+	recs, err := l.BySubject(context.Background(), testHasher.Hash(subject))
+	require.NoError(t, err)
+	for _, r := range recs {
+		require.Equal(t, testHasher.Hash(subject), r.Subject)
+		require.False(t, r.UpdatedAt.IsZero())
+	}
+	return keys(recs)
+}
+
+func pendingIDs(t *testing.T, l Ledger) []IntentID {
+	t.Helper()
+	p, err := l.Pending(context.Background())
+	require.NoError(t, err)
+	ids := []IntentID{}
+	for _, in := range p {
+		ids = append(ids, in.ID)
+	}
+	return ids
+}
+
+func intend(t *testing.T, l Ledger, entries ...Entry) IntentID {
+	t.Helper()
+	id, err := l.Intend(context.Background(), entries)
+	require.NoError(t, err)
+	require.NotZero(t, id)
+	return id
+}
+
+// runContract is the behaviour every Ledger backend must show.
+func runContract(t *testing.T, b backend) {
+	ctx := context.Background()
+
+	// fresh opens a new empty store and closes it when the test ends.
+	fresh := func(t *testing.T) Ledger {
+		open, _ := b.newStore(t)
+		l := open(t)
+		t.Cleanup(func() { l.Close() })
+		return l
+	}
+
+	t.Run("IntendShowsPending_ConfirmMakesItFindable", func(t *testing.T) {
+		l := fresh(t)
+		before := time.Now().Add(-time.Second)
+		id := intend(t, l, entry("public.docs", "1", "alice@example.com"), entry("public.docs", "2", "alice@example.com"))
+
+		p, err := l.Pending(ctx)
+		require.NoError(t, err)
+		require.Len(t, p, 1)
+		require.Equal(t, id, p[0].ID)
+		require.True(t, p[0].CreatedAt.After(before))
+		require.Equal(t, []Entry{entry("public.docs", "1", "alice@example.com"), entry("public.docs", "2", "alice@example.com")}, p[0].Entries)
+		require.Equal(t, []key{{"public.docs", "1", StatePending, id}, {"public.docs", "2", StatePending, id}}, bySubject(t, l, "alice@example.com"))
+
+		require.NoError(t, l.Confirm(ctx, id))
+		require.Empty(t, pendingIDs(t, l))
+		require.Equal(t, []key{{"public.docs", "1", StateConfirmed, id}, {"public.docs", "2", StateConfirmed, id}}, bySubject(t, l, "alice@example.com"))
+		require.Empty(t, bySubject(t, l, "bob@example.com"))
+
+		require.NoError(t, l.Confirm(ctx, id), "confirming twice is idempotent")
+	})
+
+	t.Run("DropRemovesPendingEntries", func(t *testing.T) {
+		l := fresh(t)
+		id := intend(t, l, entry("public.docs", "1", "alice"))
+		require.NoError(t, l.Drop(ctx, id))
+		require.Empty(t, pendingIDs(t, l))
+		require.Empty(t, bySubject(t, l, "alice"))
+		require.NoError(t, l.Drop(ctx, id), "dropping twice is idempotent")
+		require.ErrorIs(t, l.Confirm(ctx, id), ErrUnknownIntent, "a dropped intent cannot be confirmed")
+	})
+
+	t.Run("UnknownIntentsAndDropAfterConfirm", func(t *testing.T) {
+		l := fresh(t)
+		require.ErrorIs(t, l.Confirm(ctx, 424242), ErrUnknownIntent)
+		require.ErrorIs(t, l.Drop(ctx, 424242), ErrUnknownIntent)
+		id := intend(t, l, entry("public.docs", "1", "alice"))
+		require.NoError(t, l.Confirm(ctx, id))
+		require.ErrorIs(t, l.Drop(ctx, id), ErrIntentConfirmed)
+		require.Equal(t, []key{{"public.docs", "1", StateConfirmed, id}}, bySubject(t, l, "alice"))
+	})
+
+	t.Run("DropOfRewriteKeepsEarlierConfirmation", func(t *testing.T) {
+		// Intent A's write committed; intent B rewrites the same record
+		// (an upsert) and rolls back. The record must still be known.
+		l := fresh(t)
+		a := intend(t, l, entry("public.docs", "1", "alice"))
+		require.NoError(t, l.Confirm(ctx, a))
+		b := intend(t, l, entry("public.docs", "1", "alice"))
+		require.Equal(t, []key{{"public.docs", "1", StateConfirmed, a}, {"public.docs", "1", StatePending, b}}, bySubject(t, l, "alice"))
+		require.NoError(t, l.Drop(ctx, b))
+		require.Equal(t, []key{{"public.docs", "1", StateConfirmed, a}}, bySubject(t, l, "alice"))
+
+		// And when the rewrite commits, the latest confirmation wins.
+		c := intend(t, l, entry("public.docs", "1", "alice"), entry("public.docs", "1", "alice"))
+		require.NoError(t, l.Confirm(ctx, c))
+		require.Equal(t, []key{{"public.docs", "1", StateConfirmed, c}}, bySubject(t, l, "alice"))
+	})
+
+	t.Run("SeveralSubjectsPerRecord", func(t *testing.T) {
+		l := fresh(t)
+		id := intend(t, l, entry("public.chats", "c1", "alice"), entry("public.chats", "c1", "bob"))
+		require.NoError(t, l.Confirm(ctx, id))
+		require.Equal(t, []key{{"public.chats", "c1", StateConfirmed, id}}, bySubject(t, l, "alice"))
+		require.Equal(t, []key{{"public.chats", "c1", StateConfirmed, id}}, bySubject(t, l, "bob"))
+
+		require.NoError(t, l.MarkDeleted(ctx, StorePostgres, "public.chats", []string{"c1"}))
+		require.Equal(t, StateDeleted, bySubject(t, l, "alice")[0].State)
+		require.Equal(t, StateDeleted, bySubject(t, l, "bob")[0].State)
+	})
+
+	t.Run("GeneratedRecordIDsAreKeptPerTableAndSubject", func(t *testing.T) {
+		l := fresh(t)
+		a := intend(t, l, entry("public.data_docs", "", "alice"), entry("public.data_docs", "", "alice"))
+		b := intend(t, l, entry("public.data_docs", "", "alice"), entry("public.other", "", "alice"), entry("public.data_docs", "", "bob"))
+		require.NoError(t, l.Confirm(ctx, a))
+		require.NoError(t, l.Confirm(ctx, b))
+		require.Equal(t, []key{{"public.data_docs", "", StateConfirmed, b}, {"public.other", "", StateConfirmed, b}}, bySubject(t, l, "alice"))
+		require.Equal(t, []key{{"public.data_docs", "", StateConfirmed, b}}, bySubject(t, l, "bob"))
+		require.NoError(t, l.MarkDeleted(ctx, StorePostgres, "public.data_docs", []string{""}), "empty ids are ignored")
+		require.Equal(t, StateConfirmed, bySubject(t, l, "bob")[0].State)
+	})
+
+	t.Run("UnattributedEntries", func(t *testing.T) {
+		l := fresh(t)
+		un := Entry{Store: StorePinecone, Table: "idx/ns", Unattributed: true}
+		id := intend(t, l, un)
+		require.NoError(t, l.Confirm(ctx, id))
+		counts, err := l.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []TableCount{{StorePinecone, "idx/ns", StateConfirmed, 1}}, counts)
+
+		_, err = l.Intend(ctx, []Entry{{Store: StorePinecone, Table: "idx/ns"}})
+		require.ErrorContains(t, err, "no subject", "an attributed entry needs a subject")
+		require.False(t, errors.Is(err, ErrUnavailable))
+		_, err = l.Intend(ctx, []Entry{{Store: StorePinecone, Table: "idx/ns", RecordID: "1", Unattributed: true}})
+		require.Error(t, err)
+	})
+
+	t.Run("MarkDeleted", func(t *testing.T) {
+		l := fresh(t)
+		id := intend(t, l, entry("public.docs", "1", "alice"), entry("public.docs", "2", "alice"), entry("public.notes", "1", "alice"))
+		require.NoError(t, l.Confirm(ctx, id))
+		require.NoError(t, l.MarkDeleted(ctx, StorePostgres, "public.docs", []string{"1", "missing"}))
+		require.NoError(t, l.MarkDeleted(ctx, StorePinecone, "public.docs", []string{"2"}), "another store's table of the same name")
+		require.Equal(t, []key{
+			{"public.docs", "1", StateDeleted, id},
+			{"public.docs", "2", StateConfirmed, id},
+			{"public.notes", "1", StateConfirmed, id},
+		}, bySubject(t, l, "alice"))
+
+		// Re-inserted after deletion: confirmed again.
+		again := intend(t, l, entry("public.docs", "1", "alice"))
+		require.NoError(t, l.Confirm(ctx, again))
+		require.Equal(t, key{"public.docs", "1", StateConfirmed, again}, bySubject(t, l, "alice")[0])
+	})
+
+	t.Run("Counts", func(t *testing.T) {
+		l := fresh(t)
+		c := intend(t, l, entry("public.docs", "1", "alice"), entry("public.docs", "2", "bob"), entry("public.docs", "2", "carol"))
+		require.NoError(t, l.Confirm(ctx, c))
+		require.NoError(t, l.MarkDeleted(ctx, StorePostgres, "public.docs", []string{"1"}))
+		intend(t, l, entry("public.docs", "3", "alice"), Entry{Store: StorePinecone, Table: "idx/", RecordID: "v1", Subject: testHasher.Hash("alice")})
+		counts, err := l.Counts(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []TableCount{
+			{StorePinecone, "idx/", StatePending, 1},
+			{StorePostgres, "public.docs", StateConfirmed, 2},
+			{StorePostgres, "public.docs", StateDeleted, 1},
+			{StorePostgres, "public.docs", StatePending, 1},
+		}, counts)
+	})
+
+	t.Run("ConcurrentIntendsAreDurableWithDistinctIDs", func(t *testing.T) {
+		open, _ := b.newStore(t)
+		l := open(t)
+		const n = 50
+		ids := make([]IntentID, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ids[i], errs[i] = l.Intend(ctx, []Entry{entry("public.docs", fmt.Sprint(i), fmt.Sprint("subject-", i))})
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+		require.NoError(t, l.Close())
+
+		l = open(t)
+		defer l.Close()
+		got := pendingIDs(t, l)
+		want := append([]IntentID(nil), ids...)
+		sort.Slice(want, func(i, j int) bool { return want[i] < want[j] })
+		require.Equal(t, want, got, "every intent survives a restart, each with its own id")
+		for i := range n {
+			require.Equal(t, []key{{"public.docs", fmt.Sprint(i), StatePending, ids[i]}}, bySubject(t, l, fmt.Sprint("subject-", i)))
+		}
+	})
+
+	t.Run("ReopenKeepsEverything", func(t *testing.T) {
+		open, _ := b.newStore(t)
+		l := open(t)
+		a := intend(t, l, entry("public.docs", "1", "alice"))
+		require.NoError(t, l.Confirm(ctx, a))
+		d := intend(t, l, entry("public.docs", "2", "alice"))
+		require.NoError(t, l.Confirm(ctx, d))
+		require.NoError(t, l.MarkDeleted(ctx, StorePostgres, "public.docs", []string{"2"}))
+		dropped := intend(t, l, entry("public.docs", "3", "alice"))
+		require.NoError(t, l.Drop(ctx, dropped))
+		p := intend(t, l, entry("public.docs", "4", "alice"))
+		before := bySubject(t, l, "alice")
+		require.NoError(t, l.Close())
+
+		l = open(t)
+		require.Equal(t, before, bySubject(t, l, "alice"))
+		require.Equal(t, []IntentID{p}, pendingIDs(t, l))
+		next := intend(t, l, entry("public.docs", "5", "alice"))
+		require.Greater(t, next, p, "intent ids are not reused after a restart")
+		require.ErrorIs(t, l.Confirm(ctx, dropped), ErrUnknownIntent)
+		require.NoError(t, l.Close())
+
+		l = open(t) // and opening an up-to-date schema again is a no-op
+		require.NoError(t, l.Close())
+	})
+
+	t.Run("ClosedLedgerIsUnavailable", func(t *testing.T) {
+		open, _ := b.newStore(t)
+		l := open(t)
+		require.NoError(t, l.Close())
+		_, err := l.Intend(ctx, []Entry{entry("public.docs", "1", "alice")})
+		require.ErrorIs(t, err, ErrUnavailable)
+		require.ErrorIs(t, l.Confirm(ctx, 1), ErrUnavailable)
+		_, err = l.BySubject(ctx, testHasher.Hash("alice"))
+		require.ErrorIs(t, err, ErrUnavailable)
+		_, err = l.Pending(ctx)
+		require.ErrorIs(t, err, ErrUnavailable)
+	})
+
+	t.Run("CloseFlushesQueuedWrites", func(t *testing.T) {
+		open, _ := b.newStore(t)
+		l := open(t)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var done []IntentID
+		var failed []error
+		for i := range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				id, err := l.Intend(ctx, []Entry{entry("public.docs", fmt.Sprint(i), "alice")})
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					done = append(done, id)
+				} else {
+					failed = append(failed, err)
+				}
+			}()
+		}
+		time.Sleep(time.Millisecond)
+		require.NoError(t, l.Close())
+		wg.Wait()
+		for _, err := range failed {
+			require.ErrorIs(t, err, ErrUnavailable, "an Intend after Close is refused as unavailable")
+		}
+		l = open(t)
+		defer l.Close()
+		got := pendingIDs(t, l)
+		for _, id := range done {
+			require.Contains(t, got, id, "an Intend that returned is durable")
+		}
+	})
+
+	t.Run("CancelledContext", func(t *testing.T) {
+		l := fresh(t)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err := l.Intend(cctx, []Entry{entry("public.docs", "1", "alice")})
+		require.ErrorIs(t, err, context.Canceled)
+	})
+
+	t.Run("SubjectsAreNeverStoredInClear", func(t *testing.T) {
+		open, dump := b.newStore(t)
+		l := open(t)
+		const subject = "very-identifiable.person@example.com"
+		id := intend(t, l, entry("public.docs", "1", subject), entry("public.docs", "", subject))
+		require.NoError(t, l.Confirm(ctx, id))
+		intend(t, l, entry("public.docs", "2", subject))
+		require.NoError(t, l.Close())
+
+		raw := dump(t)
+		require.NotContains(t, string(raw), subject)
+		require.NotContains(t, string(raw), "very-identifiable")
+		h := testHasher.Hash(subject)
+		// The dump does hold the hash, so it is not simply empty.
+		require.True(t, bytes.Contains(raw, h[:]) || bytes.Contains(raw, []byte(hex.EncodeToString(h[:]))),
+			"the dump should contain the subject's hash")
+	})
+}
+
+func TestHasher(t *testing.T) {
+	salt := bytes.Repeat([]byte{7}, 32)
+	h1, err := NewHasher(salt)
+	require.NoError(t, err)
+	h2, err := NewHasher(append([]byte(nil), salt...))
+	require.NoError(t, err)
+	other, err := NewHasher(bytes.Repeat([]byte{8}, 32))
+	require.NoError(t, err)
+
+	require.Equal(t, h1.Hash("alice@example.com"), h2.Hash("alice@example.com"), "same salt, same hash")
+	require.NotEqual(t, h1.Hash("alice@example.com"), other.Hash("alice@example.com"), "different salt, different hash")
+	require.NotEqual(t, h1.Hash("alice@example.com"), h1.Hash("bob@example.com"))
+	require.Len(t, h1.Hash("x").String(), 64)
+
+	_, err = NewHasher(make([]byte, 31))
+	require.ErrorIs(t, err, ErrShortSalt)
+	_, err = NewHasher(nil)
+	require.ErrorIs(t, err, ErrShortSalt)
+
+	// The Hasher keeps its own copy of the salt.
+	salt[0] = 9
+	require.Equal(t, h1.Hash("alice@example.com"), h2.Hash("alice@example.com"))
+}

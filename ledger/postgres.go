@@ -1,0 +1,360 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Postgres is the shared ledger: several proxies point at one database and
+// keep their tags in one schema. The schema and state model are those of
+// SQLite (see sqliteMigrations); a batch of writes is sent as one pipelined
+// round trip and committed with synchronous_commit on.
+type Postgres struct {
+	writes
+	pool       *pgxpool.Pool
+	schemaName string
+	schema     string // schemaName as a quoted identifier
+}
+
+var _ Ledger = (*Postgres)(nil)
+
+// OpenPostgres connects to connString and brings the ledger schema
+// (Options.Schema, default "lethe_ledger") up to date. Several proxies may
+// open the same ledger at once: migrations are serialised by an advisory
+// lock.
+func OpenPostgres(ctx context.Context, connString string, opts Options) (*Postgres, error) {
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: bad PostgreSQL connection string: %w", err)
+	}
+	// Every session of this pool writes the ledger: an intent must be on
+	// disk (and on synchronous standbys) before Intend returns, whatever
+	// the server's or role's default is.
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "lethe-ledger"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: connect to PostgreSQL ledger: %w", ErrUnavailable, err)
+	}
+	l := &Postgres{pool: pool, schemaName: opts.schema(), schema: pgx.Identifier{opts.schema()}.Sanitize()}
+	if err := l.migrate(ctx, opts.schema()); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("%w: PostgreSQL ledger schema %q: %w", ErrUnavailable, opts.schema(), err)
+	}
+	l.c = newCommitter(l.writeBatch, opts)
+	return l, nil
+}
+
+// pgMigrations mirror sqliteMigrations; "%[1]s" is the quoted schema.
+var pgMigrations = []string{`
+CREATE TABLE %[1]s.intents (
+	id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	created_at timestamptz NOT NULL,
+	state      text NOT NULL CHECK (state IN ('pending', 'confirmed', 'dropped'))
+);
+CREATE INDEX intents_pending ON %[1]s.intents (id) WHERE state = 'pending';
+
+CREATE TABLE %[1]s.intent_entries (
+	intent_id    bigint NOT NULL REFERENCES %[1]s.intents (id),
+	seq          integer NOT NULL,
+	store        text NOT NULL,
+	tbl          text NOT NULL,
+	record_id    text NOT NULL,
+	subject      bytea NOT NULL CHECK (octet_length(subject) = 32),
+	unattributed boolean NOT NULL,
+	PRIMARY KEY (intent_id, seq)
+);
+CREATE INDEX intent_entries_subject ON %[1]s.intent_entries (subject);
+
+CREATE TABLE %[1]s.entries (
+	store        text NOT NULL,
+	tbl          text NOT NULL,
+	record_id    text NOT NULL,
+	subject      bytea NOT NULL CHECK (octet_length(subject) = 32),
+	unattributed boolean NOT NULL,
+	state        text NOT NULL CHECK (state IN ('confirmed', 'deleted')),
+	intent_id    bigint NOT NULL,
+	updated_at   timestamptz NOT NULL,
+	PRIMARY KEY (store, tbl, record_id, subject, unattributed)
+);
+CREATE INDEX entries_subject ON %[1]s.entries (subject);
+`}
+
+// migrationLockKey is the advisory lock key for schema's migrations, so
+// that ledgers in different schemas of one database do not wait on each
+// other.
+func migrationLockKey(schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("lethe-ledger-migrate:" + schema))
+	return int64(h.Sum64())
+}
+
+func (l *Postgres) migrate(ctx context.Context, schema string) error {
+	return pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		// Held to the end of the transaction: proxies starting together
+		// migrate one after the other, and the later ones find it done.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLockKey(schema)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+l.schema); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+l.schema+`.schema_version (version integer NOT NULL)`); err != nil {
+			return err
+		}
+		var v int
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM `+l.schema+`.schema_version`).Scan(&v); err != nil {
+			return err
+		}
+		if v > len(pgMigrations) {
+			return fmt.Errorf("schema version %d is newer than this build knows (%d); upgrade lethe", v, len(pgMigrations))
+		}
+		for i := v; i < len(pgMigrations); i++ {
+			if _, err := tx.Exec(ctx, fmt.Sprintf(pgMigrations[i], l.schema)); err != nil {
+				return fmt.Errorf("migration %d: %w", i+1, err)
+			}
+		}
+		if v < len(pgMigrations) {
+			if _, err := tx.Exec(ctx, `DELETE FROM `+l.schema+`.schema_version`); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO `+l.schema+`.schema_version (version) VALUES ($1)`, len(pgMigrations)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// q expands the schema placeholder "ledger." in a query.
+func (l *Postgres) q(sql string) string {
+	return strings.ReplaceAll(sql, "ledger.", l.schema+".")
+}
+
+// writeBatch sends batch as one pipeline in one transaction, then commits.
+func (l *Postgres) writeBatch(ctx context.Context, now time.Time, batch []*request) error {
+	tx, err := l.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.Background())
+
+	var b pgx.Batch
+	for _, r := range batch {
+		l.queue(&b, now, r)
+	}
+	res := tx.SendBatch(ctx, &b)
+	for _, r := range batch {
+		if err := l.readResult(res, r); err != nil {
+			res.Close()
+			return err
+		}
+	}
+	if err := res.Close(); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// Each request is one statement, so that a batch is one round trip. The
+// data-modifying CTEs all see the snapshot taken before the statement, so
+// "prior" is the intent's state before this request.
+const (
+	pgIntend = `
+WITH i AS (
+	INSERT INTO ledger.intents (created_at, state) VALUES ($1, 'pending') RETURNING id
+), e AS (
+	INSERT INTO ledger.intent_entries (intent_id, seq, store, tbl, record_id, subject, unattributed)
+	SELECT i.id, u.seq, u.store, u.tbl, u.record_id, u.subject, u.unattributed
+	FROM i, unnest($2::text[], $3::text[], $4::text[], $5::bytea[], $6::boolean[])
+		WITH ORDINALITY AS u (store, tbl, record_id, subject, unattributed, seq)
+)
+SELECT id FROM i`
+
+	pgConfirm = `
+WITH i AS (
+	UPDATE ledger.intents SET state = 'confirmed' WHERE id = $1 AND state = 'pending' RETURNING id
+), moved AS (
+	DELETE FROM ledger.intent_entries e USING i WHERE e.intent_id = i.id
+	RETURNING e.store, e.tbl, e.record_id, e.subject, e.unattributed, e.intent_id
+), up AS (
+	INSERT INTO ledger.entries (store, tbl, record_id, subject, unattributed, state, intent_id, updated_at)
+	-- DISTINCT ON: one intent may name the same record and subject twice,
+	-- and ON CONFLICT may not touch a row twice in one statement.
+	SELECT DISTINCT ON (store, tbl, record_id, subject, unattributed)
+		store, tbl, record_id, subject, unattributed, 'confirmed', intent_id, $2
+	FROM moved
+	ON CONFLICT (store, tbl, record_id, subject, unattributed) DO UPDATE SET
+		state = 'confirmed', intent_id = excluded.intent_id, updated_at = excluded.updated_at
+)
+SELECT coalesce((SELECT state FROM ledger.intents WHERE id = $1), '')`
+
+	pgDrop = `
+WITH i AS (
+	UPDATE ledger.intents SET state = 'dropped' WHERE id = $1 AND state = 'pending' RETURNING id
+), gone AS (
+	DELETE FROM ledger.intent_entries e USING i WHERE e.intent_id = i.id
+)
+SELECT coalesce((SELECT state FROM ledger.intents WHERE id = $1), '')`
+
+	pgMarkDeleted = `
+UPDATE ledger.entries SET state = 'deleted', updated_at = $1
+WHERE store = $2 AND tbl = $3 AND record_id = ANY($4) AND state <> 'deleted'`
+)
+
+func (l *Postgres) queue(b *pgx.Batch, now time.Time, r *request) {
+	switch r.kind {
+	case opIntend:
+		n := len(r.entries)
+		stores, tbls, ids := make([]string, n), make([]string, n), make([]string, n)
+		subjects, unattributed := make([][]byte, n), make([]bool, n)
+		for i, e := range r.entries {
+			stores[i], tbls[i], ids[i] = string(e.Store), e.Table, e.RecordID
+			subjects[i], unattributed[i] = append([]byte(nil), e.Subject[:]...), e.Unattributed
+		}
+		b.Queue(l.q(pgIntend), now, stores, tbls, ids, subjects, unattributed)
+	case opConfirm:
+		b.Queue(l.q(pgConfirm), int64(r.intent), now)
+	case opDrop:
+		b.Queue(l.q(pgDrop), int64(r.intent))
+	case opMarkDeleted:
+		b.Queue(l.q(pgMarkDeleted), now, string(r.store), r.table, r.recordIDs)
+	}
+}
+
+func (l *Postgres) readResult(res pgx.BatchResults, r *request) error {
+	switch r.kind {
+	case opIntend:
+		var id int64
+		if err := res.QueryRow().Scan(&id); err != nil {
+			return err
+		}
+		r.id = IntentID(id)
+	case opConfirm, opDrop:
+		var prior string
+		if err := res.QueryRow().Scan(&prior); err != nil {
+			return err
+		}
+		if prior != intentPending {
+			r.opErr = resolveErr(r.kind, prior)
+		}
+	case opMarkDeleted:
+		if _, err := res.Exec(); err != nil {
+			return err
+		}
+	default:
+		return errors.New("ledger: unknown request kind")
+	}
+	return nil
+}
+
+// Pending returns intents not yet confirmed or dropped, oldest first.
+func (l *Postgres) Pending(ctx context.Context) ([]Intent, error) {
+	rows, err := l.pool.Query(ctx, l.q(`
+		SELECT i.id, i.created_at, e.store, e.tbl, e.record_id, e.subject, e.unattributed
+		FROM ledger.intents i LEFT JOIN ledger.intent_entries e ON e.intent_id = i.id
+		WHERE i.state = 'pending'
+		ORDER BY i.id, e.seq`))
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []Intent
+	for rows.Next() {
+		var (
+			id           int64
+			created      time.Time
+			store, tbl   *string
+			recordID     *string
+			subject      []byte
+			unattributed *bool
+		)
+		if err := rows.Scan(&id, &created, &store, &tbl, &recordID, &subject, &unattributed); err != nil {
+			return nil, unavailable(err)
+		}
+		if len(out) == 0 || out[len(out)-1].ID != IntentID(id) {
+			out = append(out, Intent{ID: IntentID(id), CreatedAt: created.UTC()})
+		}
+		if store == nil { // an intent with no entries
+			continue
+		}
+		e := Entry{Store: Store(*store), Table: *tbl, RecordID: *recordID, Unattributed: *unattributed}
+		copy(e.Subject[:], subject)
+		out[len(out)-1].Entries = append(out[len(out)-1].Entries, e)
+	}
+	return out, unavailable(rows.Err())
+}
+
+// BySubject returns every record about subject: confirmed and deleted ones
+// from entries, pending ones from the intents still open.
+func (l *Postgres) BySubject(ctx context.Context, subject SubjectHash) ([]Record, error) {
+	rows, err := l.pool.Query(ctx, l.q(`
+		SELECT store, tbl, record_id, unattributed, state, intent_id, updated_at
+		FROM ledger.entries WHERE subject = $1
+		UNION ALL
+		SELECT e.store, e.tbl, e.record_id, e.unattributed, 'pending', e.intent_id, i.created_at
+		FROM ledger.intent_entries e JOIN ledger.intents i ON i.id = e.intent_id
+		WHERE e.subject = $1
+		ORDER BY 1, 2, 3, 6`), subject[:])
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		var (
+			rec     Record
+			store   string
+			state   string
+			intent  int64
+			updated time.Time
+		)
+		if err := rows.Scan(&store, &rec.Table, &rec.RecordID, &rec.Unattributed, &state, &intent, &updated); err != nil {
+			return nil, unavailable(err)
+		}
+		rec.Store, rec.Subject, rec.State, rec.Intent = Store(store), subject, State(state), IntentID(intent)
+		rec.UpdatedAt = updated.UTC()
+		out = append(out, rec)
+	}
+	return out, unavailable(rows.Err())
+}
+
+// Counts returns record counts per store, table and state.
+func (l *Postgres) Counts(ctx context.Context) ([]TableCount, error) {
+	rows, err := l.pool.Query(ctx, l.q(`
+		SELECT store, tbl, state, count(*) FROM ledger.entries GROUP BY store, tbl, state
+		UNION ALL
+		SELECT store, tbl, 'pending', count(*) FROM ledger.intent_entries GROUP BY store, tbl
+		ORDER BY 1, 2, 3`))
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []TableCount
+	for rows.Next() {
+		var c TableCount
+		var store, state string
+		if err := rows.Scan(&store, &c.Table, &state, &c.Count); err != nil {
+			return nil, unavailable(err)
+		}
+		c.Store, c.State = Store(store), State(state)
+		out = append(out, c)
+	}
+	return out, unavailable(rows.Err())
+}
+
+// Close commits the writes already submitted, then closes the pool.
+func (l *Postgres) Close() error {
+	l.c.close()
+	l.pool.Close()
+	return nil
+}

@@ -1,0 +1,61 @@
+package ledger
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var sqliteBackend = backend{
+	newStore: func(t *testing.T) (func(t *testing.T) Ledger, func(t *testing.T) []byte) {
+		path := filepath.Join(t.TempDir(), "ledger.db")
+		open := func(t *testing.T) Ledger {
+			l, err := OpenSQLite(path, Options{})
+			require.NoError(t, err)
+			return l
+		}
+		// dump is every byte SQLite keeps for the ledger: the file and
+		// its WAL and shared-memory companions, if any are left.
+		dump := func(t *testing.T) []byte {
+			var all []byte
+			for _, p := range []string{path, path + "-wal", path + "-shm"} {
+				b, err := os.ReadFile(p)
+				if os.IsNotExist(err) {
+					continue
+				}
+				require.NoError(t, err)
+				all = append(all, b...)
+			}
+			return all
+		}
+		return open, dump
+	},
+}
+
+func TestSQLite_Contract(t *testing.T) { runContract(t, sqliteBackend) }
+
+func TestSQLite_OpenInMissingDirectoryIsUnavailable(t *testing.T) {
+	_, err := OpenSQLite(filepath.Join(t.TempDir(), "no", "such", "dir", "ledger.db"), Options{})
+	require.ErrorIs(t, err, ErrUnavailable)
+}
+
+func TestSQLite_UsesWALAndFullSync(t *testing.T) {
+	l, err := OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), Options{})
+	require.NoError(t, err)
+	defer l.Close()
+	ctx := context.Background()
+	var mode string
+	var sync int
+	require.NoError(t, l.w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode))
+	require.NoError(t, l.w.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
+	require.Equal(t, "wal", mode)
+	require.Equal(t, 2, sync, "synchronous=FULL")
+	require.NoError(t, l.r.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
+	require.Equal(t, 2, sync, "synchronous=FULL on read connections too")
+	var version int
+	require.NoError(t, l.r.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&version))
+	require.Equal(t, len(sqliteMigrations), version)
+}

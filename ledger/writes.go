@@ -1,0 +1,78 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// writes implements the write half of Ledger on top of the committer; both
+// backends embed it, so that both take writes the same way.
+type writes struct{ c *committer }
+
+// Intend durably records entries as pending and returns their intent. It
+// returns only once the transaction holding them has committed.
+func (w writes) Intend(ctx context.Context, entries []Entry) (IntentID, error) {
+	for i, e := range entries {
+		if err := validEntry(e); err != nil {
+			return 0, fmt.Errorf("ledger: entry %d: %w", i, err)
+		}
+	}
+	r := &request{ctx: ctx, kind: opIntend, entries: entries}
+	if err := w.c.submit(r); err != nil {
+		return 0, err
+	}
+	return r.id, nil
+}
+
+// Confirm moves an intent's entries to the confirmed state. Confirming an
+// intent twice is not an error; confirming a dropped or unknown intent
+// returns ErrUnknownIntent.
+func (w writes) Confirm(ctx context.Context, id IntentID) error {
+	return w.c.submit(&request{ctx: ctx, kind: opConfirm, intent: id})
+}
+
+// Drop forgets an intent's pending entries. Records confirmed by earlier
+// intents are untouched, even when the dropped intent rewrote them.
+// Dropping twice is not an error; dropping a confirmed intent returns
+// ErrIntentConfirmed.
+func (w writes) Drop(ctx context.Context, id IntentID) error {
+	return w.c.submit(&request{ctx: ctx, kind: opDrop, intent: id})
+}
+
+// MarkDeleted marks the confirmed records with these ids deleted, for every
+// subject. Empty ids (store-generated) cannot be named and are ignored.
+func (w writes) MarkDeleted(ctx context.Context, store Store, table string, recordIDs []string) error {
+	ids := make([]string, 0, len(recordIDs))
+	for _, id := range recordIDs {
+		if id != "" {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return w.c.submit(&request{ctx: ctx, kind: opMarkDeleted, store: store, table: table, recordIDs: ids})
+}
+
+func validEntry(e Entry) error {
+	switch {
+	case e.Store == "":
+		return fmt.Errorf("no store")
+	case e.Table == "":
+		return fmt.Errorf("no table")
+	case e.Unattributed && (e.Subject != SubjectHash{} || e.RecordID != ""):
+		return fmt.Errorf("an unattributed entry has no subject and no record id")
+	case !e.Unattributed && e.Subject == SubjectHash{}:
+		return fmt.Errorf("no subject (mark it Unattributed if it has none)")
+	}
+	// Refused here rather than by the store: PostgreSQL text takes neither,
+	// and a store error would fail every other request of the batch once.
+	for _, s := range []string{string(e.Store), e.Table, e.RecordID} {
+		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+			return fmt.Errorf("%q is not valid UTF-8 text without NUL bytes; encode binary ids (e.g. hex) before tagging", s)
+		}
+	}
+	return nil
+}
