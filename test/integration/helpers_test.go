@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
 
 type (
@@ -43,3 +45,5 @@ func tryConnect(t testing.TB, connString string) (*pgx.Conn, error) {
 	}
 	return conn, err
 }
+
+type pgwireServer = pgwire.Server

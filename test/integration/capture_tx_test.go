@@ -1,0 +1,177 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lethe-privacy/lethe/capture"
+	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+// docsRule configures public.<name>(id text, user_id text, meta jsonb).
+func docsTable(t *testing.T, db testDB, name string) []extract.Rule {
+	pgxTable(t, db, name, "id text PRIMARY KEY, user_id text, meta jsonb")
+	return []extract.Rule{{Table: "public." + name, ID: "id", Subjects: []extract.Subject{{Column: "user_id"}}}}
+}
+
+// states returns "id:state" for every record of subject in table, sorted.
+func (c *captured) states(t *testing.T, table, subject string) []string {
+	c.confirmed(t, table, subject) // let queued decisions settle
+	recs, err := c.ledger.BySubject(context.Background(), c.hasher.Hash(subject))
+	require.NoError(t, err)
+	var out []string
+	for _, r := range recs {
+		if r.Table == table {
+			out = append(out, r.RecordID+":"+string(r.State))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestCapture_TagsOnlyWhatCommitted(t *testing.T) {
+	db := loadTestDB(t)
+	c := startCaptureProxy(t, db, capture.Strict, docsTable(t, db, "cap_tx"))
+	conn := connect(t, db.URL(c.Addr, ""))
+	ctx := ctxT(t)
+	exec := func(sql string, args ...any) error { _, err := conn.Exec(ctx, sql, args...); return err }
+
+	// Implicit transaction: committed.
+	require.NoError(t, exec("INSERT INTO cap_tx (id, user_id) VALUES ($1, $2)", "a1", "ann"))
+	// Explicit rollback: dropped.
+	require.NoError(t, exec("BEGIN"))
+	require.NoError(t, exec("INSERT INTO cap_tx (id, user_id) VALUES ($1, $2)", "a2", "ann"))
+	require.NoError(t, exec("ROLLBACK"))
+	// Savepoint rollback inside a committed transaction.
+	require.NoError(t, exec("BEGIN"))
+	require.NoError(t, exec("INSERT INTO cap_tx (id, user_id) VALUES ($1, $2)", "a3", "ann"))
+	require.NoError(t, exec("SAVEPOINT s1"))
+	require.NoError(t, exec("INSERT INTO cap_tx (id, user_id) VALUES ($1, $2)", "a4", "ann"))
+	require.NoError(t, exec("ROLLBACK TO SAVEPOINT s1"))
+	require.NoError(t, exec("COMMIT"))
+	// COMMIT of an aborted transaction answers ROLLBACK.
+	require.NoError(t, exec("BEGIN"))
+	require.NoError(t, exec("INSERT INTO cap_tx (id, user_id) VALUES ($1, $2)", "a5", "ann"))
+	require.Error(t, exec("INSERT INTO cap_tx (id, user_id) VALUES ($1, $2)", "a1", "ann")) // duplicate key
+	require.NoError(t, exec("COMMIT"))
+	// Error in the middle of a pipeline: the whole implicit transaction rolls back.
+	b := &pgx.Batch{}
+	b.Queue("INSERT INTO cap_tx (id, user_id) VALUES ($1, $2)", "a6", "ann")
+	b.Queue("INSERT INTO cap_tx (id, user_id) VALUES ($1, $2)", "a1", "ann")
+	b.Queue("INSERT INTO cap_tx (id, user_id) VALUES ($1, $2)", "a7", "ann")
+	require.Error(t, conn.SendBatch(ctx, b).Close())
+	// Simple protocol with literals, committed.
+	simple := connect(t, db.URL(c.Addr, "default_query_exec_mode=simple_protocol"))
+	_, err := simple.Exec(ctx, "INSERT INTO cap_tx (id, user_id) VALUES ('a8', 'ann'), ('b1', 'bob')")
+	require.NoError(t, err)
+
+	var committed []string
+	rows, err := connect(t, db.URL(db.Addr(), "")).Query(ctx, "SELECT id FROM cap_tx WHERE user_id = 'ann' ORDER BY id")
+	require.NoError(t, err)
+	for rows.Next() {
+		var id string
+		require.NoError(t, rows.Scan(&id))
+		committed = append(committed, id+":confirmed")
+	}
+	require.NoError(t, rows.Err())
+	assert.Equal(t, []string{"a1:confirmed", "a3:confirmed", "a8:confirmed"}, committed, "what the server committed")
+	assert.Equal(t, committed, c.states(t, "public.cap_tx", "ann"), "the ledger holds exactly the committed rows")
+	assert.Equal(t, []string{"b1:confirmed"}, c.states(t, "public.cap_tx", "bob"))
+}
+
+func TestCapture_StrictRefusesUnattributableWrites(t *testing.T) {
+	db := loadTestDB(t)
+	c := startCaptureProxy(t, db, capture.Strict, docsTable(t, db, "cap_strict"))
+	conn := connect(t, db.URL(c.Addr, ""))
+	for _, sql := range []string{
+		"INSERT INTO cap_strict (id, user_id) SELECT 'x' || g, 'ann' FROM generate_series(1, 3) g",
+		"TRUNCATE cap_strict",
+		"WITH w AS (INSERT INTO cap_strict (id, user_id) VALUES ('c1', 'ann') RETURNING id) SELECT * FROM w",
+	} {
+		_, err := conn.Exec(ctxT(t), sql)
+		require.Error(t, err, sql)
+		assert.Equal(t, capture.CodeUnattributed, pgCode(err), sql)
+		assert.Contains(t, pgMessage(err), "cannot be attributed", sql)
+	}
+	assert.Equal(t, 0, countRows(t, db, "cap_strict"), "nothing was written")
+	// Other statements on the connection keep working.
+	_, err := conn.Exec(ctxT(t), "INSERT INTO cap_strict (id, user_id) VALUES ($1, $2)", "ok1", "ann")
+	require.NoError(t, err)
+}
+
+func TestCapture_PermissiveRecordsUnattributedWrites(t *testing.T) {
+	db := loadTestDB(t)
+	c := startCaptureProxy(t, db, capture.Permissive, docsTable(t, db, "cap_perm"))
+	conn := connect(t, db.URL(c.Addr, ""))
+	_, err := conn.Exec(ctxT(t), "INSERT INTO cap_perm (id, user_id) SELECT 'x' || g, 'ann' FROM generate_series(1, 3) g")
+	require.NoError(t, err)
+	assert.Equal(t, 3, countRows(t, db, "cap_perm"))
+	var counts []ledger.TableCount
+	for range 100 {
+		counts, err = c.ledger.Counts(context.Background())
+		require.NoError(t, err)
+		if len(counts) > 0 && counts[0].State == ledger.StateConfirmed {
+			break
+		}
+	}
+	require.NotEmpty(t, counts)
+	assert.Equal(t, "public.cap_perm", counts[0].Table)
+}
+
+// flakyLedger fails Intend while down is set: the ledger is unreachable.
+type flakyLedger struct {
+	ledger.Ledger
+	down atomic.Bool
+}
+
+func (f *flakyLedger) Intend(ctx context.Context, e []ledger.Entry) (ledger.IntentID, error) {
+	if f.down.Load() {
+		return 0, fmt.Errorf("%w: test outage", ledger.ErrUnavailable)
+	}
+	return f.Ledger.Intend(ctx, e)
+}
+
+func TestCapture_FailsClosedWhenTheLedgerIsDown(t *testing.T) {
+	db := loadTestDB(t)
+	rules := docsTable(t, db, "cap_down")
+	c := startCaptureProxy(t, db, capture.Strict, rules)
+	// Swap in a ledger that can go down, behind a second capture proxy.
+	flaky := &flakyLedger{Ledger: c.ledger}
+	compiled, err := extract.NewRules(rules)
+	require.NoError(t, err)
+	cap2 := capture.New(capture.Config{Rules: compiled, Ledger: flaky, Hasher: c.hasher})
+	t.Cleanup(cap2.Close)
+	p := startProxy(t, db, func(s *pgwireServer) { s.Observer = cap2 })
+	conn := connect(t, db.URL(p.Addr, ""))
+
+	flaky.down.Store(true)
+	_, err = conn.Exec(ctxT(t), "INSERT INTO cap_down (id, user_id) VALUES ($1, $2)", "d1", "ann")
+	require.Error(t, err)
+	assert.Equal(t, capture.CodeLedgerDown, pgCode(err))
+	// Reads and writes to other tables still work on the same connection.
+	var one int
+	require.NoError(t, conn.QueryRow(ctxT(t), "SELECT 1").Scan(&one))
+	flaky.down.Store(false)
+	_, err = conn.Exec(ctxT(t), "INSERT INTO cap_down (id, user_id) VALUES ($1, $2)", "d2", "ann")
+	require.NoError(t, err)
+	var ids []string
+	rows, err := connect(t, db.URL(db.Addr(), "")).Query(ctxT(t), "SELECT id FROM cap_down ORDER BY id")
+	require.NoError(t, err)
+	for rows.Next() {
+		var id string
+		require.NoError(t, rows.Scan(&id))
+		ids = append(ids, id)
+	}
+	assert.Equal(t, []string{"d2"}, ids, "the refused write never reached the server")
+	assert.Equal(t, int64(1), cap2.Stats.Refused.Load())
+}
