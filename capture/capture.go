@@ -3,6 +3,7 @@ package capture
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -98,24 +99,40 @@ func (c *Capture) Close() {
 	<-c.done
 }
 
+// decisionWorkers bounds the confirmations in flight; running them
+// concurrently lets the ledger's group commit put many in one transaction.
+const decisionWorkers = 64
+
 func (c *Capture) decide() {
 	defer close(c.done)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, decisionWorkers)
 	for d := range c.decisions {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		for _, id := range d.ids {
-			var err error
-			if d.confirm {
-				err = c.cfg.Ledger.Confirm(ctx, id)
-			} else {
-				err = c.cfg.Ledger.Drop(ctx, id)
-			}
-			if err != nil {
-				c.Stats.DecisionErrors.Add(1)
-				c.log.Warn("ledger decision failed; the intent stays pending for recovery",
-					"intent", int64(id), "confirm", d.confirm, "err", err)
-			}
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				c.apply(d.confirm, id)
+			}()
 		}
-		cancel()
+	}
+	wg.Wait()
+}
+
+func (c *Capture) apply(confirm bool, id ledger.IntentID) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var err error
+	if confirm {
+		err = c.cfg.Ledger.Confirm(ctx, id)
+	} else {
+		err = c.cfg.Ledger.Drop(ctx, id)
+	}
+	if err != nil {
+		c.Stats.DecisionErrors.Add(1)
+		c.log.Warn("ledger decision failed; the intent stays pending for recovery",
+			"intent", int64(id), "confirm", confirm, "err", err)
 	}
 }
 

@@ -1,0 +1,176 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+// startProxyBinary starts lethe-proxy with capture of public.<table> and
+// waits until it listens. The process is killed when the test ends.
+func startProxyBinary(t *testing.T, bin, cfg, addr string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--config", cfg)
+	cmd.Env = append(os.Environ(), "LETHE_SUBJECT_SALT="+hex.EncodeToString(testSalt))
+	logf, err := os.OpenFile(cfg+".log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	require.NoError(t, err)
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for range 200 {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return cmd
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	logs, _ := os.ReadFile(cfg + ".log")
+	t.Fatalf("proxy did not start: %s", logs)
+	return nil
+}
+
+// TestCapture_KillNineUnderLoadLosesNoTag kills the proxy with SIGKILL
+// again and again while clients write, restarts it, and then checks the
+// invariant: every row committed to the configured table is in the ledger
+// under its subject, and no confirmed tag names a row that never committed.
+func TestCapture_KillNineUnderLoadLosesNoTag(t *testing.T) {
+	db := loadTestDB(t)
+	pgxTable(t, db, "cap_crash", "id text PRIMARY KEY, user_id text, body text")
+	bin := buildProxy(t)
+	dir := t.TempDir()
+	addr := freePort(t)
+	cfg := filepath.Join(dir, "lethe.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`postgres:
+  listen: %s
+  upstream: %s
+capture:
+  ledger:
+    sqlite: ledger.db
+  tables:
+    - table: public.cap_crash
+      id: id
+      subjects: [user_id]
+log:
+  level: warn
+`, addr, db.Addr())), 0o600))
+
+	const rounds, writers = 5, 4
+	var seq int64
+	var mu sync.Mutex
+	for round := range rounds {
+		proc := startProxyBinary(t, bin, cfg, addr)
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				conn, err := pgx.Connect(context.Background(), db.URL(addr, ""))
+				if err != nil {
+					return
+				}
+				defer conn.Close(context.Background())
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					mu.Lock()
+					seq++
+					id := fmt.Sprintf("r%d-w%d-%d", round, w, seq)
+					mu.Unlock()
+					subject := fmt.Sprintf("user%d@example.com", i%3)
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					if i%4 == 3 { // an explicit transaction now and then
+						tx, err := conn.Begin(ctx)
+						if err == nil {
+							_, err = tx.Exec(ctx, "INSERT INTO cap_crash (id, user_id, body) VALUES ($1, $2, 'x')", id, subject)
+							if err == nil {
+								err = tx.Commit(ctx)
+							}
+						}
+						cancel()
+						if err != nil {
+							return
+						}
+						continue
+					}
+					_, err := conn.Exec(ctx, "INSERT INTO cap_crash (id, user_id, body) VALUES ($1, $2, 'x')", id, subject)
+					cancel()
+					if err != nil {
+						return // the proxy died under us
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(300+100*round) * time.Millisecond)
+		require.NoError(t, proc.Process.Signal(syscall.SIGKILL))
+		proc.Wait()
+		close(stop)
+		wg.Wait()
+	}
+
+	// Read the ledger the proxy left behind, as the next proxy would.
+	l, err := ledger.OpenSQLite(filepath.Join(dir, "ledger.db"), ledger.Options{})
+	require.NoError(t, err)
+	defer l.Close()
+	h, err := ledger.NewHasher(testSalt)
+	require.NoError(t, err)
+
+	rows, err := connect(t, db.URL(db.Addr(), "")).Query(ctxT(t), "SELECT id, user_id FROM cap_crash")
+	require.NoError(t, err)
+	committed := map[string]string{}
+	for rows.Next() {
+		var id, subject string
+		require.NoError(t, rows.Scan(&id, &subject))
+		committed[id] = subject
+	}
+	require.NoError(t, rows.Err())
+	require.Greater(t, len(committed), 50, "the load wrote rows")
+
+	tagged := map[string]ledger.State{} // record id → best state
+	for i := range 3 {
+		recs, err := l.BySubject(context.Background(), h.Hash(fmt.Sprintf("user%d@example.com", i)))
+		require.NoError(t, err)
+		for _, r := range recs {
+			if r.Table == "public.cap_crash" && tagged[r.RecordID] != ledger.StateConfirmed {
+				tagged[r.RecordID] = r.State
+			}
+		}
+	}
+	var untracked, confirmedGhosts, pending int
+	for id := range committed {
+		if _, ok := tagged[id]; !ok {
+			untracked++
+		}
+	}
+	for id, st := range tagged {
+		if st == ledger.StatePending {
+			pending++
+		}
+		if _, ok := committed[id]; !ok && st == ledger.StateConfirmed {
+			confirmedGhosts++
+		}
+	}
+	t.Logf("%d rows committed, %d tagged (%d still pending, resolved by recovery)", len(committed), len(tagged), pending)
+	assert.Zero(t, untracked, "committed rows with no tag")
+	assert.Zero(t, confirmedGhosts, "confirmed tags for rows that never committed")
+}
