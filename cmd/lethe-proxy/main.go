@@ -15,14 +15,16 @@ const usage = `lethe-proxy: provable deletion of a person's data from AI memory
 
 Usage:
   lethe-proxy serve --config FILE   run the proxy
+  lethe-proxy ledger counts|subject --config FILE
+                                    inspect the ledger (see lethe-proxy ledger)
   lethe-proxy version               print the version (also --version)
 `
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -30,6 +32,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return serve(args[1:], stderr)
+	case "ledger":
+		return ledgerCmd(args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "lethe-proxy", version)
 		return 0

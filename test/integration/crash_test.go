@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -173,4 +174,25 @@ log:
 	t.Logf("%d rows committed, %d tagged (%d still pending, resolved by recovery)", len(committed), len(tagged), pending)
 	assert.Zero(t, untracked, "committed rows with no tag")
 	assert.Zero(t, confirmedGhosts, "confirmed tags for rows that never committed")
+	l.Close()
+
+	// The CLI shows the same ledger: counts per table, and one subject's
+	// records with the subject read from stdin.
+	out, err := exec.Command(bin, "ledger", "counts", "--config", cfg).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Regexp(t, `postgres\s+public\.cap_crash\s+confirmed\s+\d+`, string(out))
+	sub := exec.Command(bin, "ledger", "subject", "--config", cfg)
+	sub.Env = append(os.Environ(), "LETHE_SUBJECT_SALT="+hex.EncodeToString(testSalt))
+	sub.Stdin = strings.NewReader("user1@example.com\n")
+	out, err = sub.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	lines := strings.Count(string(out), "public.cap_crash")
+	want := 0
+	for _, s := range committed {
+		if s == "user1@example.com" {
+			want++
+		}
+	}
+	assert.GreaterOrEqual(t, lines, want, "one line per record of user1")
+	assert.NotContains(t, string(out), "user1@example.com", "the subject is not echoed")
 }
