@@ -72,7 +72,8 @@ type row struct {
 // simple Query can, and returns one Analysis per statement that writes a
 // configured table (a statement writing two, via a writable CTE, yields two).
 // Statements that write no configured table yield nothing. searchPath
-// resolves unqualified names (empty means ["public"]); "$user" is ignored.
+// resolves unqualified names (empty means ["public"]); "$user" is ignored; a
+// SET search_path inside sql applies to the statements that follow it.
 // A text PostgreSQL cannot parse is an error.
 func (r *Rules) Analyze(sql string, searchPath []string) ([]*Analysis, error) {
 	res, err := pg.Parse(sql)
@@ -81,6 +82,12 @@ func (r *Rules) Analyze(sql string, searchPath []string) ([]*Analysis, error) {
 	}
 	var out []*Analysis
 	for _, raw := range res.Stmts {
+		// A SET search_path earlier in the same text applies to the
+		// statements after it.
+		if p, ok := stmtSearchPath(raw.Stmt); ok {
+			searchPath = p
+			continue
+		}
 		out = append(out, r.analyzeStmt(raw.Stmt, searchPath)...)
 	}
 	return out, nil

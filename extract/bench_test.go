@@ -23,12 +23,22 @@ func benchInsert() (string, Params) {
 	return sb.String(), textParams(vals...)
 }
 
+// BenchmarkMentions measures the prefilter on the 100-row INSERT text
+// (about 1.6 kB): "hit" finds a configured name at the start, "miss" scans
+// the whole text of a statement on another table.
 func BenchmarkMentions(b *testing.B) {
 	r := testRules(b)
-	sql, _ := benchInsert()
-	b.ReportAllocs()
-	for b.Loop() {
-		r.Mentions(sql)
+	hit, _ := benchInsert()
+	miss := strings.Replace(hit, "INSERT INTO docs", "INSERT INTO other_table", 1)
+	miss = strings.ReplaceAll(miss, "user_id", "owner_ref")
+	for name, sql := range map[string]string{"hit": hit, "miss": miss} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(sql)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Mentions(sql)
+			}
+		})
 	}
 }
 
@@ -75,6 +85,41 @@ func BenchmarkCopyText(b *testing.B) {
 			}
 		}
 		if _, err := d.End(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAnalyzeInlineVectors is Supabase vecs' shape: a 500-row upsert
+// with 384-dimension vectors and metadata inline as literals, which cannot
+// be cached because every text differs.
+func BenchmarkAnalyzeInlineVectors(b *testing.B) {
+	r := testRules(b)
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO vecs.docs (id, vec, metadata) VALUES `)
+	for i := 0; i < 500; i++ {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "('doc-%d', '[", i)
+		for d := 0; d < 384; d++ {
+			if d > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, "0.%06d", (i*384+d)%999983)
+		}
+		fmt.Fprintf(&sb, `]', '{"user_id": "user-%d"}'::jsonb)`, i%10)
+	}
+	sb.WriteString(` ON CONFLICT (id) DO UPDATE SET vec = EXCLUDED.vec, metadata = EXCLUDED.metadata`)
+	sql := sb.String()
+	b.SetBytes(int64(len(sql)))
+	b.ReportAllocs()
+	for b.Loop() {
+		as, err := r.Analyze(sql, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := as[0].Tags(Params{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,4 +4,28 @@
 // other packages. SQL is parsed with PostgreSQL's own parser
 // (github.com/pganalyze/pg_query_go/v6), after a cheap prefilter that skips
 // statements that name no configured table.
+//
+// The flow for one statement text:
+//
+//	rules.Mentions(sql)            // no parse, no allocation; false → ignore
+//	rules.Analyze(sql, searchPath) // parse once; cache the result per text
+//	analysis.Tags(params)          // per execution (Bind), cheap
+//	analysis.NewCopyDecoder()      // for COPY … FROM STDIN; fed CopyData
+//
+// Files mirror statement kinds: insert.go, update.go, delete.go, copy.go
+// (plus copytext.go and copybinary.go for the data), where.go for the id
+// predicates UPDATE and DELETE share, params.go for Bind values.
+//
+// What is attributed: INSERT … VALUES (literals or $n, with ON CONFLICT
+// DO NOTHING or DO UPDATE SET col = EXCLUDED.col), UPDATE setting subject
+// columns to literals or $n (by id, or with ID "" otherwise), DELETE by id,
+// and COPY FROM STDIN in text, CSV and binary formats. Writes whose rows
+// cannot be known from the statement (INSERT … SELECT, MERGE, TRUNCATE,
+// writable CTEs, subject columns set from expressions, COPY from a server
+// file or program, SQL-level PREPARE of a write) yield one OpUnattributed
+// tag with a reason.
+//
+// Not seen at all: writes made by code running inside the server (functions,
+// procedures, DO blocks, triggers, rules) — only the statement the client
+// sends is read.
 package extract

@@ -10,8 +10,11 @@ import (
 type Rules struct {
 	tables map[string]*table // by "schema.name"
 	byName map[string]bool   // relation names (no schema) of configured tables
-	// names are the lower-cased relation names Mentions looks for.
-	names [][]byte
+	// names are the lower-cased relation names Mentions looks for;
+	// byFirst indexes them by their first byte.
+	names   [][]byte
+	byFirst [256][]int
+	starts  [256]bool // bytes that may start a name or "U&", either case
 }
 
 // table is one compiled rule.
@@ -98,9 +101,12 @@ func NewRules(rules []Rule) (*Rules, error) {
 		low := strings.ToLower(t.relname)
 		if !seen[low] {
 			seen[low] = true
+			r.byFirst[low[0]] = append(r.byFirst[low[0]], len(r.names))
+			r.starts[low[0]], r.starts[toUpper(low[0])] = true, true
 			r.names = append(r.names, []byte(low))
 		}
 	}
+	r.starts['u'], r.starts['U'] = true, true
 	return r, nil
 }
 

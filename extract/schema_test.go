@@ -71,3 +71,12 @@ func TestSearchPathSet_ReadsSetStatements(t *testing.T) {
 		})
 	}
 }
+
+func TestAnalyze_SetSearchPathAppliesToLaterStatements(t *testing.T) {
+	r := testRules(t)
+	as, err := r.Analyze(`INSERT INTO docs (id) VALUES (1); SET search_path TO vecs; INSERT INTO docs (id) VALUES (2)`, nil)
+	require.NoError(t, err)
+	require.Len(t, as, 2)
+	assert.Equal(t, "public.docs", as[0].Table)
+	assert.Equal(t, "vecs.docs", as[1].Table)
+}

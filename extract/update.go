@@ -2,6 +2,7 @@ package extract
 
 import (
 	"fmt"
+	"slices"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
@@ -79,7 +80,11 @@ func (a *Analysis) updateTags(p Params) ([]Tag, error) {
 		return nil, err
 	}
 	tags := make([]Tag, 0, len(ids))
-	for _, id := range ids {
+	for i, id := range ids {
+		if i > 0 {
+			// Each tag owns its slice, so a caller may modify one safely.
+			subjects = slices.Clone(subjects)
+		}
 		tags = append(tags, Tag{Table: t.name, Op: OpWrite, ID: id, Subjects: subjects})
 	}
 	return tags, nil
