@@ -146,18 +146,27 @@ func (s *session) lock(f func()) {
 	s.mu.Unlock()
 }
 
-// prepare analyses a statement text once per connection.
+// maxCachedAnalyses bounds the per-connection cache of analyses, since a
+// client may send endless distinct texts as unnamed statements.
+const maxCachedAnalyses = 256
+
+// prepare classifies a statement text and, when it names a configured
+// table, analyses it once per connection (cached by text and search_path).
 func (s *session) prepare(sql string, types []uint32) *prepared {
+	if path, ok := extract.SearchPathSet(sql); ok {
+		s.searchPath = path
+	}
+	if !s.c.cfg.Rules.Mentions(sql) {
+		return &prepared{tx: classifyTx(sql)}
+	}
 	key := strings.Join(s.searchPath, ",") + "\x00" + sql // unqualified names resolve by search_path
 	if st, ok := s.byText[key]; ok && sameTypes(st.types, types) {
 		return st
 	}
 	st := &prepared{tx: classifyTx(sql), types: append([]uint32(nil), types...)}
-	if path, ok := extract.SearchPathSet(sql); ok {
-		s.searchPath = path
-	}
-	if s.c.cfg.Rules.Mentions(sql) {
-		st.analyses, st.refusal = s.analyze(sql)
+	st.analyses, st.refusal = s.analyze(sql)
+	if len(s.byText) >= maxCachedAnalyses {
+		clear(s.byText)
 	}
 	s.byText[key] = st
 	return st
