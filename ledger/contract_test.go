@@ -189,6 +189,16 @@ func runContract(t *testing.T, b backend) {
 		require.Error(t, err)
 	})
 
+	t.Run("InvalidTextIsRefusedBeforeTheStore", func(t *testing.T) {
+		l := fresh(t)
+		for _, e := range []Entry{entry("public.docs", "\xff\xfe", "alice"), entry("public.do\x00cs", "1", "alice"), entry("", "1", "alice")} {
+			_, err := l.Intend(ctx, []Entry{entry("public.docs", "ok", "alice"), e})
+			require.Error(t, err)
+			require.False(t, errors.Is(err, ErrUnavailable), "a bad entry is the caller's error, not the ledger's: %v", err)
+		}
+		require.Empty(t, pendingIDs(t, l), "nothing of a refused Intend is stored")
+	})
+
 	t.Run("MarkDeleted", func(t *testing.T) {
 		l := fresh(t)
 		id := intend(t, l, entry("public.docs", "1", "alice"), entry("public.docs", "2", "alice"), entry("public.notes", "1", "alice"))

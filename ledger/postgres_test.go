@@ -82,7 +82,10 @@ var pgBackend = backend{
 	},
 }
 
-func TestPostgres_Contract(t *testing.T) { runContract(t, pgBackend) }
+func TestPostgres_Contract(t *testing.T) {
+	testPGConnString(t) // fail once, not in every subtest, without a cluster
+	runContract(t, pgBackend)
+}
 
 func TestPostgres_OpenOnClosedPortIsUnavailable(t *testing.T) {
 	testPGConnString(t)
