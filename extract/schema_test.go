@@ -80,3 +80,21 @@ func TestAnalyze_SetSearchPathAppliesToLaterStatements(t *testing.T) {
 	assert.Equal(t, "public.docs", as[0].Table)
 	assert.Equal(t, "vecs.docs", as[1].Table)
 }
+
+func TestSearchPathSet_SkipsOtherStatementsCheaply(t *testing.T) {
+	for _, sql := range []string{
+		"INSERT INTO docs (id) VALUES ('reset search_path')",
+		"UPDATE docs SET meta = '{\"search_path\": 1}'",
+	} {
+		_, ok := SearchPathSet(sql)
+		assert.False(t, ok, sql)
+	}
+	for sql, want := range map[string][]string{
+		"-- comment\n  SET search_path TO a, b": {"a", "b"},
+		"select set_config('search_path', 'c', false)": {"c"},
+	} {
+		got, ok := SearchPathSet(sql)
+		assert.True(t, ok, sql)
+		assert.Equal(t, want, got, sql)
+	}
+}

@@ -18,6 +18,11 @@ var defaultSearchPath = []string{"$user", "public"}
 // case-folded). SET LOCAL is reported like SET; the caller must restore the
 // old path when the transaction ends.
 func SearchPathSet(sql string) ([]string, bool) {
+	if !strings.Contains(sql, ";") && !startsSettingStatement(sql) {
+		// One statement that is not SET, RESET or SELECT: spare the scans
+		// of what may be a megabyte of inline vectors.
+		return nil, false
+	}
 	if !containsFold(sql, []byte("search_path")) && !containsFold(sql, []byte("reset")) {
 		return nil, false
 	}
@@ -93,4 +98,34 @@ func stmtSearchPath(n *pg.Node) ([]string, bool) {
 		path, found = p, true
 	}
 	return path, found
+}
+
+// startsSettingStatement reports whether sql begins (after blanks and
+// comments) with SET, RESET or SELECT, the statements that can change
+// search_path.
+func startsSettingStatement(sql string) bool {
+	for {
+		sql = strings.TrimLeft(sql, " \t\r\n\f(")
+		switch {
+		case strings.HasPrefix(sql, "--"):
+			i := strings.IndexByte(sql, '\n')
+			if i < 0 {
+				return false
+			}
+			sql = sql[i+1:]
+			continue
+		case strings.HasPrefix(sql, "/*"):
+			return true // rare: let the full check decide
+		}
+		break
+	}
+	n := 0
+	for n < len(sql) && n < 6 && (sql[n]|0x20 >= 'a' && sql[n]|0x20 <= 'z') {
+		n++
+	}
+	switch strings.ToLower(sql[:n]) {
+	case "set", "reset", "select":
+		return true
+	}
+	return false
 }
