@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# bench/ingest.sh — vector-table ingest, direct vs through lethe-proxy with
+# capture on, interleaved (direct, proxy, direct, proxy, ...) for R rounds:
+#
+#   extended  multi-row INSERT (BATCH rows/statement), extended protocol, binary
+#             parameters: text id, pgvector binary vector, jsonb    target ≥ 0.85× direct
+#   simple    the same rows as inline literals, simple protocol    target ≥ 0.70× direct
+#   copy      COPY … FROM STDIN WITH (FORMAT BINARY)                target ≥ 0.90× direct
+#
+# Rows: text id, vector(DIM), jsonb {"user_id": "user<N>@example.com"} over
+# 1000 subjects. One connection per target. The table is truncated directly
+# (not through the proxy, which refuses TRUNCATE in strict mode) before every
+# run. For each run it records rows/s, the proxy's CPU (utime+stime from
+# /proc/PID/stat) per row and its largest VmRSS (sampled every 100 ms from
+# /proc/PID/status; VmHWM is monotone, so it is reported only as a total).
+# Then a bounded-memory check streams BIG_MB MiB of binary COPY through the
+# proxy, generated on the fly, and reports the proxy's peak RSS during it.
+#
+# The proxy (built from this checkout) runs with capture of the benchmark
+# table, strict mode, an SQLite ledger in a temp dir and a random subject
+# salt; it is stopped on exit. `lethe-proxy ledger counts` is printed at the
+# end as a sanity check that the rows were tagged.
+#
+# Usage (test cluster running: scripts/testdb.sh start):
+#   bench/ingest.sh
+#   ROWS=5000 R=1 BIG_MB=256 bench/ingest.sh          # quick
+#   PERF=1 R=1 WORKLOADS=simple BIG_MB=0 bench/ingest.sh   # + perf profile of the proxy
+#
+# Environment (defaults in brackets):
+#   R            rounds [3]                 ROWS       rows per run [20000]
+#   BATCH        rows per INSERT [100]      DIM        vector dimensions [1536]
+#   WORKLOADS    ["extended simple copy"] (order within a round)
+#   WARMUP_ROWS  unrecorded rows per workload and target before round 1 [1000], 0 = none
+#   BIG_MB       size of the bounded-memory COPY in MiB [1024], 0 = skip
+#   BENCH_DB     database (created if missing) [lethe_bench]
+#   TABLE        table (dropped and re-created) [public.lethe_ingest_bench]
+#   PROXY_PORT   lethe-proxy port on 127.0.0.1 [0 = pick a free one]
+#   LETHE_PROXY_ENV  extra "K=V K=V" environment for lethe-proxy only
+#   QUIET_PCT    before each run, wait until the host was at most this % busy over 1s [20]; 0 = don't
+#   QUIET_MAX    give up waiting after this many seconds [60]
+#   PERF         1 = `perf record -e cpu-clock -g` the proxy for the whole run and
+#                print its top symbols [0]
+#   RESULTS_DIR  [bench/results]; each invocation writes RESULTS_DIR/ingest-<UTC stamp>/
+#   LETHE_TEST_PG_HOST/PORT/USER/PASSWORD  server and superuser (default: scripts/testdb.sh env)
+#
+# All connections use sslmode=disable (the proxy is not configured for TLS).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+export R=${R:-3} ROWS=${ROWS:-20000} BATCH=${BATCH:-100} DIM=${DIM:-1536}
+export WORKLOADS=${WORKLOADS:-extended simple copy}
+export WARMUP_ROWS=${WARMUP_ROWS:-1000} BIG_MB=${BIG_MB:-1024}
+export QUIET_PCT=${QUIET_PCT:-20} QUIET_MAX=${QUIET_MAX:-60}
+BENCH_DB=${BENCH_DB:-lethe_bench}
+TABLE=${TABLE:-public.lethe_ingest_bench}
+PROXY_PORT=${PROXY_PORT:-0}
+LETHE_PROXY_ENV=${LETHE_PROXY_ENV:-}
+PERF=${PERF:-0}
+RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
+
+log() { printf '[ingest %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf '[ingest] ERROR: %s\n' "$*" >&2; exit 1; }
+
+for v in R ROWS BATCH DIM WARMUP_ROWS BIG_MB QUIET_PCT QUIET_MAX PROXY_PORT; do
+    [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
+done
+[[ $TABLE =~ ^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$ ]] || die "TABLE must be schema.table in lower case (got '$TABLE')"
+[[ $BENCH_DB =~ ^[A-Za-z0-9_]+$ ]] || die "BENCH_DB must be a plain identifier"
+
+# --- server connection ----------------------------------------------------------
+
+if [[ -z ${LETHE_TEST_PG_PORT:-} ]]; then
+    eval "$("$REPO/scripts/testdb.sh" env)"
+fi
+PG_HOST=${LETHE_TEST_PG_HOST:-127.0.0.1}
+PG_PORT=${LETHE_TEST_PG_PORT:?}
+PG_USER=${LETHE_TEST_PG_USER:?}
+export PGPASSWORD=${LETHE_TEST_PG_PASSWORD:?}
+export PGSSLMODE=disable PGCONNECT_TIMEOUT=10 PGAPPNAME=lethe-ingest-bench
+unset PGHOST PGPORT PGUSER PGDATABASE PGSERVICE PGOPTIONS
+
+case $PG_HOST in 127.* | localhost | ::1) ;; *) die "refusing non-loopback server $PG_HOST" ;; esac
+for bin in psql go getconf od; do command -v "$bin" >/dev/null || die "$bin not found in PATH"; done
+((PERF == 0)) || command -v perf >/dev/null || die "PERF=1 needs perf in PATH"
+export CLK_TCK
+CLK_TCK=$(getconf CLK_TCK)
+
+# --- lifecycle -------------------------------------------------------------------
+
+WORK=$(mktemp -d /tmp/lethe-ingest.XXXXXX)
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+OUT="$RESULTS_DIR/ingest-$STAMP"
+PROXY_PID="" PERF_PID=""
+
+cleanup() {
+    local rc=$? pid
+    trap - EXIT INT TERM
+    for pid in $PERF_PID $PROXY_PID; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in $PERF_PID $PROXY_PID; do
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+    if [[ -d $OUT ]]; then cp "$WORK"/proxy.yaml "$WORK"/proxy.log "$OUT"/ 2>/dev/null || true; fi
+    rm -rf "$WORK"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+if ((PROXY_PORT == 0)); then
+    for _ in $(seq 50); do
+        p=$((20000 + RANDOM % 20000))
+        if port_free "$p"; then PROXY_PORT=$p; break; fi
+    done
+    ((PROXY_PORT != 0)) || die "no free port found"
+else
+    port_free "$PROXY_PORT" || die "port 127.0.0.1:$PROXY_PORT is in use (set PROXY_PORT)"
+fi
+
+psql_direct() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" "$@"; }
+
+psql_direct -d postgres -c 'select 1' >/dev/null || die "cannot reach PostgreSQL at $PG_HOST:$PG_PORT as $PG_USER (scripts/testdb.sh start?)"
+if [[ $(psql_direct -d postgres -c "select 1 from pg_database where datname = '$BENCH_DB'") != 1 ]]; then
+    log "creating database $BENCH_DB"
+    psql_direct -d postgres -c "create database \"$BENCH_DB\""
+fi
+
+mkdir -p "$OUT"
+log "results → $OUT"
+log "building lethe-proxy and bench/ingest from $REPO"
+(cd "$REPO" && go build -o "$WORK/lethe-proxy" ./cmd/lethe-proxy && go build -o "$WORK/ingest" ./bench/ingest) || die "go build failed"
+
+# --- lethe-proxy with capture ----------------------------------------------------
+
+cat >"$WORK/proxy.yaml" <<EOF
+postgres:
+  listen: 127.0.0.1:$PROXY_PORT
+  upstream: $PG_HOST:$PG_PORT
+  upstream_tls: disable
+capture:
+  mode: strict
+  ledger:
+    sqlite: $WORK/ledger.db
+  tables:
+    - table: $TABLE
+      id: id
+      subjects: ["metadata->>'user_id'"]
+log:
+  level: warn
+shutdown_timeout: 2s
+EOF
+# A fresh random salt per invocation: the ledger is thrown away afterwards.
+SALT=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+
+log "starting lethe-proxy on 127.0.0.1:$PROXY_PORT${LETHE_PROXY_ENV:+ with env: $LETHE_PROXY_ENV}"
+# shellcheck disable=SC2086 # LETHE_PROXY_ENV is a list of K=V words
+env $LETHE_PROXY_ENV LETHE_SUBJECT_SALT="$SALT" "$WORK/lethe-proxy" serve --config "$WORK/proxy.yaml" >"$WORK/proxy.log" 2>&1 </dev/null &
+PROXY_PID=$!
+for _ in $(seq 100); do
+    kill -0 "$PROXY_PID" 2>/dev/null || { tail -n 20 "$WORK/proxy.log" >&2 || true; die "lethe-proxy exited during startup"; }
+    (exec 3<>"/dev/tcp/127.0.0.1/$PROXY_PORT") 2>/dev/null && break
+    sleep 0.1
+done
+(exec 3<>"/dev/tcp/127.0.0.1/$PROXY_PORT") 2>/dev/null || die "lethe-proxy did not listen on 127.0.0.1:$PROXY_PORT within 10s"
+
+if ((PERF == 1)); then
+    log "perf record -e cpu-clock -g -p $PROXY_PID"
+    perf record -q -e cpu-clock -F 2000 -g -p "$PROXY_PID" -o "$WORK/perf.data" >"$WORK/perf.log" 2>&1 &
+    PERF_PID=$!
+fi
+
+# --- metadata --------------------------------------------------------------------
+
+{
+    echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "git_rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    echo "git_changes=$(git -C "$REPO" status --porcelain -- . ':!bench' 2>/dev/null | awk '{print $1 ":" $2}' | paste -sd' ')"
+    echo "nproc=$(nproc)"
+    echo "cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
+    echo "kernel=$(uname -r)"
+    echo "postgres=$(psql_direct -d postgres -c 'show server_version')"
+    echo "pgvector=$(psql_direct -d "$BENCH_DB" -c "select coalesce((select extversion from pg_extension where extname = 'vector'), 'not yet installed')")"
+    echo "go=$(go version)"
+    echo "rounds=$R rows=$ROWS batch=$BATCH dim=$DIM warmup_rows=$WARMUP_ROWS big_mb=$BIG_MB"
+    echo "workloads=$WORKLOADS table=$TABLE db=$BENCH_DB"
+    echo "lethe_proxy_env=$LETHE_PROXY_ENV quiet_pct=$QUIET_PCT quiet_max_s=$QUIET_MAX perf=$PERF"
+} >"$OUT/meta.txt"
+
+# --- run -------------------------------------------------------------------------
+
+dsn() { echo "host=127.0.0.1 port=$1 user=$PG_USER dbname=$BENCH_DB sslmode=disable application_name=lethe-ingest-bench"; }
+
+INGEST_DIRECT_DSN=$(dsn "$PG_PORT") INGEST_PROXY_DSN=$(dsn "$PROXY_PORT") \
+    INGEST_PROXY_PID=$PROXY_PID INGEST_TABLE=$TABLE OUT_DIR=$OUT \
+    "$WORK/ingest" 2> >(tee "$OUT/ingest.log" >&2)
+
+if [[ -n $PERF_PID ]]; then
+    kill -INT "$PERF_PID" 2>/dev/null || true
+    wait "$PERF_PID" 2>/dev/null || true
+    PERF_PID=""
+    cp "$WORK/perf.data" "$OUT/perf.data" 2>/dev/null || true
+    echo
+    echo "proxy profile (perf report --no-children), top symbols:"
+    { perf report -i "$WORK/perf.data" --no-children --sort sym --stdio 2>/dev/null || true; } |
+        grep -E '^ +[0-9.]+%' | sed -n 1,15p | tee "$OUT/perf-top.txt"
+    echo "by DSO:"
+    { perf report -i "$WORK/perf.data" --no-children --sort dso --stdio 2>/dev/null || true; } |
+        grep -E '^ +[0-9.]+%' | sed -n 1,6p | tee "$OUT/perf-dso.txt"
+fi
+
+# Stop the proxy (SIGTERM, graceful) before reading the ledger, so the
+# counts are those of a settled ledger. After a large COPY the proxy can take
+# well over shutdown_timeout to exit: it is still confirming tags.
+log "stopping lethe-proxy (SIGTERM)"
+t_stop=$(date +%s.%N)
+kill -TERM "$PROXY_PID" 2>/dev/null || true
+for _ in $(seq 1200); do kill -0 "$PROXY_PID" 2>/dev/null || break; sleep 0.1; done
+stop_s=$(awk -v a="$t_stop" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+if kill -0 "$PROXY_PID" 2>/dev/null; then
+    log "lethe-proxy still running ${stop_s}s after SIGTERM; ledger counts below may show pending tags"
+else
+    PROXY_PID=""
+    log "lethe-proxy exited ${stop_s}s after SIGTERM"
+fi
+echo "proxy_exit_after_sigterm_s=$stop_s" >>"$OUT/meta.txt"
+
+echo
+echo "ledger counts (lethe-proxy ledger counts):"
+{ LETHE_SUBJECT_SALT="$SALT" "$WORK/lethe-proxy" ledger counts --config "$WORK/proxy.yaml" 2>&1 || true; } | tee "$OUT/ledger-counts.txt"
+if grep -Eqi 'refus|LT00|error' "$WORK/proxy.log"; then
+    log "the proxy logged errors or refusals; see $OUT/proxy.log"
+fi
+echo
+echo "Per-run data: $OUT/runs.csv"
+echo "Table:        $OUT/table.txt"
+echo "Metadata:     $OUT/meta.txt"
