@@ -63,12 +63,13 @@ type Capture struct {
 	Stats     Stats
 }
 
-// decision is a Confirm or Drop handed to the background worker: the
+// decision is a Confirm, Drop or application delete handed to the background worker: the
 // intents are already durable, so the relay need not wait for this write;
 // one lost in a crash leaves the intent pending, which recovery resolves.
 type decision struct {
 	confirm bool
 	ids     []ledger.IntentID
+	deletes []extract.Tag
 }
 
 // New returns a Capture; Close stops its background worker.
@@ -108,6 +109,9 @@ func (c *Capture) decide() {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, decisionWorkers)
 	for d := range c.decisions {
+		if len(d.deletes) > 0 {
+			c.markDeleted(d.deletes)
+		}
 		for _, id := range d.ids {
 			sem <- struct{}{}
 			wg.Add(1)
@@ -136,9 +140,28 @@ func (c *Capture) apply(confirm bool, id ledger.IntentID) {
 	}
 }
 
-// Confirm and Drop implement Decisions for every session's tracker.
+// Confirm, Drop and Deleted implement Decisions for every session's tracker.
 func (c *Capture) Confirm(ids []ledger.IntentID) { c.decisions <- decision{confirm: true, ids: ids} }
 func (c *Capture) Drop(ids []ledger.IntentID)    { c.decisions <- decision{ids: ids} }
+func (c *Capture) Deleted(tags []extract.Tag)    { c.decisions <- decision{deletes: tags} }
+
+// markDeleted records the application's committed deletes. Confirmations
+// queued before them have been handed out already; a delete that races a
+// confirmation of the same record is re-checked by forget in the store.
+func (c *Capture) markDeleted(tags []extract.Tag) {
+	byTable := map[string][]string{}
+	for _, t := range tags {
+		byTable[t.Table] = append(byTable[t.Table], t.ID)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for table, ids := range byTable {
+		if err := c.cfg.Ledger.MarkDeleted(ctx, ledger.StorePostgres, table, ids); err != nil {
+			c.Stats.DecisionErrors.Add(1)
+			c.log.Warn("ledger could not mark deleted records; forget will find them gone", "table", table, "err", err)
+		}
+	}
+}
 
 // intend makes entries for tags durable, or explains why it cannot.
 func (c *Capture) intend(tags []extract.Tag) (ledger.IntentID, *pgwire.Refusal) {
@@ -180,8 +203,8 @@ func (c *Capture) entries(tags []extract.Tag) []ledger.Entry {
 		case extract.OpUnattributed:
 			out = append(out, ledger.Entry{Store: ledger.StorePostgres, Table: t.Table, Unattributed: true})
 		}
-		// OpDelete: deletes add no personal data; marking records deleted
-		// after commit is not built yet (forget re-checks the store anyway).
+		// OpDelete: deletes add no personal data; the session applies them
+		// to the ledger once they commit.
 	}
 	return out
 }

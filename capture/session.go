@@ -210,6 +210,7 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 		return pt.stmt.refusal
 	}
 	var intents []ledger.IntentID
+	var deletes []extract.Tag
 	var copyAnalysis *extract.Analysis
 	for _, a := range pt.stmt.analyses {
 		if a.Kind == extract.KindCopy {
@@ -223,6 +224,7 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 			}
 			continue
 		}
+		deletes = appendDeletes(deletes, tags)
 		id, r := s.c.intend(tags)
 		if r != nil {
 			return r
@@ -234,6 +236,7 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 	var refusal *pgwire.Refusal
 	s.lock(func() {
 		req := s.tx.Statement(pt.stmt.tx, intents...)
+		req.deletes = deletes
 		if copyAnalysis != nil {
 			refusal = s.startCopy(copyAnalysis, req)
 		}
@@ -279,6 +282,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 	type planned struct {
 		tx      txStatement
 		intents []ledger.IntentID
+		deletes []extract.Tag
 		copy    *extract.Analysis
 	}
 	var plan []planned
@@ -314,6 +318,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 					}
 					continue
 				}
+				p.deletes = appendDeletes(p.deletes, tags)
 				id, r := s.c.intend(tags)
 				if r != nil {
 					plan = append(plan, p)
@@ -330,6 +335,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 	s.lock(func() {
 		for _, p := range plan {
 			req := s.tx.Statement(p.tx, p.intents...)
+			req.deletes = p.deletes
 			if p.copy != nil {
 				refusal = s.startCopy(p.copy, req)
 			}
@@ -389,6 +395,16 @@ func (s *session) copyUnreadable(err error) *pgwire.Refusal {
 		return s.refuse("its COPY data could not be read: " + err.Error())
 	}
 	return nil
+}
+
+// appendDeletes keeps the application's deletes by id among tags.
+func appendDeletes(dst []extract.Tag, tags []extract.Tag) []extract.Tag {
+	for _, t := range tags {
+		if t.Op == extract.OpDelete && t.ID != "" {
+			dst = append(dst, t)
+		}
+	}
+	return dst
 }
 
 // copyParams copies a Bind's parameters out of the relay's buffer.

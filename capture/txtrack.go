@@ -1,6 +1,9 @@
 package capture
 
-import "github.com/lethe-privacy/lethe/ledger"
+import (
+	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/ledger"
+)
 
 // Decisions receives the tracker's verdicts on intents.
 type Decisions interface {
@@ -8,6 +11,8 @@ type Decisions interface {
 	Confirm(ids []ledger.IntentID)
 	// Drop: the writes of these intents certainly did not commit.
 	Drop(ids []ledger.IntentID)
+	// Deleted: the application's deletes of these records committed.
+	Deleted(deletes []extract.Tag)
 }
 
 // request is a client request awaiting its result from the server, in the
@@ -17,15 +22,17 @@ type request struct {
 	opaque  bool              // a simple Query of unknown statements: absorbs completions until its end
 	tx      txStatement       // transaction control, if the statement is one
 	intents []ledger.IntentID // write-ahead intents of this statement's writes (COPY adds them as rows stream)
+	deletes []extract.Tag     // the application's deletes by id, applied if they commit
 }
 
 // AddIntent attaches an intent to a statement still in flight.
 func (r *request) AddIntent(id ledger.IntentID) { r.intents = append(r.intents, id) }
 
-// savepoint marks how many of the transaction's writes precede it.
+// savepoint marks how many of the transaction's writes and deletes precede it.
 type savepoint struct {
-	name   string
-	writes int
+	name    string
+	writes  int
+	deletes int
 }
 
 // txTracker follows one session's transactions from the requests sent and
@@ -41,6 +48,7 @@ type txTracker struct {
 	out        Decisions
 	queue      []*request
 	writes     []ledger.IntentID // executed writes of the current transaction
+	deletes    []extract.Tag     // executed deletes by id of the current transaction
 	savepoints []savepoint
 	inBlock    bool // in an explicit transaction block
 	failed     bool // an error aborted the current implicit transaction
@@ -80,36 +88,37 @@ func (t *txTracker) Complete(tag string) {
 	}
 	t.queue = t.queue[1:]
 	t.writes = append(t.writes, r.intents...)
+	t.deletes = append(t.deletes, r.deletes...)
 	switch r.tx.kind {
 	case txBegin:
 		t.inBlock = true
 	case txCommit:
 		// COMMIT of a failed block answers ROLLBACK.
 		if tag == "ROLLBACK" {
-			t.dropFrom(0)
+			t.dropFrom(0, 0)
 		} else {
 			t.confirmAll()
 		}
 		t.endBlock()
 	case txRollback:
-		t.dropFrom(0)
+		t.dropFrom(0, 0)
 		t.endBlock()
 	case txSavepoint:
-		t.savepoints = append(t.savepoints, savepoint{name: r.tx.savepoint, writes: len(t.writes)})
+		t.savepoints = append(t.savepoints, savepoint{name: r.tx.savepoint, writes: len(t.writes), deletes: len(t.deletes)})
 	case txRelease:
 		if i := t.findSavepoint(r.tx.savepoint); i >= 0 {
 			t.savepoints = t.savepoints[:i]
 		}
 	case txRollbackTo:
 		if i := t.findSavepoint(r.tx.savepoint); i >= 0 {
-			t.dropFrom(t.savepoints[i].writes)
+			t.dropFrom(t.savepoints[i].writes, t.savepoints[i].deletes)
 			t.savepoints = t.savepoints[:i+1] // ROLLBACK TO keeps the savepoint itself
 		}
 	case txPrepare:
 		// The transaction now lives on as a prepared transaction whose
 		// outcome will be decided by COMMIT/ROLLBACK PREPARED, possibly from
 		// another session: leave its intents pending.
-		t.writes = t.writes[:0]
+		t.writes, t.deletes = t.writes[:0], t.deletes[:0]
 		t.endBlock()
 	}
 }
@@ -146,7 +155,7 @@ func (t *txTracker) Ready(status byte) {
 	switch status {
 	case 'I':
 		if t.failed {
-			t.dropFrom(0)
+			t.dropFrom(0, 0)
 		} else {
 			t.confirmAll() // the implicit transaction committed at Sync
 		}
@@ -160,21 +169,27 @@ func (t *txTracker) Ready(status byte) {
 // not ended are left pending: the server may or may not have committed
 // them (a COMMIT may have been processed after the connection broke).
 func (t *txTracker) Abandon() {
-	t.queue, t.writes, t.savepoints = nil, nil, nil
+	t.queue, t.writes, t.deletes, t.savepoints = nil, nil, nil, nil
 }
 
 func (t *txTracker) confirmAll() {
 	if len(t.writes) > 0 {
 		t.out.Confirm(append([]ledger.IntentID(nil), t.writes...))
 	}
-	t.writes = t.writes[:0]
+	if len(t.deletes) > 0 {
+		t.out.Deleted(append([]extract.Tag(nil), t.deletes...))
+	}
+	t.writes, t.deletes = t.writes[:0], t.deletes[:0]
 }
 
-func (t *txTracker) dropFrom(i int) {
-	if i < len(t.writes) {
-		t.out.Drop(append([]ledger.IntentID(nil), t.writes[i:]...))
+// dropFrom drops the writes from index w and forgets the deletes from
+// index d: they were rolled back.
+func (t *txTracker) dropFrom(w, d int) {
+	if w < len(t.writes) {
+		t.out.Drop(append([]ledger.IntentID(nil), t.writes[w:]...))
 	}
-	t.writes = t.writes[:i]
+	t.writes = t.writes[:w]
+	t.deletes = t.deletes[:min(d, len(t.deletes))]
 }
 
 func (t *txTracker) endBlock() {

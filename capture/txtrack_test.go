@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -19,6 +20,12 @@ func (r *recorder) Confirm(ids []ledger.IntentID) {
 	}
 }
 
+func (r *recorder) Deleted(tags []extract.Tag) {
+	for _, t := range tags {
+		r.got = append(r.got, "x"+t.ID)
+	}
+}
+
 func (r *recorder) Drop(ids []ledger.IntentID) {
 	for _, id := range ids {
 		r.got = append(r.got, fmt.Sprintf("-%d", id))
@@ -28,6 +35,7 @@ func (r *recorder) Drop(ids []ledger.IntentID) {
 // play drives a tracker with a compact script of events, in wire order:
 //
 //	w1        a write statement with intent 1 (client)
+//	d7        a delete of record "7" by id (client)
 //	s:SQL     a statement with that text and no intent (client), e.g. s:BEGIN
 //	o         an opaque simple Query (client)
 //	S         Sync / end of a simple Query (client)
@@ -40,6 +48,8 @@ func play(script string) []string {
 	t := newTxTracker(r)
 	for _, ev := range strings.Fields(script) {
 		switch {
+		case ev[0] == 'd':
+			t.Statement(txStatement{}).deletes = []extract.Tag{{Op: extract.OpDelete, ID: ev[1:]}}
 		case ev[0] == 'w':
 			var id int
 			fmt.Sscanf(ev[1:], "%d", &id)
@@ -108,6 +118,13 @@ func TestTxTracker_DecidesEachWriteAsPostgreSQLDoes(t *testing.T) {
 			"s:BEGIN S C:BEGIN Z:T w1 S C:INSERT_0_1 Z:T s:PREPARE_TRANSACTION_'g' S C:PREPARE_TRANSACTION Z:I", nil},
 		{"a failed statement in a block drops only itself until the block ends",
 			"s:BEGIN S C:BEGIN Z:T w1 S C:INSERT_0_1 Z:T w2 S E Z:E", []string{"-2"}},
+		{"a committed delete is applied after the writes are confirmed",
+			"w1 d7 S C:INSERT_0_1 C:DELETE_1 Z:I", []string{"+1", "x7"}},
+		{"a rolled back delete is not applied",
+			"s:BEGIN d7 s:ROLLBACK S C:BEGIN C:DELETE_1 C:ROLLBACK Z:I", nil},
+		{"a delete undone by a savepoint rollback is not applied",
+			"s:BEGIN d7 s:SAVEPOINT_a d8 s:ROLLBACK_TO_a s:COMMIT S C:BEGIN C:DELETE_1 C:SAVEPOINT C:DELETE_1 C:ROLLBACK C:COMMIT Z:I",
+			[]string{"x7"}},
 		{"parse error before the write skips it",
 			"w1 S E Z:I", []string{"-1"}},
 	}

@@ -175,3 +175,31 @@ func TestCapture_FailsClosedWhenTheLedgerIsDown(t *testing.T) {
 	assert.Equal(t, []string{"d2"}, ids, "the refused write never reached the server")
 	assert.Equal(t, int64(1), cap2.Stats.Refused.Load())
 }
+
+func TestCapture_ApplicationDeletesMarkRecordsDeletedWhenTheyCommit(t *testing.T) {
+	db := loadTestDB(t)
+	c := startCaptureProxy(t, db, capture.Strict, docsTable(t, db, "cap_del"))
+	conn := connect(t, db.URL(c.Addr, ""))
+	ctx := ctxT(t)
+	_, err := conn.Exec(ctx, "INSERT INTO cap_del (id, user_id) VALUES ('k1', 'ann'), ('k2', 'ann'), ('k3', 'ann')")
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, "DELETE FROM cap_del WHERE id = $1", "k1")
+	require.NoError(t, err)
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "DELETE FROM cap_del WHERE id = ANY($1)", []string{"k2"})
+	require.NoError(t, err)
+	require.NoError(t, tx.Rollback(ctx))
+	simple := connect(t, db.URL(c.Addr, "default_query_exec_mode=simple_protocol"))
+	_, err = simple.Exec(ctx, "DELETE FROM cap_del WHERE id IN ('k3')")
+	require.NoError(t, err)
+
+	var got []string
+	for range 100 {
+		got = c.states(t, "public.cap_del", "ann")
+		if len(got) == 3 && got[0] == "k1:deleted" && got[2] == "k3:deleted" {
+			break
+		}
+	}
+	assert.Equal(t, []string{"k1:deleted", "k2:confirmed", "k3:deleted"}, got)
+}
