@@ -247,3 +247,25 @@ func loadPostgresBench(b *testing.B, l *Postgres, rows int) {
 	}
 	b.Logf("loaded %d rows into %s in %s", rows, l.schema, time.Since(start).Round(time.Millisecond))
 }
+
+// BenchmarkIntend100Entries is the proxy's hot path for a 100-row INSERT:
+// one caller, one intent of 100 entries, waiting for it to be durable.
+func BenchmarkIntend100Entries(b *testing.B) {
+	l, err := OpenSQLite(filepath.Join(b.TempDir(), "ledger.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	entries := make([]Entry, 100)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range entries {
+			entries[j] = Entry{Store: StorePostgres, Table: "public.docs", RecordID: strconv.Itoa(i*100 + j), Subject: testHasher.Hash(strconv.Itoa(j % 10))}
+		}
+		if _, err := l.Intend(ctx, entries); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -5,12 +5,16 @@
 // forwarded to the store, confirmed when the write commits and dropped when
 // it rolls back; intents still pending after a crash are resolved on restart.
 //
-// State model (both backends): an intent's entries live in intent_entries
-// while it is pending. Confirm copies them into entries, keyed by (store,
-// table, record id, subject), where the latest confirmation wins; Drop only
-// deletes the intent's pending rows, so dropping a rewrite never loses a
-// record an earlier intent confirmed. BySubject returns both confirmed and
-// pending facts: forget treats pending ones as candidates.
+// State model (both backends): while an intent is pending its entries live
+// on its one intents row (a blob in SQLite, parallel arrays in
+// PostgreSQL), so that Intend, on the proxy's hot path, writes one row
+// whatever the number of entries. Confirm expands them into entries, keyed
+// by (store, table, record id, subject), where the latest confirmation
+// wins, and clears them; Drop only clears them, so dropping a rewrite never
+// loses a record an earlier intent confirmed. BySubject returns both
+// confirmed and pending facts (forget treats pending ones as candidates);
+// the pending ones are found by scanning the few open intents, not an
+// index.
 //
 // Two backends pass one contract test suite: an embedded SQLite file (the
 // default, zero setup) and PostgreSQL (several proxies sharing one ledger).

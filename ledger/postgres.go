@@ -87,6 +87,25 @@ CREATE TABLE %[1]s.entries (
 	PRIMARY KEY (store, tbl, record_id, subject, unattributed)
 );
 CREATE INDEX entries_subject ON %[1]s.entries (subject);
+`, `
+-- A pending intent's entries are parallel arrays on its intents row, NULL
+-- once it is resolved: Intend writes one row, not one indexed row per
+-- entry, and Confirm still expands them in SQL (unnest). Intents pending
+-- at upgrade are converted, then intent_entries is dropped, so that a
+-- proxy of an older build sharing the ledger fails closed rather than
+-- writing entries no one reads.
+ALTER TABLE %[1]s.intents
+	ADD COLUMN e_store text[],
+	ADD COLUMN e_tbl text[],
+	ADD COLUMN e_record_id text[],
+	ADD COLUMN e_subject bytea[],
+	ADD COLUMN e_unattributed boolean[];
+UPDATE %[1]s.intents i SET (e_store, e_tbl, e_record_id, e_subject, e_unattributed) = (
+	SELECT array_agg(e.store ORDER BY e.seq), array_agg(e.tbl ORDER BY e.seq), array_agg(e.record_id ORDER BY e.seq),
+		array_agg(e.subject ORDER BY e.seq), array_agg(e.unattributed ORDER BY e.seq)
+	FROM %[1]s.intent_entries e WHERE e.intent_id = i.id)
+WHERE i.id IN (SELECT intent_id FROM %[1]s.intent_entries);
+DROP TABLE %[1]s.intent_entries;
 `}
 
 // migrationLockKey is the advisory lock key for schema's migrations, so
@@ -170,22 +189,24 @@ func (l *Postgres) writeBatch(ctx context.Context, now time.Time, batch []*reque
 // "prior" is the intent's state before this request.
 const (
 	pgIntend = `
-WITH i AS (
-	INSERT INTO ledger.intents (created_at, state) VALUES ($1, 'pending') RETURNING id
-), e AS (
-	INSERT INTO ledger.intent_entries (intent_id, seq, store, tbl, record_id, subject, unattributed)
-	SELECT i.id, u.seq, u.store, u.tbl, u.record_id, u.subject, u.unattributed
-	FROM i, unnest($2::text[], $3::text[], $4::text[], $5::bytea[], $6::boolean[])
-		WITH ORDINALITY AS u (store, tbl, record_id, subject, unattributed, seq)
-)
-SELECT id FROM i`
+INSERT INTO ledger.intents (created_at, state, e_store, e_tbl, e_record_id, e_subject, e_unattributed)
+VALUES ($1, 'pending', $2, $3, $4, $5, $6)
+RETURNING id`
 
 	pgConfirm = `
 WITH i AS (
-	UPDATE ledger.intents SET state = 'confirmed' WHERE id = $1 AND state = 'pending' RETURNING id
+	-- The self-join hands RETURNING the arrays as they were before the
+	-- update clears them.
+	UPDATE ledger.intents n SET state = 'confirmed',
+		e_store = NULL, e_tbl = NULL, e_record_id = NULL, e_subject = NULL, e_unattributed = NULL
+	FROM (SELECT id, e_store, e_tbl, e_record_id, e_subject, e_unattributed
+		FROM ledger.intents WHERE id = $1 AND state = 'pending' FOR UPDATE) o
+	WHERE n.id = o.id
+	RETURNING o.*
 ), moved AS (
-	DELETE FROM ledger.intent_entries e USING i WHERE e.intent_id = i.id
-	RETURNING e.store, e.tbl, e.record_id, e.subject, e.unattributed, e.intent_id
+	SELECT u.store, u.tbl, u.record_id, u.subject, u.unattributed, i.id AS intent_id
+	FROM i, unnest(i.e_store, i.e_tbl, i.e_record_id, i.e_subject, i.e_unattributed)
+		AS u (store, tbl, record_id, subject, unattributed)
 ), up AS (
 	INSERT INTO ledger.entries (store, tbl, record_id, subject, unattributed, state, intent_id, updated_at)
 	-- DISTINCT ON: one intent may name the same record and subject twice,
@@ -200,9 +221,9 @@ SELECT coalesce((SELECT state FROM ledger.intents WHERE id = $1), '')`
 
 	pgDrop = `
 WITH i AS (
-	UPDATE ledger.intents SET state = 'dropped' WHERE id = $1 AND state = 'pending' RETURNING id
-), gone AS (
-	DELETE FROM ledger.intent_entries e USING i WHERE e.intent_id = i.id
+	UPDATE ledger.intents SET state = 'dropped',
+		e_store = NULL, e_tbl = NULL, e_record_id = NULL, e_subject = NULL, e_unattributed = NULL
+	WHERE id = $1 AND state = 'pending' RETURNING id
 )
 SELECT coalesce((SELECT state FROM ledger.intents WHERE id = $1), '')`
 
@@ -261,7 +282,8 @@ func (l *Postgres) readResult(res pgx.BatchResults, r *request) error {
 func (l *Postgres) Pending(ctx context.Context) ([]Intent, error) {
 	rows, err := l.pool.Query(ctx, l.q(`
 		SELECT i.id, i.created_at, e.store, e.tbl, e.record_id, e.subject, e.unattributed
-		FROM ledger.intents i LEFT JOIN ledger.intent_entries e ON e.intent_id = i.id
+		FROM ledger.intents i LEFT JOIN LATERAL unnest(i.e_store, i.e_tbl, i.e_record_id, i.e_subject, i.e_unattributed)
+			WITH ORDINALITY AS e (store, tbl, record_id, subject, unattributed, seq) ON true
 		WHERE i.state = 'pending'
 		ORDER BY i.id, e.seq`))
 	if err != nil {
@@ -295,15 +317,19 @@ func (l *Postgres) Pending(ctx context.Context) ([]Intent, error) {
 }
 
 // BySubject returns every record about subject: confirmed and deleted ones
-// from entries, pending ones from the intents still open.
+// from entries (indexed), pending ones from the arrays of the intents
+// still open. The latter unnests every pending intent (found through the
+// intents_pending index) per lookup; pending intents live for the
+// duration of one write statement, so there are few of them.
 func (l *Postgres) BySubject(ctx context.Context, subject SubjectHash) ([]Record, error) {
 	rows, err := l.pool.Query(ctx, l.q(`
 		SELECT store, tbl, record_id, unattributed, state, intent_id, updated_at
 		FROM ledger.entries WHERE subject = $1
 		UNION ALL
-		SELECT e.store, e.tbl, e.record_id, e.unattributed, 'pending', e.intent_id, i.created_at
-		FROM ledger.intent_entries e JOIN ledger.intents i ON i.id = e.intent_id
-		WHERE e.subject = $1
+		SELECT e.store, e.tbl, e.record_id, e.unattributed, 'pending', i.id, i.created_at
+		FROM ledger.intents i, unnest(i.e_store, i.e_tbl, i.e_record_id, i.e_subject, i.e_unattributed)
+			AS e (store, tbl, record_id, subject, unattributed)
+		WHERE i.state = 'pending' AND e.subject = $1
 		ORDER BY 1, 2, 3, 6`), subject[:])
 	if err != nil {
 		return nil, unavailable(err)
@@ -333,7 +359,9 @@ func (l *Postgres) Counts(ctx context.Context) ([]TableCount, error) {
 	rows, err := l.pool.Query(ctx, l.q(`
 		SELECT store, tbl, state, count(*) FROM ledger.entries GROUP BY store, tbl, state
 		UNION ALL
-		SELECT store, tbl, 'pending', count(*) FROM ledger.intent_entries GROUP BY store, tbl
+		SELECT e.store, e.tbl, 'pending', count(*)
+		FROM ledger.intents i, unnest(i.e_store, i.e_tbl) AS e (store, tbl)
+		WHERE i.state = 'pending' GROUP BY e.store, e.tbl
 		ORDER BY 1, 2, 3`))
 	if err != nil {
 		return nil, unavailable(err)

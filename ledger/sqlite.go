@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"sort"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver (pure Go)
@@ -74,11 +75,12 @@ func OpenSQLite(path string, opts Options) (*SQLite, error) {
 // sqliteMigrations are applied in order; migration i brings the schema to
 // version i+1. Never edit one that has shipped: append a new one.
 //
-// The state model: intent_entries holds the entries of pending intents
-// only, keyed by intent. Confirm moves them into entries (one row per
-// record and subject, latest confirmation wins) and deletes them; Drop
-// deletes them. So dropping intent B that rewrote a record confirmed by
-// intent A leaves A's row in entries untouched.
+// The state model: a pending intent's entries are a blob on its intents
+// row (migration 2; before it, rows of intent_entries). Confirm expands
+// them into entries (one row per record and subject, latest confirmation
+// wins) and clears the blob; Drop clears it. So dropping intent B that
+// rewrote a record confirmed by intent A leaves A's row in entries
+// untouched.
 var sqliteMigrations = []string{`
 CREATE TABLE intents (
 	id         INTEGER PRIMARY KEY AUTOINCREMENT, -- AUTOINCREMENT: ids are never reused
@@ -111,7 +113,62 @@ CREATE TABLE entries (
 	PRIMARY KEY (store, tbl, record_id, subject, unattributed)
 ) WITHOUT ROWID;
 CREATE INDEX entries_subject ON entries (subject);
+`, `
+-- A pending intent's entries are one blob (encodeEntries) on its intents
+-- row, NULL once it is resolved: Intend writes one row, not one indexed
+-- row per entry. sqliteMoveIntentEntries then converts the pending rows
+-- of intent_entries and drops the table.
+ALTER TABLE intents ADD COLUMN entries BLOB;
 `}
+
+// sqliteMigrationSteps run in Go right after the SQL of the migration of
+// the same index, in the same transaction.
+var sqliteMigrationSteps = map[int]func(context.Context, *sql.Tx) error{
+	1: sqliteMoveIntentEntries,
+}
+
+// sqliteMoveIntentEntries converts the per-entry rows of intents pending
+// at upgrade into blobs, so that they stay confirmable, droppable and
+// findable, then drops intent_entries.
+func sqliteMoveIntentEntries(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `
+		SELECT intent_id, store, tbl, record_id, subject, unattributed
+		FROM intent_entries ORDER BY intent_id, seq`)
+	if err != nil {
+		return err
+	}
+	pending := map[int64][]Entry{}
+	var order []int64
+	for rows.Next() {
+		var (
+			id      int64
+			e       Entry
+			store   string
+			subject []byte
+		)
+		if err := rows.Scan(&id, &store, &e.Table, &e.RecordID, &subject, &e.Unattributed); err != nil {
+			rows.Close()
+			return err
+		}
+		e.Store = Store(store)
+		copy(e.Subject[:], subject)
+		if _, ok := pending[id]; !ok {
+			order = append(order, id)
+		}
+		pending[id] = append(pending[id], e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range order {
+		if _, err := tx.ExecContext(ctx, `UPDATE intents SET entries = ? WHERE id = ?`, encodeEntries(pending[id]), id); err != nil {
+			return err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `DROP TABLE intent_entries`)
+	return err
+}
 
 func migrateSQLite(db *sql.DB) error {
 	ctx := context.Background()
@@ -133,6 +190,11 @@ func migrateSQLite(db *sql.DB) error {
 	for i := v; i < len(sqliteMigrations); i++ {
 		if _, err := tx.ExecContext(ctx, sqliteMigrations[i]); err != nil {
 			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if step := sqliteMigrationSteps[i]; step != nil {
+			if err := step(ctx, tx); err != nil {
+				return fmt.Errorf("migration %d: %w", i+1, err)
+			}
 		}
 	}
 	if v < len(sqliteMigrations) {
@@ -165,46 +227,38 @@ func (l *SQLite) writeBatch(ctx context.Context, now time.Time, batch []*request
 // sqliteWrites are the statements of the write path, prepared once on the
 // writer connection: compiling them per call cost more than running them.
 var sqliteWrites = map[string]string{
-	"intent":       `INSERT INTO intents (created_at, state) VALUES (?, 'pending')`,
-	"intent_entry": `INSERT INTO intent_entries (intent_id, seq, store, tbl, record_id, subject, unattributed) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-	"state":        `SELECT state FROM intents WHERE id = ?`,
-	// "WHERE" before ON CONFLICT is required: SQLite's parser cannot
-	// otherwise tell the upsert from a join.
+	"intent": `INSERT INTO intents (created_at, state, entries) VALUES (?, 'pending', ?)`,
+	"state":  `SELECT state, entries FROM intents WHERE id = ?`,
 	"confirm": `
 		INSERT INTO entries (store, tbl, record_id, subject, unattributed, state, intent_id, updated_at)
-		SELECT store, tbl, record_id, subject, unattributed, 'confirmed', intent_id, ?
-		FROM intent_entries WHERE intent_id = ?
+		VALUES (?, ?, ?, ?, ?, 'confirmed', ?, ?)
 		ON CONFLICT (store, tbl, record_id, subject, unattributed) DO UPDATE SET
 			state = 'confirmed', intent_id = excluded.intent_id, updated_at = excluded.updated_at`,
-	"clear":   `DELETE FROM intent_entries WHERE intent_id = ?`,
-	"resolve": `UPDATE intents SET state = ? WHERE id = ?`,
+	"resolve": `UPDATE intents SET state = ?, entries = NULL WHERE id = ?`,
 	"delete_records": `
 		UPDATE entries SET state = 'deleted', updated_at = ?
 		WHERE store = ? AND tbl = ? AND record_id IN (SELECT value FROM json_each(?)) AND state <> 'deleted'`,
 }
 
-// sqliteReads are the read queries, prepared on the read pool.
+// sqliteReads are the read queries, prepared on the read pool. Pending
+// entries are blobs, so the queries that need them return the blobs of
+// the pending intents (found through the intents_pending index) beside
+// the indexed rows of entries, in one statement and so one snapshot, and
+// Go decodes and filters them. That costs a scan of every pending intent
+// per lookup; pending intents live for the duration of one write
+// statement (or until recovery after a crash), so there are few of them.
 var sqliteReads = map[string]string{
-	"pending": `
-		SELECT i.id, i.created_at, e.store, e.tbl, e.record_id, e.subject, e.unattributed
-		FROM intents i LEFT JOIN intent_entries e ON e.intent_id = i.id
-		WHERE i.state = 'pending'
-		ORDER BY i.id, e.seq`,
-	// Confirmed and deleted records from entries, pending ones from the
-	// intents still open.
+	"pending": `SELECT id, created_at, entries FROM intents WHERE state = 'pending' ORDER BY id`,
 	"by_subject": `
-		SELECT store, tbl, record_id, unattributed, state, intent_id, updated_at
+		SELECT store, tbl, record_id, unattributed, state, intent_id, updated_at, NULL
 		FROM entries WHERE subject = ?1
 		UNION ALL
-		SELECT e.store, e.tbl, e.record_id, e.unattributed, 'pending', e.intent_id, i.created_at
-		FROM intent_entries e JOIN intents i ON i.id = e.intent_id
-		WHERE e.subject = ?1
-		ORDER BY 1, 2, 3, 6`,
+		SELECT '', '', '', 0, 'pending', id, created_at, entries
+		FROM intents WHERE state = 'pending'`,
 	"counts": `
-		SELECT store, tbl, state, count(*) FROM entries GROUP BY store, tbl, state
+		SELECT store, tbl, state, count(*), NULL FROM entries GROUP BY store, tbl, state
 		UNION ALL
-		SELECT store, tbl, 'pending', count(*) FROM intent_entries GROUP BY store, tbl
-		ORDER BY 1, 2, 3`,
+		SELECT '', '', 'pending', 0, entries FROM intents WHERE state = 'pending'`,
 }
 
 // prepare compiles the statements once: modernc's SQLite spends more time
@@ -233,7 +287,7 @@ func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request) er
 	}
 	switch r.kind {
 	case opIntend:
-		res, err := exec("intent", ts)
+		res, err := exec("intent", ts, encodeEntries(r.entries))
 		if err != nil {
 			return err
 		}
@@ -242,16 +296,14 @@ func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request) er
 			return err
 		}
 		r.id = IntentID(id)
-		for i, e := range r.entries {
-			if _, err := exec("intent_entry", id, i, string(e.Store), e.Table, e.RecordID, e.Subject[:], e.Unattributed); err != nil {
-				return err
-			}
-		}
 		return nil
 
 	case opConfirm, opDrop:
-		var prior string
-		err := tx.StmtContext(ctx, l.stmts["state"]).QueryRowContext(ctx, int64(r.intent)).Scan(&prior)
+		var (
+			prior string
+			blob  []byte
+		)
+		err := tx.StmtContext(ctx, l.stmts["state"]).QueryRowContext(ctx, int64(r.intent)).Scan(&prior, &blob)
 		if err != nil && err != sql.ErrNoRows {
 			return err
 		}
@@ -262,12 +314,21 @@ func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request) er
 		next := intentDropped
 		if r.kind == opConfirm {
 			next = intentConfirmed
-			if _, err := exec("confirm", ts, int64(r.intent)); err != nil {
-				return err
+			entries, err := decodeEntries(blob)
+			if err != nil {
+				return fmt.Errorf("intent %d: %w", r.intent, err)
 			}
-		}
-		if _, err := exec("clear", int64(r.intent)); err != nil {
-			return err
+			if len(entries) > 0 {
+				// One prepared upsert per entry, in the batch's
+				// transaction: SQLite runs in-process, so a loop costs no
+				// round trips, and later entries win as with one INSERT.
+				up := tx.StmtContext(ctx, l.stmts["confirm"])
+				for _, e := range entries {
+					if _, err := up.ExecContext(ctx, string(e.Store), e.Table, e.RecordID, e.Subject[:], e.Unattributed, int64(r.intent), ts); err != nil {
+						return err
+					}
+				}
+			}
 		}
 		_, err = exec("resolve", next, int64(r.intent))
 		return err
@@ -293,30 +354,24 @@ func (l *SQLite) Pending(ctx context.Context) ([]Intent, error) {
 	var out []Intent
 	for rows.Next() {
 		var (
-			id           int64
-			created      int64
-			store, tbl   sql.NullString
-			recordID     sql.NullString
-			subject      []byte
-			unattributed sql.NullBool
+			id      int64
+			created int64
+			blob    []byte
 		)
-		if err := rows.Scan(&id, &created, &store, &tbl, &recordID, &subject, &unattributed); err != nil {
+		if err := rows.Scan(&id, &created, &blob); err != nil {
 			return nil, unavailable(err)
 		}
-		if len(out) == 0 || out[len(out)-1].ID != IntentID(id) {
-			out = append(out, Intent{ID: IntentID(id), CreatedAt: time.UnixMicro(created).UTC()})
+		entries, err := decodeEntries(blob)
+		if err != nil {
+			return nil, unavailable(fmt.Errorf("intent %d: %w", id, err))
 		}
-		if !store.Valid { // an intent with no entries
-			continue
-		}
-		e := Entry{Store: Store(store.String), Table: tbl.String, RecordID: recordID.String, Unattributed: unattributed.Bool}
-		copy(e.Subject[:], subject)
-		out[len(out)-1].Entries = append(out[len(out)-1].Entries, e)
+		out = append(out, Intent{ID: IntentID(id), CreatedAt: time.UnixMicro(created).UTC(), Entries: entries})
 	}
 	return out, unavailable(rows.Err())
 }
 
-// BySubject returns every record about subject, in every state.
+// BySubject returns every record about subject, in every state, ordered by
+// store, table, record id and intent.
 func (l *SQLite) BySubject(ctx context.Context, subject SubjectHash) ([]Record, error) {
 	rows, err := l.stmts["by_subject"].QueryContext(ctx, subject[:])
 	if err != nil {
@@ -331,15 +386,32 @@ func (l *SQLite) BySubject(ctx context.Context, subject SubjectHash) ([]Record, 
 			state   string
 			intent  int64
 			updated int64
+			blob    []byte
 		)
-		if err := rows.Scan(&store, &rec.Table, &rec.RecordID, &rec.Unattributed, &state, &intent, &updated); err != nil {
+		if err := rows.Scan(&store, &rec.Table, &rec.RecordID, &rec.Unattributed, &state, &intent, &updated, &blob); err != nil {
 			return nil, unavailable(err)
 		}
-		rec.Store, rec.Subject, rec.State, rec.Intent = Store(store), subject, State(state), IntentID(intent)
-		rec.UpdatedAt = time.UnixMicro(updated).UTC()
-		out = append(out, rec)
+		if state != string(StatePending) {
+			rec.Store, rec.Subject, rec.State, rec.Intent = Store(store), subject, State(state), IntentID(intent)
+			rec.UpdatedAt = time.UnixMicro(updated).UTC()
+			out = append(out, rec)
+			continue
+		}
+		entries, err := decodeEntries(blob)
+		if err != nil {
+			return nil, unavailable(fmt.Errorf("intent %d: %w", intent, err))
+		}
+		for _, e := range entries {
+			if e.Subject == subject {
+				out = append(out, Record{Entry: e, State: StatePending, Intent: IntentID(intent), UpdatedAt: time.UnixMicro(updated).UTC()})
+			}
+		}
 	}
-	return out, unavailable(rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, unavailable(err)
+	}
+	sortRecords(out)
+	return out, nil
 }
 
 // Counts returns record counts per store, table and state.
@@ -350,16 +422,62 @@ func (l *SQLite) Counts(ctx context.Context) ([]TableCount, error) {
 	}
 	defer rows.Close()
 	var out []TableCount
+	pending := map[[2]string]int64{}
 	for rows.Next() {
 		var c TableCount
 		var store, state string
-		if err := rows.Scan(&store, &c.Table, &state, &c.Count); err != nil {
+		var blob []byte
+		if err := rows.Scan(&store, &c.Table, &state, &c.Count, &blob); err != nil {
 			return nil, unavailable(err)
 		}
-		c.Store, c.State = Store(store), State(state)
-		out = append(out, c)
+		if state != string(StatePending) {
+			c.Store, c.State = Store(store), State(state)
+			out = append(out, c)
+			continue
+		}
+		entries, err := decodeEntries(blob)
+		if err != nil {
+			return nil, unavailable(err)
+		}
+		for _, e := range entries {
+			pending[[2]string{string(e.Store), e.Table}]++
+		}
 	}
-	return out, unavailable(rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, unavailable(err)
+	}
+	for k, n := range pending {
+		out = append(out, TableCount{Store: Store(k[0]), Table: k[1], State: StatePending, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Store != b.Store {
+			return a.Store < b.Store
+		}
+		if a.Table != b.Table {
+			return a.Table < b.Table
+		}
+		return a.State < b.State
+	})
+	return out, nil
+}
+
+// sortRecords orders records by store, table, record id and intent, the
+// order both backends return them in.
+func sortRecords(recs []Record) {
+	sort.SliceStable(recs, func(i, j int) bool {
+		a, b := recs[i], recs[j]
+		if a.Store != b.Store {
+			return a.Store < b.Store
+		}
+		if a.Table != b.Table {
+			return a.Table < b.Table
+		}
+		if a.RecordID != b.RecordID {
+			return a.RecordID < b.RecordID
+		}
+		return a.Intent < b.Intent
+	})
 }
 
 // Close commits the writes already submitted, then closes the file.

@@ -1,0 +1,129 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// The SQLite backend keeps a pending intent's entries as one blob in
+// intents.entries rather than one indexed row per entry: Intend, on the
+// proxy's hot path, then writes one row whatever the statement's size.
+//
+// Format (version 1): the byte 1, uvarint entry count, then per entry a
+// flags byte, the store and table (each uvarint length and bytes, omitted
+// when equal to the previous entry's), the record id (uvarint length and
+// bytes) and, unless unattributed, the 32-byte subject hash.
+const (
+	blobVersion = 1
+
+	flagUnattributed = 1 << 0
+	flagSameStore    = 1 << 1
+	flagSameTable    = 1 << 2
+)
+
+func encodeEntries(entries []Entry) []byte {
+	n := 2 + binary.MaxVarintLen64
+	for _, e := range entries {
+		n += 1 + 3*binary.MaxVarintLen64 + len(e.Store) + len(e.Table) + len(e.RecordID) + len(e.Subject)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, blobVersion)
+	b = binary.AppendUvarint(b, uint64(len(entries)))
+	for i, e := range entries {
+		var flags byte
+		if e.Unattributed {
+			flags |= flagUnattributed
+		}
+		if i > 0 && e.Store == entries[i-1].Store {
+			flags |= flagSameStore
+		}
+		if i > 0 && e.Table == entries[i-1].Table {
+			flags |= flagSameTable
+		}
+		b = append(b, flags)
+		if flags&flagSameStore == 0 {
+			b = binary.AppendUvarint(b, uint64(len(e.Store)))
+			b = append(b, e.Store...)
+		}
+		if flags&flagSameTable == 0 {
+			b = binary.AppendUvarint(b, uint64(len(e.Table)))
+			b = append(b, e.Table...)
+		}
+		b = binary.AppendUvarint(b, uint64(len(e.RecordID)))
+		b = append(b, e.RecordID...)
+		if !e.Unattributed {
+			b = append(b, e.Subject[:]...)
+		}
+	}
+	return b
+}
+
+var errBadBlob = errors.New("ledger: corrupt pending-entries blob")
+
+// decodeEntries is the inverse of encodeEntries. A nil or empty blob is an
+// intent without entries.
+func decodeEntries(b []byte) ([]Entry, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if b[0] != blobVersion {
+		return nil, fmt.Errorf("%w: version %d", errBadBlob, b[0])
+	}
+	b = b[1:]
+	count, k := binary.Uvarint(b)
+	if k <= 0 || count > uint64(len(b)) { // every entry takes at least 2 bytes
+		return nil, errBadBlob
+	}
+	b = b[k:]
+	if count == 0 {
+		return nil, nil
+	}
+	str := func() (string, bool) {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)-k) {
+			return "", false
+		}
+		s := string(b[k : k+int(l)])
+		b = b[k+int(l):]
+		return s, true
+	}
+	out := make([]Entry, count)
+	var store, table string
+	for i := range out {
+		if len(b) == 0 {
+			return nil, errBadBlob
+		}
+		flags := b[0]
+		b = b[1:]
+		ok := true
+		if flags&flagSameStore == 0 {
+			var s string
+			s, ok = str()
+			store = s
+		}
+		if ok && flags&flagSameTable == 0 {
+			table, ok = str()
+		}
+		var id string
+		if ok {
+			id, ok = str()
+		}
+		if !ok {
+			return nil, errBadBlob
+		}
+		e := Entry{Store: Store(store), Table: table, RecordID: id, Unattributed: flags&flagUnattributed != 0}
+		if !e.Unattributed {
+			if len(b) < len(e.Subject) {
+				return nil, errBadBlob
+			}
+			copy(e.Subject[:], b)
+			b = b[len(e.Subject):]
+		}
+		out[i] = e
+	}
+	if len(b) != 0 {
+		return nil, errBadBlob
+	}
+	return out, nil
+}
