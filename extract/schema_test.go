@@ -90,7 +90,7 @@ func TestSearchPathSet_SkipsOtherStatementsCheaply(t *testing.T) {
 		assert.False(t, ok, sql)
 	}
 	for sql, want := range map[string][]string{
-		"-- comment\n  SET search_path TO a, b": {"a", "b"},
+		"-- comment\n  SET search_path TO a, b":        {"a", "b"},
 		"select set_config('search_path', 'c', false)": {"c"},
 	} {
 		got, ok := SearchPathSet(sql)
