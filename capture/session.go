@@ -4,8 +4,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/jackc/pgx/v5/pgproto3"
-
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
@@ -24,11 +22,13 @@ type prepared struct {
 	refusal  *pgwire.Refusal // refused at Parse: every execution is refused too
 }
 
-// portal is a bound statement with its parameters (copied: the relay's
-// buffer is reused after each call).
+// portal is a bound statement with the tags of its writes, computed at
+// Bind while the parameters are in the relay's buffer, so that megabytes of
+// vector parameters are never copied.
 type portal struct {
-	stmt   *prepared
-	params extract.Params
+	stmt *prepared
+	tags [][]extract.Tag // per analysis (nil for COPY)
+	err  error           // parameters that could not be read
 }
 
 // session follows one connection. The relay calls ClientMessage and
@@ -86,7 +86,17 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 		}
 		pt := &portal{stmt: st}
 		if len(st.analyses) > 0 {
-			pt.params = copyParams(b, st.types)
+			params := extract.Params{Values: b.Parameters, Formats: b.ParameterFormatCodes, Types: st.types}
+			pt.tags = make([][]extract.Tag, len(st.analyses))
+			for i, a := range st.analyses {
+				if a.Kind == extract.KindCopy {
+					continue
+				}
+				if pt.tags[i], err = a.Tags(params); err != nil {
+					pt.err = err
+					break
+				}
+			}
 		}
 		s.portals[b.DestinationPortal] = pt
 	case 'E':
@@ -212,18 +222,17 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 	var intents []ledger.IntentID
 	var deletes []extract.Tag
 	var copyAnalysis *extract.Analysis
-	for _, a := range pt.stmt.analyses {
+	if pt.err != nil {
+		if r := s.unreadable(pt.err); r != nil {
+			return r
+		}
+	}
+	for i, a := range pt.stmt.analyses {
 		if a.Kind == extract.KindCopy {
 			copyAnalysis = a
 			continue
 		}
-		tags, err := a.Tags(pt.params)
-		if err != nil {
-			if r := s.unreadable(err); r != nil {
-				return r
-			}
-			continue
-		}
+		tags := pt.tags[i]
 		deletes = appendDeletes(deletes, tags)
 		id, r := s.c.intend(tags)
 		if r != nil {
@@ -405,18 +414,6 @@ func appendDeletes(dst []extract.Tag, tags []extract.Tag) []extract.Tag {
 		}
 	}
 	return dst
-}
-
-// copyParams copies a Bind's parameters out of the relay's buffer.
-func copyParams(b pgproto3.Bind, types []uint32) extract.Params {
-	p := extract.Params{Formats: append([]int16(nil), b.ParameterFormatCodes...), Types: types}
-	p.Values = make([][]byte, len(b.Parameters))
-	for i, v := range b.Parameters {
-		if v != nil {
-			p.Values[i] = append([]byte{}, v...)
-		}
-	}
-	return p
 }
 
 func sameTypes(a, b []uint32) bool {
