@@ -9,11 +9,6 @@ import (
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
 
-// copyFlushTags bounds the tags of a streaming COPY held before their
-// intent is made durable; the rest are made durable before CopyDone is
-// forwarded, which is the COPY's commit point.
-const copyFlushTags = 1000
-
 // prepared is what capture knows of one prepared statement.
 type prepared struct {
 	tx       txStatement
@@ -253,155 +248,10 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 	return refusal
 }
 
-// startCopy prepares to decode the rows of a COPY FROM STDIN.
-func (s *session) startCopy(a *extract.Analysis, req *request) *pgwire.Refusal {
-	dec, err := a.NewCopyDecoder()
-	if err != nil {
-		return s.unreadable(err)
-	}
-	s.copyDec, s.copyReq, s.copyTags = dec, req, nil
-	return nil
-}
-
 // unreadable decides about parameters capture could not decode.
 func (s *session) unreadable(err error) *pgwire.Refusal {
 	if s.c.cfg.Mode == Strict {
 		return s.refuse("its parameters could not be read: " + err.Error())
-	}
-	return nil
-}
-
-// query handles a simple-protocol Query: each statement is analysed (when
-// it may write a configured table) and queued for the tracker.
-func (s *session) query(q string) *pgwire.Refusal {
-	stmts := []string{q}
-	if strings.Contains(q, ";") {
-		if split, err := extract.Statements(q); err == nil {
-			stmts = split
-		}
-	}
-	mentions := s.c.cfg.Rules.Mentions(q)
-	if !mentions && len(stmts) == 1 && classifyTx(q).kind == txNone {
-		if path, ok := extract.SearchPathSet(q); ok {
-			s.searchPath = path
-		}
-		s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
-		return nil
-	}
-	type planned struct {
-		tx      txStatement
-		intents []ledger.IntentID
-		deletes []extract.Tag
-		copy    *extract.Analysis
-	}
-	var plan []planned
-	refuse := func(r *pgwire.Refusal) *pgwire.Refusal {
-		// Nothing of a refused Query runs: intents made for it are void.
-		for _, p := range plan {
-			if len(p.intents) > 0 {
-				s.c.Drop(p.intents)
-			}
-		}
-		return r
-	}
-	for _, sql := range stmts {
-		p := planned{tx: classifyTx(sql)}
-		if path, ok := extract.SearchPathSet(sql); ok {
-			s.searchPath = path
-		}
-		if mentions && s.c.cfg.Rules.Mentions(sql) {
-			as, refusal := s.analyze(sql)
-			if refusal != nil {
-				return refuse(refusal)
-			}
-			for _, a := range as {
-				if a.Kind == extract.KindCopy {
-					p.copy = a
-					continue
-				}
-				tags, err := a.Tags(extract.Params{})
-				if err != nil {
-					if r := s.unreadable(err); r != nil {
-						plan = append(plan, p)
-						return refuse(r)
-					}
-					continue
-				}
-				p.deletes = appendDeletes(p.deletes, tags)
-				id, r := s.c.intend(tags)
-				if r != nil {
-					plan = append(plan, p)
-					return refuse(r)
-				}
-				if id != 0 {
-					p.intents = append(p.intents, id)
-				}
-			}
-		}
-		plan = append(plan, p)
-	}
-	var refusal *pgwire.Refusal
-	s.lock(func() {
-		for _, p := range plan {
-			req := s.tx.Statement(p.tx, p.intents...)
-			req.deletes = p.deletes
-			if p.copy != nil {
-				refusal = s.startCopy(p.copy, req)
-			}
-		}
-		s.tx.Sync()
-	})
-	return refusal
-}
-
-// copyData feeds a COPY FROM STDIN of a configured table to its decoder.
-func (s *session) copyData(data []byte) *pgwire.Refusal {
-	if s.copyDec == nil {
-		return nil
-	}
-	tags, err := s.copyDec.Write(data)
-	if err != nil {
-		return s.copyUnreadable(err)
-	}
-	s.copyTags = append(s.copyTags, tags...)
-	if len(s.copyTags) >= copyFlushTags {
-		return s.flushCopy()
-	}
-	return nil
-}
-
-// copyDone makes the last rows' intent durable before the COPY can commit.
-func (s *session) copyDone() *pgwire.Refusal {
-	if s.copyDec == nil {
-		return nil
-	}
-	tags, err := s.copyDec.End()
-	if err != nil {
-		return s.copyUnreadable(err)
-	}
-	s.copyTags = append(s.copyTags, tags...)
-	r := s.flushCopy()
-	s.copyDec, s.copyReq = nil, nil
-	return r
-}
-
-func (s *session) flushCopy() *pgwire.Refusal {
-	id, r := s.c.intend(s.copyTags)
-	s.copyTags = s.copyTags[:0]
-	if r != nil {
-		s.copyDec, s.copyReq = nil, nil
-		return r
-	}
-	if id != 0 {
-		s.lock(func() { s.copyReq.AddIntent(id) })
-	}
-	return nil
-}
-
-func (s *session) copyUnreadable(err error) *pgwire.Refusal {
-	s.copyDec, s.copyReq, s.copyTags = nil, nil, nil
-	if s.c.cfg.Mode == Strict {
-		return s.refuse("its COPY data could not be read: " + err.Error())
 	}
 	return nil
 }
