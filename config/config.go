@@ -51,7 +51,11 @@ type Capture struct {
 	Mode     string      `yaml:"mode"`
 	FailOpen bool        `yaml:"fail_open"`
 	Ledger   LedgerStore `yaml:"ledger"`
-	Tables   []TableRule `yaml:"tables"`
+	// Store is a connection string the proxy uses itself to check the
+	// database (resolving intents left pending by a crash). Give the
+	// password through PGPASSWORD or ~/.pgpass, not here.
+	Store  string      `yaml:"store"`
+	Tables []TableRule `yaml:"tables"`
 }
 
 // LedgerStore says where the ledger lives: an SQLite file (default) or a

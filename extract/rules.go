@@ -56,18 +56,10 @@ func NewRules(rules []Rule) (*Rules, error) {
 	r := &Rules{tables: map[string]*table{}, byName: map[string]bool{}}
 	seen := map[string]bool{}
 	for _, rule := range rules {
-		parts, err := splitIdentifiers(rule.Table, '.')
-		if err != nil {
-			return nil, fmt.Errorf("extract: rule table %q: %w", rule.Table, err)
-		}
 		var t table
-		switch len(parts) {
-		case 1:
-			t.schema, t.relname = "public", parts[0]
-		case 2:
-			t.schema, t.relname = parts[0], parts[1]
-		default:
-			return nil, fmt.Errorf("extract: rule table %q: want schema.table", rule.Table)
+		var err error
+		if t.schema, t.relname, err = splitTable(rule.Table); err != nil {
+			return nil, err
 		}
 		t.name = t.schema + "." + t.relname
 		if r.tables[t.name] != nil {
@@ -131,4 +123,28 @@ func (r *Rules) resolve(schema, relname string, searchPath []string) *table {
 		}
 	}
 	return nil
+}
+
+// CanonicalTable returns a rule's table name in the form tags carry
+// ("schema.name", unquoted names folded to lower case, public by default).
+func CanonicalTable(name string) (string, error) {
+	schema, rel, err := splitTable(name)
+	if err != nil {
+		return "", err
+	}
+	return schema + "." + rel, nil
+}
+
+func splitTable(name string) (schema, rel string, err error) {
+	parts, err := splitIdentifiers(name, '.')
+	if err != nil {
+		return "", "", fmt.Errorf("extract: rule table %q: %w", name, err)
+	}
+	switch len(parts) {
+	case 1:
+		return "public", parts[0], nil
+	case 2:
+		return parts[0], parts[1], nil
+	}
+	return "", "", fmt.Errorf("extract: rule table %q: want schema.table", name)
 }

@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/connector/pgvector"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 )
@@ -49,6 +51,10 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 		return nil, nil, err
 	}
 	log.Info("capture enabled", "tables", len(cfg.Capture.Tables), "mode", cfg.Capture.Mode, "ledger", where)
+	if err := recoverIntents(cfg.Capture, l, log); err != nil {
+		l.Close()
+		return nil, nil, err
+	}
 	c := capture.New(capture.Config{
 		Rules: rules, Ledger: l, Hasher: hasher,
 		Mode: capture.Mode(cfg.Capture.Mode), FailOpen: cfg.Capture.FailOpen, Logger: log,
@@ -103,4 +109,49 @@ func openLedger(s config.LedgerStore, configPath string) (ledger.Ledger, string,
 	}
 	l, err := ledger.OpenSQLite(path, ledger.Options{})
 	return l, path, err
+}
+
+// recoverIntents resolves intents a crash left pending, when the config
+// names the store to check and the ledger is this proxy's own (a shared
+// PostgreSQL ledger also holds other proxies' in-flight intents).
+func recoverIntents(c config.Capture, l ledger.Ledger, log *slog.Logger) error {
+	switch {
+	case c.Store == "":
+		log.Info("intents left pending by a crash are not resolved: capture.store is not set (forget treats them as candidates)")
+		return nil
+	case c.Ledger.Postgres != "":
+		log.Info("intent recovery skipped: the PostgreSQL ledger is shared with other proxies")
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	store, err := pgvector.Open(ctx, c.Store)
+	if err != nil {
+		return fmt.Errorf("capture.store: %w", err)
+	}
+	defer store.Close()
+	idColumns, err := idColumnsByTable(c.Tables)
+	if err != nil {
+		return err
+	}
+	st, err := capture.Recover(ctx, l, idColumns, store)
+	if err != nil {
+		return fmt.Errorf("recovering pending intents: %w", err)
+	}
+	log.Info("pending intents recovered", "confirmed", st.Confirmed, "dropped", st.Dropped, "left_pending", st.LeftPending)
+	return nil
+}
+
+// idColumnsByTable maps each configured table, in the canonical form tags
+// carry, to its id column.
+func idColumnsByTable(tables []config.TableRule) (map[string]string, error) {
+	out := map[string]string{}
+	for _, t := range tables {
+		name, err := extract.CanonicalTable(t.Table)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = t.ID
+	}
+	return out, nil
 }

@@ -58,19 +58,23 @@ func TestCapture_KillNineUnderLoadLosesNoTag(t *testing.T) {
 	dir := t.TempDir()
 	addr := freePort(t)
 	cfg := filepath.Join(dir, "lethe.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`postgres:
+	writeConfig := func(store string) {
+		require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`postgres:
   listen: %s
   upstream: %s
 capture:
   ledger:
     sqlite: ledger.db
+  store: %q
   tables:
     - table: public.cap_crash
       id: id
       subjects: [user_id]
 log:
-  level: warn
-`, addr, db.Addr())), 0o600))
+  level: info
+`, addr, db.Addr(), store)), 0o600))
+	}
+	writeConfig("")
 
 	const rounds, writers = 5, 4
 	var seq int64
@@ -129,7 +133,50 @@ log:
 		wg.Wait()
 	}
 
-	// Read the ledger the proxy left behind, as the next proxy would.
+	committed, tagged, pendingBefore := crashInvariants(t, db, dir)
+	require.Greater(t, pendingBefore, 0, "kill -9 left intents pending (else recovery is not exercised)")
+
+	// Restart with capture.store set: the proxy resolves the pending intents
+	// by asking the database, and the invariants still hold.
+	writeConfig(fmt.Sprintf("host=%s port=%s user=%s dbname=%s sslmode=disable", db.Host, db.Port, db.User, db.DB))
+	t.Setenv("PGPASSWORD", db.Password)
+	proc := startProxyBinary(t, bin, cfg, addr)
+	require.NoError(t, proc.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, proc.Wait())
+	logs, _ := os.ReadFile(cfg + ".log")
+	require.Contains(t, string(logs), "pending intents recovered")
+	committed2, tagged2, pendingAfter := crashInvariants(t, db, dir)
+	assert.Equal(t, len(committed), len(committed2))
+	assert.Zero(t, pendingAfter, "every pending intent named ids the database could be asked about")
+	assert.LessOrEqual(t, len(tagged2), len(tagged), "recovery only drops or confirms")
+
+	// The CLI shows the same ledger: counts per table, and one subject's
+	// records with the subject read from stdin.
+	out, err := exec.Command(bin, "ledger", "counts", "--config", cfg).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Regexp(t, `postgres\s+public\.cap_crash\s+confirmed\s+\d+`, string(out))
+	sub := exec.Command(bin, "ledger", "subject", "--config", cfg)
+	sub.Env = append(os.Environ(), "LETHE_SUBJECT_SALT="+hex.EncodeToString(testSalt))
+	sub.Stdin = strings.NewReader("user1@example.com\n")
+	out, err = sub.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	lines := strings.Count(string(out), "public.cap_crash")
+	want := 0
+	for _, s := range committed {
+		if s == "user1@example.com" {
+			want++
+		}
+	}
+	assert.GreaterOrEqual(t, lines, want, "one line per record of user1")
+	assert.NotContains(t, string(out), "user1@example.com", "the subject is not echoed")
+}
+
+// crashInvariants checks the ledger left in dir against the table: every
+// committed row is tagged, no confirmed tag names a row that never
+// committed. It returns the committed rows (id → subject), the tagged ids
+// with their best state, and how many tags are still pending.
+func crashInvariants(t *testing.T, db testDB, dir string) (map[string]string, map[string]ledger.State, int) {
+	t.Helper()
 	l, err := ledger.OpenSQLite(filepath.Join(dir, "ledger.db"), ledger.Options{})
 	require.NoError(t, err)
 	defer l.Close()
@@ -174,25 +221,5 @@ log:
 	t.Logf("%d rows committed, %d tagged (%d still pending, resolved by recovery)", len(committed), len(tagged), pending)
 	assert.Zero(t, untracked, "committed rows with no tag")
 	assert.Zero(t, confirmedGhosts, "confirmed tags for rows that never committed")
-	l.Close()
-
-	// The CLI shows the same ledger: counts per table, and one subject's
-	// records with the subject read from stdin.
-	out, err := exec.Command(bin, "ledger", "counts", "--config", cfg).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	assert.Regexp(t, `postgres\s+public\.cap_crash\s+confirmed\s+\d+`, string(out))
-	sub := exec.Command(bin, "ledger", "subject", "--config", cfg)
-	sub.Env = append(os.Environ(), "LETHE_SUBJECT_SALT="+hex.EncodeToString(testSalt))
-	sub.Stdin = strings.NewReader("user1@example.com\n")
-	out, err = sub.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	lines := strings.Count(string(out), "public.cap_crash")
-	want := 0
-	for _, s := range committed {
-		if s == "user1@example.com" {
-			want++
-		}
-	}
-	assert.GreaterOrEqual(t, lines, want, "one line per record of user1")
-	assert.NotContains(t, string(out), "user1@example.com", "the subject is not echoed")
+	return committed, tagged, pending
 }

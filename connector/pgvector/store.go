@@ -1,0 +1,55 @@
+package pgvector
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Store is a connection pool to the vector store.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to the store at connString.
+func Open(ctx context.Context, connString string) (*Store, error) {
+	pool, err := pgxpool.New(ctx, connString)
+	if err != nil {
+		return nil, fmt.Errorf("pgvector store: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pgvector store: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close releases the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Existing returns which of ids exist in table (schema-qualified, as in the
+// rules) by its id column, compared as text.
+func (s *Store) Existing(ctx context.Context, table, idColumn string, ids []string) (map[string]bool, error) {
+	schema, name, ok := strings.Cut(table, ".")
+	if !ok {
+		schema, name = "public", table
+	}
+	q := fmt.Sprintf("SELECT %[1]s::text FROM %[2]s WHERE %[1]s::text = ANY($1)",
+		pgx.Identifier{idColumn}.Sanitize(), pgx.Identifier{schema, name}.Sanitize())
+	rows, err := s.pool.Query(ctx, q, ids)
+	if err != nil {
+		return nil, fmt.Errorf("pgvector store: checking %s: %w", table, err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("pgvector store: checking %s: %w", table, err)
+	}
+	out := make(map[string]bool, len(found))
+	for _, id := range found {
+		out[id] = true
+	}
+	return out, nil
+}
