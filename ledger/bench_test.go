@@ -269,3 +269,29 @@ func BenchmarkIntend100Entries(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkIntendConfirm100Entries is one 100-row statement's whole life in
+// the ledger: the intent before forwarding, then its confirmation.
+func BenchmarkIntendConfirm100Entries(b *testing.B) {
+	l, err := OpenSQLite(filepath.Join(b.TempDir(), "ledger.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	entries := make([]Entry, 100)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range entries {
+			entries[j] = Entry{Store: StorePostgres, Table: "public.docs", RecordID: strconv.Itoa(i*100 + j), Subject: testHasher.Hash(strconv.Itoa(j % 10))}
+		}
+		id, err := l.Intend(ctx, entries)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Confirm(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
