@@ -17,7 +17,7 @@ go vet -tags integration ./test/integration/
 echo "[test] unit tests (race detector)"
 go test -race -count=1 ./...
 
-echo "[test] integration tests"
-go test -tags integration -count=1 -timeout 20m ./test/integration/ "$@"
+echo "[test] integration tests (race detector: the relay and capture run in-process)"
+go test -race -tags integration -count=1 -timeout 20m ./test/integration/ "$@"
 
 echo "[test] all passed"

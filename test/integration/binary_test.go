@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -45,7 +44,7 @@ func TestBinary_ServesAndStopsGracefullyOnSIGTERM(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "lethe.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(
 		"postgres:\n  listen: %s\n  upstream: %s\nlog:\n  format: json\nshutdown_timeout: 10s\n", addr, db.Addr())), 0o600))
-	var logs bytes.Buffer
+	var logs lockedBuffer
 	cmd := exec.Command(bin, "serve", "--config", cfg)
 	cmd.Stderr = &logs
 	require.NoError(t, cmd.Start())

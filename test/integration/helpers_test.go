@@ -3,7 +3,9 @@
 package integration
 
 import (
+	"bytes"
 	"context"
+	"sync"
 	"testing"
 
 	"errors"
@@ -47,3 +49,21 @@ func tryConnect(t testing.TB, connString string) (*pgx.Conn, error) {
 }
 
 type pgwireServer = pgwire.Server
+
+// lockedBuffer collects a child process's output while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
