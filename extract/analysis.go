@@ -76,6 +76,21 @@ type row struct {
 // SET search_path inside sql applies to the statements that follow it.
 // A text PostgreSQL cannot parse is an error.
 func (r *Rules) Analyze(sql string, searchPath []string) ([]*Analysis, error) {
+	short, elided, ok := elide(sql)
+	if ok {
+		out, err := r.analyze(short, searchPath)
+		if err == nil {
+			for _, a := range out {
+				a.restore(elided)
+			}
+			return out, nil
+		}
+		// The shortened text did not parse: trust only the full parse.
+	}
+	return r.analyze(sql, searchPath)
+}
+
+func (r *Rules) analyze(sql string, searchPath []string) ([]*Analysis, error) {
 	res, err := pg.Parse(sql)
 	if err != nil {
 		return nil, fmt.Errorf("extract: parse: %w", err)
