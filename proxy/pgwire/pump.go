@@ -11,6 +11,10 @@ import (
 // int32 length that counts itself but not the type byte.
 const headerLen = 5
 
+// directGrowth is the largest message the buffer grows to in one step once
+// part of it has arrived (a Bind of 100 1536-dimension vectors is ~600 KB).
+const directGrowth = 4 << 20
+
 // initialBufSize fits a typical burst of small messages (a pgbench
 // transaction is well under 1 KiB) while keeping per-connection memory low.
 const initialBufSize = 16 << 10
@@ -189,7 +193,10 @@ func (p *pump) makeRoom() {
 		return
 	}
 	size := 2 * len(p.buf)
-	if p.need > len(p.buf) && p.need < size {
+	if p.need > len(p.buf) && (p.need < size || p.need <= directGrowth) {
+		// Up to directGrowth, grow once to the whole message rather than
+		// doubling (and copying) several times; beyond it, grow only as the
+		// data arrives.
 		size = p.need
 	}
 	buf := make([]byte, size)
