@@ -19,9 +19,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 	}
 	mentions := s.c.cfg.Rules.Mentions(q)
 	if !mentions && len(stmts) == 1 && classifyTx(q).kind == txNone {
-		if path, ok := extract.SearchPathSet(q); ok {
-			s.searchPath = path
-		}
+		s.followSearchPath(q, txStatement{})
 		s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
 		return nil
 	}
@@ -43,9 +41,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 	}
 	for _, sql := range stmts {
 		p := planned{tx: classifyTx(sql)}
-		if path, ok := extract.SearchPathSet(sql); ok {
-			s.searchPath = path
-		}
+		s.followSearchPath(sql, p.tx)
 		if mentions && s.c.cfg.Rules.Mentions(sql) {
 			as, refusal := s.analyze(sql)
 			if refusal != nil {

@@ -31,9 +31,12 @@ type portal struct {
 type session struct {
 	c          *Capture
 	searchPath []string
-	stmts      map[string]*prepared // by name; "" is the unnamed statement
-	portals    map[string]*portal
-	byText     map[string]*prepared // analyses cached by statement text
+	// beforeLocal is the search_path to restore when the transaction that
+	// ran SET LOCAL search_path ends; nil when none is pending.
+	beforeLocal []string
+	stmts       map[string]*prepared // by name; "" is the unnamed statement
+	portals     map[string]*portal
+	byText      map[string]*prepared // analyses cached by statement text
 
 	copyDec  *extract.CopyDecoder
 	copyReq  *request
@@ -151,6 +154,27 @@ func (s *session) lock(f func()) {
 	s.mu.Unlock()
 }
 
+// followSearchPath tracks the session's search_path from the statements it
+// sends: SET/RESET/set_config change it; SET LOCAL changes it until the
+// transaction ends (COMMIT, ROLLBACK), when the previous path returns.
+func (s *session) followSearchPath(sql string, tx txStatement) {
+	switch tx.kind {
+	case txCommit, txRollback, txPrepare:
+		if s.beforeLocal != nil {
+			s.searchPath, s.beforeLocal = s.beforeLocal, nil
+		}
+		return
+	}
+	path, ok := extract.SearchPathSet(sql)
+	if !ok {
+		return
+	}
+	if w := words(sql, 2); len(w) == 2 && w[0] == "set" && w[1] == "local" && s.beforeLocal == nil {
+		s.beforeLocal = append([]string{}, s.searchPath...)
+	}
+	s.searchPath = path
+}
+
 // maxCachedAnalyses bounds the per-connection cache of analyses, since a
 // client may send endless distinct texts as unnamed statements.
 const maxCachedAnalyses = 256
@@ -158,17 +182,16 @@ const maxCachedAnalyses = 256
 // prepare classifies a statement text and, when it names a configured
 // table, analyses it once per connection (cached by text and search_path).
 func (s *session) prepare(sql string, types []uint32) *prepared {
-	if path, ok := extract.SearchPathSet(sql); ok {
-		s.searchPath = path
-	}
+	tx := classifyTx(sql)
+	s.followSearchPath(sql, tx)
 	if !s.c.cfg.Rules.Mentions(sql) {
-		return &prepared{tx: classifyTx(sql)}
+		return &prepared{tx: tx}
 	}
 	key := strings.Join(s.searchPath, ",") + "\x00" + sql // unqualified names resolve by search_path
 	if st, ok := s.byText[key]; ok && sameTypes(st.types, types) {
 		return st
 	}
-	st := &prepared{tx: classifyTx(sql), types: append([]uint32(nil), types...)}
+	st := &prepared{tx: tx, types: append([]uint32(nil), types...)}
 	st.analyses, st.refusal = s.analyze(sql)
 	if len(s.byText) >= maxCachedAnalyses {
 		clear(s.byText)

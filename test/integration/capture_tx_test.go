@@ -203,3 +203,34 @@ func TestCapture_ApplicationDeletesMarkRecordsDeletedWhenTheyCommit(t *testing.T
 	}
 	assert.Equal(t, []string{"k1:deleted", "k2:confirmed", "k3:deleted"}, got)
 }
+
+func TestCapture_FollowsSearchPathIncludingSetLocal(t *testing.T) {
+	db := loadTestDB(t)
+	rules := docsTable(t, db, "cap_sp")
+	direct := connect(t, db.URL(db.Addr(), ""))
+	_, err := direct.Exec(ctxT(t), "CREATE SCHEMA IF NOT EXISTS lethe_other; DROP TABLE IF EXISTS lethe_other.cap_sp; CREATE TABLE lethe_other.cap_sp (id text PRIMARY KEY, user_id text, meta jsonb)")
+	require.NoError(t, err)
+	t.Cleanup(func() { direct.Exec(context.Background(), "DROP SCHEMA lethe_other CASCADE") })
+	c := startCaptureProxy(t, db, capture.Strict, rules)
+	conn := connect(t, db.URL(c.Addr, "default_query_exec_mode=simple_protocol"))
+	ctx := ctxT(t)
+	for _, sql := range []string{
+		"BEGIN",
+		"SET LOCAL search_path TO lethe_other",
+		"INSERT INTO cap_sp (id, user_id) VALUES ('o1', 'ann')", // lethe_other.cap_sp: not configured
+		"COMMIT",
+		"INSERT INTO cap_sp (id, user_id) VALUES ('p1', 'ann')", // public again after the transaction
+		"SET search_path TO lethe_other, public",
+		// PostgreSQL writes lethe_other.cap_sp; Lethe cannot see which
+		// schemas hold a table of that name, so it resolves to the first
+		// *configured* one and over-attributes (safe: forget deletes by id
+		// and subject, and finds nothing in public.cap_sp).
+		"INSERT INTO cap_sp (id, user_id) VALUES ('o2', 'ann')",
+		"INSERT INTO public.cap_sp (id, user_id) VALUES ('p2', 'ann')",
+	} {
+		_, err := conn.Exec(ctx, sql)
+		require.NoError(t, err, sql)
+	}
+	assert.Equal(t, []string{"o2:confirmed", "p1:confirmed", "p2:confirmed"}, c.states(t, "public.cap_sp", "ann"),
+		"o1 (under SET LOCAL) is not tagged; p1 (after COMMIT restored the path) is")
+}
