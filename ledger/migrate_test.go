@@ -63,7 +63,7 @@ func checkUpgradedPending(t *testing.T, l Ledger) {
 
 func TestSQLite_UpgradeKeepsPendingIntents(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	db, err := sql.Open("sqlite", "file:"+path)
+	db, err := sql.Open("sqlite3", "file:"+path)
 	require.NoError(t, err)
 	_, err = db.Exec(sqliteMigrations[0]+`
 		CREATE TABLE schema_version (version INTEGER NOT NULL);

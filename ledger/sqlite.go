@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver (pure Go)
+	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver (SQLite's C code, via cgo)
 )
 
 // SQLite is the embedded ledger: one file, WAL journal, synchronous=FULL so
@@ -21,6 +22,9 @@ type SQLite struct {
 	path  string
 	w, r  *sql.DB
 	stmts map[string]*sql.Stmt // sqliteWrites prepared on w, sqliteReads on r
+	// fullSync is the writer's synchronous mode (see syncFor); only the
+	// committer goroutine touches it.
+	fullSync, syncSet bool
 }
 
 var _ Ledger = (*SQLite)(nil)
@@ -31,19 +35,20 @@ func OpenSQLite(path string, opts Options) (*SQLite, error) {
 	busy := opts.busyTimeout().Milliseconds()
 	dsn := func(extra ...string) string {
 		q := url.Values{}
-		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy))
-		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_busy_timeout", fmt.Sprint(busy))
+		q.Add("_journal_mode", "WAL")
 		// FULL: the WAL is fsynced at every commit. NORMAL would only
 		// fsync at checkpoints and could lose the last intents on power
 		// loss, breaking "no untracked write".
-		q.Add("_pragma", "synchronous(FULL)")
-		q.Add("_pragma", "foreign_keys(1)")
+		q.Add("_synchronous", "FULL")
+		q.Add("_foreign_keys", "1")
 		for _, p := range extra {
-			q.Add("_pragma", p)
+			k, v, _ := strings.Cut(p, "=")
+			q.Add(k, v)
 		}
 		return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 	}
-	w, err := sql.Open("sqlite", dsn()+"&_txlock=immediate")
+	w, err := sql.Open("sqlite3", dsn("_txlock=immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: open sqlite ledger %s: %w", ErrUnavailable, path, err)
 	}
@@ -57,7 +62,7 @@ func OpenSQLite(path string, opts Options) (*SQLite, error) {
 	}
 	// A bigger page cache per reader: a lookup touches a few pages of the
 	// subject index and one leaf per record.
-	r, err := sql.Open("sqlite", dsn("query_only(1)", "cache_size(-32768)"))
+	r, err := sql.Open("sqlite3", dsn("_query_only=1", "_cache_size=-32768"))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("%w: open sqlite ledger %s: %w", ErrUnavailable, path, err)
@@ -210,6 +215,9 @@ func migrateSQLite(db *sql.DB) error {
 
 // writeBatch runs batch in one transaction: one fsync for all of it.
 func (l *SQLite) writeBatch(ctx context.Context, now time.Time, batch []*request) error {
+	if err := l.syncFor(ctx, batch); err != nil {
+		return err
+	}
 	tx, err := l.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -222,6 +230,35 @@ func (l *SQLite) writeBatch(ctx context.Context, now time.Time, batch []*request
 		}
 	}
 	return tx.Commit()
+}
+
+// syncFor sets how the next commit reaches the disk. A batch with an
+// intent is fsynced (synchronous=FULL): the proxy forwards a write only
+// once its intent survives power loss. A batch of confirmations, drops and
+// deletions only is not (NORMAL: durable across a process crash, fsynced
+// at the next checkpoint or FULL commit); losing one to power loss leaves
+// its intent pending, which recovery resolves. Skipping that fsync keeps
+// confirmations from delaying the next intent on the single writer.
+func (l *SQLite) syncFor(ctx context.Context, batch []*request) error {
+	full := false
+	for _, r := range batch {
+		if r.kind == opIntend {
+			full = true
+			break
+		}
+	}
+	if l.syncSet && full == l.fullSync {
+		return nil
+	}
+	mode := "NORMAL"
+	if full {
+		mode = "FULL"
+	}
+	if _, err := l.w.ExecContext(ctx, "PRAGMA synchronous = "+mode); err != nil {
+		return err
+	}
+	l.fullSync, l.syncSet = full, true
+	return nil
 }
 
 // sqliteWrites are the statements of the write path, prepared once on the
@@ -261,7 +298,7 @@ var sqliteReads = map[string]string{
 		SELECT '', '', 'pending', 0, entries FROM intents WHERE state = 'pending'`,
 }
 
-// prepare compiles the statements once: modernc's SQLite spends more time
+// prepare compiles the statements once: SQLite spends more time
 // compiling a statement than running these (a BySubject went from ~280µs
 // to ~60µs).
 func (l *SQLite) prepare() error {
