@@ -16,6 +16,11 @@
 // the pending ones are found by scanning the few open intents, not an
 // index.
 //
+// Durability: a commit that holds an intent is fsynced before Intend
+// returns. Confirmations, drops and deletions alone are committed without
+// waiting for fsync in SQLite: one lost to power loss leaves its intent
+// pending, which is safe (recovery or forget resolves it).
+//
 // Two backends pass one contract test suite: an embedded SQLite file (the
 // default, zero setup) and PostgreSQL (several proxies sharing one ledger).
 package ledger
