@@ -222,3 +222,14 @@ func unavailable(err error) error {
 	}
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
+
+// holdsIntent reports whether a batch makes an intent durable, which must
+// reach the disk before Intend returns.
+func holdsIntent(batch []*request) bool {
+	for _, r := range batch {
+		if r.kind == opIntend {
+			return true
+		}
+	}
+	return false
+}

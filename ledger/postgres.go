@@ -168,10 +168,22 @@ func (l *Postgres) writeBatch(ctx context.Context, now time.Time, batch []*reque
 	defer tx.Rollback(context.Background())
 
 	var b pgx.Batch
+	if !holdsIntent(batch) {
+		// As in SQLite: a decision lost to a crash of the ledger server
+		// leaves its intent pending, which is safe; only intents must be
+		// flushed before the proxy forwards a write.
+		b.Queue("SET LOCAL synchronous_commit = off")
+	}
 	for _, r := range batch {
 		l.queue(&b, now, r)
 	}
 	res := tx.SendBatch(ctx, &b)
+	if !holdsIntent(batch) {
+		if _, err := res.Exec(); err != nil {
+			res.Close()
+			return err
+		}
+	}
 	for _, r := range batch {
 		if err := l.readResult(res, r); err != nil {
 			res.Close()

@@ -240,13 +240,7 @@ func (l *SQLite) writeBatch(ctx context.Context, now time.Time, batch []*request
 // its intent pending, which recovery resolves. Skipping that fsync keeps
 // confirmations from delaying the next intent on the single writer.
 func (l *SQLite) syncFor(ctx context.Context, batch []*request) error {
-	full := false
-	for _, r := range batch {
-		if r.kind == opIntend {
-			full = true
-			break
-		}
-	}
+	full := holdsIntent(batch)
 	if l.syncSet && full == l.fullSync {
 		return nil
 	}
