@@ -11,7 +11,7 @@ import (
 const copyFlushTags = 1000
 
 // startCopy prepares to decode the rows of a COPY FROM STDIN.
-func (s *session) startCopy(a *extract.Analysis, req *request) *pgwire.Refusal {
+func (s *session) startCopy(a *extract.Analysis, req uint64) *pgwire.Refusal {
 	dec, err := a.NewCopyDecoder()
 	if err != nil {
 		return s.unreadable(err)
@@ -47,7 +47,7 @@ func (s *session) copyDone() *pgwire.Refusal {
 	}
 	s.copyTags = append(s.copyTags, tags...)
 	r := s.flushCopy()
-	s.copyDec, s.copyReq = nil, nil
+	s.copyDec, s.copyReq = nil, 0
 	return r
 }
 
@@ -55,17 +55,17 @@ func (s *session) flushCopy() *pgwire.Refusal {
 	id, r := s.c.intend(s.copyTags)
 	s.copyTags = s.copyTags[:0]
 	if r != nil {
-		s.copyDec, s.copyReq = nil, nil
+		s.copyDec, s.copyReq = nil, 0
 		return r
 	}
 	if id != 0 {
-		s.lock(func() { s.copyReq.AddIntent(id) })
+		s.lock(func() { s.tx.AddIntent(s.copyReq, id) })
 	}
 	return nil
 }
 
 func (s *session) copyUnreadable(err error) *pgwire.Refusal {
-	s.copyDec, s.copyReq, s.copyTags = nil, nil, nil
+	s.copyDec, s.copyReq, s.copyTags = nil, 0, nil
 	if s.c.cfg.Mode == Strict {
 		return s.refuse("its COPY data could not be read: " + err.Error())
 	}

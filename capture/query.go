@@ -12,19 +12,21 @@ import (
 // it may write a configured table) and queued for the tracker.
 func (s *session) query(q string) *pgwire.Refusal {
 	stmts := []string{q}
-	if strings.Contains(q, ";") {
+	// Only a semicolon before the end can separate statements ("SELECT 1;"
+	// is one): the parser's split is spent only on real multi-statement text.
+	if strings.Contains(strings.TrimRight(q, " \t\r\n;"), ";") {
 		if split, err := extract.Statements(q); err == nil {
 			stmts = split
 		}
 	}
 	mentions := s.c.cfg.Rules.Mentions(q)
-	if !mentions && len(stmts) == 1 && classifyTx(q).kind == txNone {
-		s.followSearchPath(q, txStatement{})
+	if !mentions && len(stmts) == 1 && extract.ClassifyTx(q).Kind == extract.TxNone {
+		s.followSearchPath(q, extract.TxControl{})
 		s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
 		return nil
 	}
 	type planned struct {
-		tx      txStatement
+		tx      extract.TxControl
 		intents []ledger.IntentID
 		deletes []extract.Tag
 		copy    *extract.Analysis
@@ -40,7 +42,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 		return r
 	}
 	for _, sql := range stmts {
-		p := planned{tx: classifyTx(sql)}
+		p := planned{tx: extract.ClassifyTx(sql)}
 		s.followSearchPath(sql, p.tx)
 		if mentions && s.c.cfg.Rules.Mentions(sql) {
 			as, refusal := s.analyze(sql)
@@ -76,8 +78,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 	var refusal *pgwire.Refusal
 	s.lock(func() {
 		for _, p := range plan {
-			req := s.tx.Statement(p.tx, p.intents...)
-			req.deletes = p.deletes
+			req := s.tx.Statement(p.tx, p.deletes, p.intents...)
 			if p.copy != nil {
 				refusal = s.startCopy(p.copy, req)
 			}

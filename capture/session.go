@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"github.com/jackc/pgx/v5/pgproto3"
 	"strings"
 	"sync"
 
@@ -11,10 +12,23 @@ import (
 
 // prepared is what capture knows of one prepared statement.
 type prepared struct {
-	tx       txStatement
+	tx       extract.TxControl
 	analyses []*extract.Analysis
 	types    []uint32
 	refusal  *pgwire.Refusal // refused at Parse: every execution is refused too
+	bare     *portal         // the portal of any Bind of it, when it writes nothing of ours
+}
+
+// plain stands for every statement that writes no configured table and
+// controls no transaction, and for statements unknown to capture (the
+// server reports those). It is shared and never modified, so the common
+// Parse/Bind of other statements allocates nothing here.
+var plain = newPlain(extract.TxControl{})
+
+func newPlain(tx extract.TxControl) *prepared {
+	p := &prepared{tx: tx}
+	p.bare = &portal{stmt: p}
+	return p
 }
 
 // portal is a bound statement with the tags of its writes, computed at
@@ -39,7 +53,7 @@ type session struct {
 	byText      map[string]*prepared // analyses cached by statement text
 
 	copyDec  *extract.CopyDecoder
-	copyReq  *request
+	copyReq  uint64 // the COPY statement in the tracker
 	copyTags []extract.Tag
 
 	mu sync.Mutex
@@ -74,29 +88,25 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 		s.stmts[p.Name] = st
 		return st.refusal
 	case 'B':
+		// Only the names first: most statements write nothing of ours, and
+		// their parameters need not be decoded.
+		portalName, stmtName, err := m.BindTarget()
+		if err != nil {
+			return nil
+		}
+		st := s.stmts[string(stmtName)]
+		if st == nil {
+			st = plain
+		}
+		if len(st.analyses) == 0 {
+			s.portals[string(portalName)] = st.bare
+			return nil
+		}
 		b, err := m.Bind()
 		if err != nil {
 			return nil
 		}
-		st := s.stmts[b.PreparedStatement]
-		if st == nil {
-			st = &prepared{} // unknown to us: the server will report it
-		}
-		pt := &portal{stmt: st}
-		if len(st.analyses) > 0 {
-			params := extract.Params{Values: b.Parameters, Formats: b.ParameterFormatCodes, Types: st.types}
-			pt.tags = make([][]extract.Tag, len(st.analyses))
-			for i, a := range st.analyses {
-				if a.Kind == extract.KindCopy {
-					continue
-				}
-				if pt.tags[i], err = a.Tags(params); err != nil {
-					pt.err = err
-					break
-				}
-			}
-		}
-		s.portals[b.DestinationPortal] = pt
+		s.portals[b.DestinationPortal] = s.bind(st, b)
 	case 'E':
 		e, err := m.Execute()
 		if err != nil {
@@ -120,7 +130,7 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 	case 'c':
 		return s.copyDone()
 	case 'f':
-		s.copyDec, s.copyReq, s.copyTags = nil, nil, nil
+		s.copyDec, s.copyReq, s.copyTags = nil, 0, nil
 	}
 	return nil
 }
@@ -157,9 +167,9 @@ func (s *session) lock(f func()) {
 // followSearchPath tracks the session's search_path from the statements it
 // sends: SET/RESET/set_config change it; SET LOCAL changes it until the
 // transaction ends (COMMIT, ROLLBACK), when the previous path returns.
-func (s *session) followSearchPath(sql string, tx txStatement) {
-	switch tx.kind {
-	case txCommit, txRollback, txPrepare:
+func (s *session) followSearchPath(sql string, tx extract.TxControl) {
+	switch tx.Kind {
+	case extract.TxCommit, extract.TxRollback, extract.TxPrepare:
 		if s.beforeLocal != nil {
 			s.searchPath, s.beforeLocal = s.beforeLocal, nil
 		}
@@ -169,7 +179,7 @@ func (s *session) followSearchPath(sql string, tx txStatement) {
 	if !ok {
 		return
 	}
-	if w := words(sql, 2); len(w) == 2 && w[0] == "set" && w[1] == "local" && s.beforeLocal == nil {
+	if extract.SetsLocally(sql) && s.beforeLocal == nil {
 		s.beforeLocal = append([]string{}, s.searchPath...)
 	}
 	s.searchPath = path
@@ -182,10 +192,13 @@ const maxCachedAnalyses = 256
 // prepare classifies a statement text and, when it names a configured
 // table, analyses it once per connection (cached by text and search_path).
 func (s *session) prepare(sql string, types []uint32) *prepared {
-	tx := classifyTx(sql)
+	tx := extract.ClassifyTx(sql)
 	s.followSearchPath(sql, tx)
 	if !s.c.cfg.Rules.Mentions(sql) {
-		return &prepared{tx: tx}
+		if tx.Kind == extract.TxNone {
+			return plain
+		}
+		return newPlain(tx)
 	}
 	key := strings.Join(s.searchPath, ",") + "\x00" + sql // unqualified names resolve by search_path
 	if st, ok := s.byText[key]; ok && sameTypes(st.types, types) {
@@ -227,11 +240,29 @@ func (s *session) refuse(reason string) *pgwire.Refusal {
 	}
 }
 
+// bind computes the tags of a bound write while its parameters are still
+// in the relay's buffer.
+func (s *session) bind(st *prepared, b pgproto3.Bind) *portal {
+	pt := &portal{stmt: st, tags: make([][]extract.Tag, len(st.analyses))}
+	params := extract.Params{Values: b.Parameters, Formats: b.ParameterFormatCodes, Types: st.types}
+	for i, a := range st.analyses {
+		if a.Kind == extract.KindCopy {
+			continue
+		}
+		var err error
+		if pt.tags[i], err = a.Tags(params); err != nil {
+			pt.err = err
+			break
+		}
+	}
+	return pt
+}
+
 // execute makes the intent of a bound statement's writes durable, then
 // queues the statement for the tracker, before the Execute is forwarded.
 func (s *session) execute(pt *portal) *pgwire.Refusal {
 	if pt == nil {
-		s.lock(func() { s.tx.Statement(txStatement{}) })
+		s.lock(func() { s.tx.Statement(extract.TxControl{}, nil) })
 		return nil
 	}
 	if pt.stmt.refusal != nil {
@@ -262,8 +293,7 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 	}
 	var refusal *pgwire.Refusal
 	s.lock(func() {
-		req := s.tx.Statement(pt.stmt.tx, intents...)
-		req.deletes = deletes
+		req := s.tx.Statement(pt.stmt.tx, deletes, intents...)
 		if copyAnalysis != nil {
 			refusal = s.startCopy(copyAnalysis, req)
 		}

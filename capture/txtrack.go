@@ -18,15 +18,27 @@ type Decisions interface {
 // request is a client request awaiting its result from the server, in the
 // order the server will answer.
 type request struct {
+	seq     uint64            // identifies a statement still in flight (see AddIntent)
 	sync    bool              // Sync, or the end of a simple Query: answered by ReadyForQuery
 	opaque  bool              // a simple Query of unknown statements: absorbs completions until its end
-	tx      txStatement       // transaction control, if the statement is one
+	tx      extract.TxControl // transaction control, if the statement is one
 	intents []ledger.IntentID // write-ahead intents of this statement's writes (COPY adds them as rows stream)
 	deletes []extract.Tag     // the application's deletes by id, applied if they commit
 }
 
-// AddIntent attaches an intent to a statement still in flight.
-func (r *request) AddIntent(id ledger.IntentID) { r.intents = append(r.intents, id) }
+// AddIntent attaches an intent to the statement seq (as Statement returned
+// it) while it is still in flight: a COPY's rows arrive after the COPY
+// statement was queued. It reports false when the statement is answered
+// already; the intent then stays pending, for recovery.
+func (t *txTracker) AddIntent(seq uint64, id ledger.IntentID) bool {
+	for i := len(t.queue) - 1; i >= 0; i-- {
+		if t.queue[i].seq == seq {
+			t.queue[i].intents = append(t.queue[i].intents, id)
+			return true
+		}
+	}
+	return false
+}
 
 // savepoint marks how many of the transaction's writes and deletes precede it.
 type savepoint struct {
@@ -46,7 +58,8 @@ type savepoint struct {
 // server-side calls.
 type txTracker struct {
 	out        Decisions
-	queue      []*request
+	queue      []request // values: queuing a request allocates nothing once the slice has grown
+	seq        uint64
 	writes     []ledger.IntentID // executed writes of the current transaction
 	deletes    []extract.Tag     // executed deletes by id of the current transaction
 	savepoints []savepoint
@@ -57,23 +70,24 @@ type txTracker struct {
 func newTxTracker(out Decisions) *txTracker { return &txTracker{out: out} }
 
 // Statement records a statement about to be executed (Execute, or one
-// statement of a simple Query) with the intents of its writes, if any. The
-// returned request takes intents made later (COPY rows).
-func (t *txTracker) Statement(tx txStatement, intents ...ledger.IntentID) *request {
-	r := &request{tx: tx, intents: intents}
-	t.queue = append(t.queue, r)
-	return r
+// statement of a simple Query) with the application's deletes by id and
+// the intents of its writes, if any. The returned seq takes intents made
+// later (COPY rows, see AddIntent).
+func (t *txTracker) Statement(tx extract.TxControl, deletes []extract.Tag, intents ...ledger.IntentID) uint64 {
+	t.seq++
+	t.queue = append(t.queue, request{seq: t.seq, tx: tx, intents: intents, deletes: deletes})
+	return t.seq
 }
 
 // Opaque records a simple Query whose statements the caller did not split
 // because none writes a configured table or controls the transaction.
 func (t *txTracker) Opaque() {
-	t.queue = append(t.queue, &request{opaque: true})
+	t.queue = append(t.queue, request{opaque: true})
 }
 
 // Sync records a Sync message or the end of a simple Query.
 func (t *txTracker) Sync() {
-	t.queue = append(t.queue, &request{sync: true})
+	t.queue = append(t.queue, request{sync: true})
 }
 
 // Complete records a CommandComplete (also EmptyQueryResponse and
@@ -89,10 +103,10 @@ func (t *txTracker) Complete(tag string) {
 	t.queue = t.queue[1:]
 	t.writes = append(t.writes, r.intents...)
 	t.deletes = append(t.deletes, r.deletes...)
-	switch r.tx.kind {
-	case txBegin:
+	switch r.tx.Kind {
+	case extract.TxBegin:
 		t.inBlock = true
-	case txCommit:
+	case extract.TxCommit:
 		// COMMIT of a failed block answers ROLLBACK.
 		if tag == "ROLLBACK" {
 			t.dropFrom(0, 0)
@@ -100,21 +114,21 @@ func (t *txTracker) Complete(tag string) {
 			t.confirmAll()
 		}
 		t.endBlock()
-	case txRollback:
+	case extract.TxRollback:
 		t.dropFrom(0, 0)
 		t.endBlock()
-	case txSavepoint:
-		t.savepoints = append(t.savepoints, savepoint{name: r.tx.savepoint, writes: len(t.writes), deletes: len(t.deletes)})
-	case txRelease:
-		if i := t.findSavepoint(r.tx.savepoint); i >= 0 {
+	case extract.TxSavepoint:
+		t.savepoints = append(t.savepoints, savepoint{name: r.tx.Savepoint, writes: len(t.writes), deletes: len(t.deletes)})
+	case extract.TxRelease:
+		if i := t.findSavepoint(r.tx.Savepoint); i >= 0 {
 			t.savepoints = t.savepoints[:i]
 		}
-	case txRollbackTo:
-		if i := t.findSavepoint(r.tx.savepoint); i >= 0 {
+	case extract.TxRollbackTo:
+		if i := t.findSavepoint(r.tx.Savepoint); i >= 0 {
 			t.dropFrom(t.savepoints[i].writes, t.savepoints[i].deletes)
 			t.savepoints = t.savepoints[:i+1] // ROLLBACK TO keeps the savepoint itself
 		}
-	case txPrepare:
+	case extract.TxPrepare:
 		// The transaction now lives on as a prepared transaction whose
 		// outcome will be decided by COMMIT/ROLLBACK PREPARED, possibly from
 		// another session: leave its intents pending.

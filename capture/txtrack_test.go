@@ -49,13 +49,13 @@ func play(script string) []string {
 	for _, ev := range strings.Fields(script) {
 		switch {
 		case ev[0] == 'd':
-			t.Statement(txStatement{}).deletes = []extract.Tag{{Op: extract.OpDelete, ID: ev[1:]}}
+			t.Statement(extract.TxControl{}, []extract.Tag{{Op: extract.OpDelete, ID: ev[1:]}})
 		case ev[0] == 'w':
 			var id int
 			fmt.Sscanf(ev[1:], "%d", &id)
-			t.Statement(txStatement{}, ledger.IntentID(id))
+			t.Statement(extract.TxControl{}, nil, ledger.IntentID(id))
 		case strings.HasPrefix(ev, "s:"):
-			t.Statement(classifyTx(strings.ReplaceAll(ev[2:], "_", " ")))
+			t.Statement(extract.ClassifyTx(strings.ReplaceAll(ev[2:], "_", " ")), nil)
 		case ev == "o":
 			t.Opaque()
 		case ev == "S":
@@ -132,38 +132,5 @@ func TestTxTracker_DecidesEachWriteAsPostgreSQLDoes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, play(tc.script))
 		})
-	}
-}
-
-func TestClassifyTx(t *testing.T) {
-	tests := []struct {
-		sql  string
-		want txStatement
-	}{
-		{"BEGIN", txStatement{kind: txBegin}},
-		{"  begin isolation level serializable", txStatement{kind: txBegin}},
-		{"START TRANSACTION READ WRITE", txStatement{kind: txBegin}},
-		{"commit", txStatement{kind: txCommit}},
-		{"END", txStatement{kind: txCommit}},
-		{"/* c */ COMMIT; -- x", txStatement{kind: txCommit}},
-		{"abort", txStatement{kind: txRollback}},
-		{"ROLLBACK WORK", txStatement{kind: txRollback}},
-		{"ROLLBACK TO SAVEPOINT sp1", txStatement{kind: txRollbackTo, savepoint: "sp1"}},
-		{"rollback transaction to \"My SP\"", txStatement{kind: txRollbackTo, savepoint: "My SP"}},
-		{"ROLLBACK TO Sp", txStatement{kind: txRollbackTo, savepoint: "sp"}},
-		{"SAVEPOINT a", txStatement{kind: txSavepoint, savepoint: "a"}},
-		{"RELEASE SAVEPOINT a", txStatement{kind: txRelease, savepoint: "a"}},
-		{"release a", txStatement{kind: txRelease, savepoint: "a"}},
-		{"PREPARE TRANSACTION 'x'", txStatement{kind: txPrepare}},
-		{"COMMIT PREPARED 'x'", txStatement{kind: txEndPrepared}},
-		{"ROLLBACK PREPARED 'x'", txStatement{kind: txEndPrepared}},
-		{"PREPARE q AS SELECT 1", txStatement{}},
-		{"INSERT INTO t VALUES (1)", txStatement{}},
-		{"-- only a comment", txStatement{}},
-		{"/* nested /* comment */ still */ BEGIN", txStatement{kind: txBegin}},
-		{"", txStatement{}},
-	}
-	for _, tc := range tests {
-		assert.Equal(t, tc.want, classifyTx(tc.sql), tc.sql)
 	}
 }

@@ -104,28 +104,12 @@ func stmtSearchPath(n *pg.Node) ([]string, bool) {
 // comments) with SET, RESET or SELECT, the statements that can change
 // search_path.
 func startsSettingStatement(sql string) bool {
-	for {
-		sql = strings.TrimLeft(sql, " \t\r\n\f(")
-		switch {
-		case strings.HasPrefix(sql, "--"):
-			i := strings.IndexByte(sql, '\n')
-			if i < 0 {
-				return false
-			}
-			sql = sql[i+1:]
-			continue
-		case strings.HasPrefix(sql, "/*"):
-			return true // rare: let the full check decide
-		}
-		break
-	}
-	n := 0
-	for n < len(sql) && n < 6 && (sql[n]|0x20 >= 'a' && sql[n]|0x20 <= 'z') {
-		n++
-	}
-	switch strings.ToLower(sql[:n]) {
-	case "set", "reset", "select":
-		return true
-	}
-	return false
+	return firstWordIs(sql, "set", "reset", "select")
+}
+
+// SetsLocally reports whether sql is SET LOCAL, whose effect ends with the
+// transaction.
+func SetsLocally(sql string) bool {
+	w := words(sql, 2)
+	return len(w) == 2 && w[0] == "set" && w[1] == "local"
 }

@@ -1,6 +1,8 @@
 package pgwire
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"net"
 
@@ -82,6 +84,23 @@ func (m Message) Bind() (pgproto3.Bind, error) {
 	var b pgproto3.Bind
 	err := m.decode('B', &b)
 	return b, err
+}
+
+// BindTarget returns the destination portal and source statement names of
+// a Bind message without decoding its parameters. Both alias Body.
+func (m Message) BindTarget() (portal, statement []byte, err error) {
+	if m.Type != 'B' {
+		return nil, nil, fmt.Errorf("pgwire: message type %q is not 'B'", m.Type)
+	}
+	i := bytes.IndexByte(m.Body, 0)
+	if i < 0 {
+		return nil, nil, errors.New("pgwire: Bind without a portal name")
+	}
+	j := bytes.IndexByte(m.Body[i+1:], 0)
+	if j < 0 {
+		return nil, nil, errors.New("pgwire: Bind without a statement name")
+	}
+	return m.Body[:i], m.Body[i+1 : i+1+j], nil
 }
 
 // Execute decodes an Execute message.

@@ -142,32 +142,13 @@ func privateCluster(t *testing.T) testDB {
 	}
 	script("start")
 	t.Cleanup(func() { script("stop") })
-	db := testDB{}
+	vars := map[string]string{}
 	for _, line := range strings.Split(script("env"), "\n") {
-		k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
-		if !ok {
-			continue
-		}
-		v = strings.Trim(v, `"'`)
-		switch k {
-		case "LETHE_TEST_PG_HOST":
-			db.Host = v
-		case "LETHE_TEST_PG_PORT":
-			db.Port = v
-		case "LETHE_TEST_PG_USER":
-			db.User = v
-		case "LETHE_TEST_PG_PASSWORD":
-			db.Password = v
-		case "LETHE_TEST_PG_DB":
-			db.DB = v
-		case "LETHE_TEST_PG_DATA":
-			db.Data = v
-		case "LETHE_TEST_PG_BIN":
-			db.Bin = v
-		case "LETHE_TEST_TLS_DIR":
-			db.TLSDir = v
+		if k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "="); ok {
+			vars[k] = strings.Trim(v, `"'`)
 		}
 	}
+	db := testDBFrom(func(k string) string { return vars[k] })
 	require.Equal(t, port, db.Port)
 	return db
 }

@@ -28,16 +28,22 @@ type testDB struct {
 
 func loadTestDB(t testing.TB) testDB {
 	t.Helper()
-	db := testDB{
-		Host: os.Getenv("LETHE_TEST_PG_HOST"), Port: os.Getenv("LETHE_TEST_PG_PORT"),
-		User: os.Getenv("LETHE_TEST_PG_USER"), Password: os.Getenv("LETHE_TEST_PG_PASSWORD"),
-		DB: os.Getenv("LETHE_TEST_PG_DB"), TLSDir: os.Getenv("LETHE_TEST_TLS_DIR"),
-		Data: os.Getenv("LETHE_TEST_PG_DATA"), Bin: os.Getenv("LETHE_TEST_PG_BIN"),
-	}
+	db := testDBFrom(os.Getenv)
 	if db.Port == "" {
 		t.Fatal("LETHE_TEST_PG_* is not set: run the tests with scripts/test.sh (it starts the test cluster)")
 	}
 	return db
+}
+
+// testDBFrom reads the LETHE_TEST_PG_* variables that scripts/testdb.sh env
+// prints, through get.
+func testDBFrom(get func(string) string) testDB {
+	return testDB{
+		Host: get("LETHE_TEST_PG_HOST"), Port: get("LETHE_TEST_PG_PORT"),
+		User: get("LETHE_TEST_PG_USER"), Password: get("LETHE_TEST_PG_PASSWORD"),
+		DB: get("LETHE_TEST_PG_DB"), TLSDir: get("LETHE_TEST_TLS_DIR"),
+		Data: get("LETHE_TEST_PG_DATA"), Bin: get("LETHE_TEST_PG_BIN"),
+	}
 }
 
 // Addr is the upstream address.

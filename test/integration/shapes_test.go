@@ -361,6 +361,19 @@ func shapeSummaryJSON(t testing.TB, shape, table string, rows []shapeRow, wire m
 	return string(b) + "\n"
 }
 
+// shapePgxTable connects pgx to addr, creates the pgx shapes' table and
+// returns the connection with vector's type OID.
+func shapePgxTable(t *testing.T, db testDB, addr, table string) (*pgx.Conn, uint32) {
+	t.Helper()
+	ctx := ctxT(t)
+	conn := connect(t, db.DSN(addr, "connect_timeout=10 application_name=lethe-shapes"))
+	_, err := conn.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+table+" (id text PRIMARY KEY, embedding vector(8), metadata jsonb)")
+	require.NoError(t, err)
+	var vectorOID uint32
+	require.NoError(t, conn.QueryRow(ctx, "SELECT 'vector'::regtype::oid").Scan(&vectorOID))
+	return conn, vectorOID
+}
+
 // shapePgxParams (pgx / pgvector-go style): one multi-row INSERT sent with
 // pgconn.ExecParams over the extended protocol (unnamed statement), every
 // parameter in binary with explicit type OIDs: id text (25), embedding
@@ -370,12 +383,8 @@ func shapePgxParams(t *testing.T, db testDB, addr string) string {
 	t.Helper()
 	ctx := ctxT(t)
 	table := shapePrefix + "_pgx"
-	conn := connect(t, db.DSN(addr, "connect_timeout=10 application_name=lethe-shapes"))
+	conn, vectorOID := shapePgxTable(t, db, addr, table)
 	defer conn.Close(ctx)
-	_, err := conn.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+table+" (id text PRIMARY KEY, embedding vector(8), metadata jsonb)")
-	require.NoError(t, err)
-	var vectorOID uint32
-	require.NoError(t, conn.QueryRow(ctx, "SELECT 'vector'::regtype::oid").Scan(&vectorOID))
 
 	rows := shapeRows("pgx")
 	var values []string
@@ -411,12 +420,8 @@ func shapePgxCopyFrom(t *testing.T, db testDB, addr string) string {
 	t.Helper()
 	ctx := ctxT(t)
 	table := shapePrefix + "_pgxcopy"
-	conn := connect(t, db.DSN(addr, "connect_timeout=10 application_name=lethe-shapes"))
+	conn, vectorOID := shapePgxTable(t, db, addr, table)
 	defer conn.Close(ctx)
-	_, err := conn.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+table+" (id text PRIMARY KEY, embedding vector(8), metadata jsonb)")
-	require.NoError(t, err)
-	var vectorOID uint32
-	require.NoError(t, conn.QueryRow(ctx, "SELECT 'vector'::regtype::oid").Scan(&vectorOID))
 	conn.TypeMap().RegisterType(&pgtype.Type{Name: "vector", OID: vectorOID, Codec: shapeVectorCodec{}})
 
 	rows := shapeRows("pgxcopy")

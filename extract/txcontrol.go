@@ -1,38 +1,42 @@
-package capture
+package extract
 
 import (
 	"strings"
 	"unicode"
 )
 
-// txKind classifies a statement by its effect on the transaction.
-type txKind uint8
+// TxKind classifies a statement by its effect on the transaction.
+type TxKind uint8
 
 const (
-	txNone        txKind = iota // any other statement
-	txBegin                     // BEGIN, START TRANSACTION
-	txCommit                    // COMMIT, END (answers ROLLBACK when the block had failed)
-	txRollback                  // ROLLBACK, ABORT
-	txSavepoint                 // SAVEPOINT name
-	txRelease                   // RELEASE [SAVEPOINT] name
-	txRollbackTo                // ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT] name
-	txPrepare                   // PREPARE TRANSACTION 'gid': the outcome is decided later, elsewhere
-	txEndPrepared               // COMMIT PREPARED / ROLLBACK PREPARED: ends some other, prepared transaction
+	TxNone        TxKind = iota // any other statement
+	TxBegin                     // BEGIN, START TRANSACTION
+	TxCommit                    // COMMIT, END (answers ROLLBACK when the block had failed)
+	TxRollback                  // ROLLBACK, ABORT
+	TxSavepoint                 // SAVEPOINT name
+	TxRelease                   // RELEASE [SAVEPOINT] name
+	TxRollbackTo                // ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT] name
+	TxPrepare                   // PREPARE TRANSACTION 'gid': the outcome is decided later, elsewhere
+	TxEndPrepared               // COMMIT PREPARED / ROLLBACK PREPARED: ends some other, prepared transaction
 )
 
-// txStatement is a classified transaction-control statement.
-type txStatement struct {
-	kind      txKind
-	savepoint string // for SAVEPOINT, RELEASE, ROLLBACK TO
+// TxControl is a classified transaction-control statement.
+type TxControl struct {
+	Kind      TxKind
+	Savepoint string // for SAVEPOINT, RELEASE, ROLLBACK TO
 }
 
-// classifyTx recognises transaction control in one statement's text. Those
+// ClassifyTx recognises transaction control in one statement's text. Those
 // statements are short and fixed in form, so a small tokenizer suffices and
-// no parse is spent on the many statements that are something else.
-func classifyTx(sql string) txStatement {
+// no parse is spent on the many statements that are something else, which
+// a look at the first word (no allocation) turns away.
+func ClassifyTx(sql string) TxControl {
+	if !firstWordIs(sql, "begin", "start", "commit", "end", "abort", "rollback", "savepoint", "release", "prepare") {
+		return TxControl{}
+	}
 	w := words(sql, 5)
 	if len(w) == 0 {
-		return txStatement{}
+		return TxControl{}
 	}
 	skip := func(i int, opt ...string) int {
 		for i < len(w) {
@@ -57,38 +61,38 @@ func classifyTx(sql string) txStatement {
 	}
 	switch w[0] {
 	case "begin":
-		return txStatement{kind: txBegin}
+		return TxControl{Kind: TxBegin}
 	case "start":
 		if at(1) == "transaction" {
-			return txStatement{kind: txBegin}
+			return TxControl{Kind: TxBegin}
 		}
 	case "commit", "end":
 		if at(1) == "prepared" {
-			return txStatement{kind: txEndPrepared}
+			return TxControl{Kind: TxEndPrepared}
 		}
-		return txStatement{kind: txCommit}
+		return TxControl{Kind: TxCommit}
 	case "abort":
-		return txStatement{kind: txRollback}
+		return TxControl{Kind: TxRollback}
 	case "rollback":
 		if at(1) == "prepared" {
-			return txStatement{kind: txEndPrepared}
+			return TxControl{Kind: TxEndPrepared}
 		}
 		i := skip(1, "work", "transaction")
 		if at(i) == "to" {
 			i = skip(i+1, "savepoint")
-			return txStatement{kind: txRollbackTo, savepoint: at(i)}
+			return TxControl{Kind: TxRollbackTo, Savepoint: at(i)}
 		}
-		return txStatement{kind: txRollback}
+		return TxControl{Kind: TxRollback}
 	case "savepoint":
-		return txStatement{kind: txSavepoint, savepoint: at(1)}
+		return TxControl{Kind: TxSavepoint, Savepoint: at(1)}
 	case "release":
-		return txStatement{kind: txRelease, savepoint: at(skip(1, "savepoint"))}
+		return TxControl{Kind: TxRelease, Savepoint: at(skip(1, "savepoint"))}
 	case "prepare":
 		if at(1) == "transaction" {
-			return txStatement{kind: txPrepare}
+			return TxControl{Kind: TxPrepare}
 		}
 	}
-	return txStatement{}
+	return TxControl{}
 }
 
 // words returns up to max leading words of sql, skipping comments: unquoted
@@ -167,4 +171,27 @@ func skipSpaceAndComments(s string) string {
 			return s
 		}
 	}
+}
+
+// firstWord returns the leading keyword of sql (letters only, as written),
+// after blanks and comments, without allocating.
+func firstWord(sql string) string {
+	s := skipSpaceAndComments(sql)
+	n := 0
+	for n < len(s) && n < 16 && (s[n]|0x20 >= 'a' && s[n]|0x20 <= 'z') {
+		n++
+	}
+	return s[:n]
+}
+
+// firstWordIs reports whether sql's first word is one of keywords, in any
+// case, without allocating.
+func firstWordIs(sql string, keywords ...string) bool {
+	w := firstWord(sql)
+	for _, k := range keywords {
+		if strings.EqualFold(w, k) {
+			return true
+		}
+	}
+	return false
 }
