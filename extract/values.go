@@ -139,13 +139,3 @@ func typeOID(tn *pg.TypeName) uint32 {
 	}
 	return o[0]
 }
-
-// elemOID is the element type of a known array type, or 0.
-func elemOID(arr uint32) uint32 {
-	for _, o := range typeOIDs {
-		if o[1] == arr {
-			return o[0]
-		}
-	}
-	return 0
-}

@@ -61,7 +61,8 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	subject, err := bufio.NewReader(stdin).ReadString('\n')
+	// io.EOF without a newline still yields the subject; no input is empty.
+	subject, _ := bufio.NewReader(stdin).ReadString('\n')
 	subject = strings.TrimRight(subject, "\r\n")
 	if subject == "" {
 		fmt.Fprintln(stderr, "lethe-proxy ledger subject: give the subject on stdin, e.g. `echo alice@example.com | lethe-proxy ledger subject --config FILE`")
