@@ -11,6 +11,11 @@ require (
 require github.com/mattn/go-sqlite3 v1.14.53
 
 require (
+	github.com/go-chi/chi/v5 v5.5.0 // indirect
+	golang.org/x/mod v0.43.0 // indirect
+)
+
+require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect

@@ -106,6 +106,39 @@ UPDATE %[1]s.intents i SET (e_store, e_tbl, e_record_id, e_subject, e_unattribut
 	FROM %[1]s.intent_entries e WHERE e.intent_id = i.id)
 WHERE i.id IN (SELECT intent_id FROM %[1]s.intent_entries);
 DROP TABLE %[1]s.intent_entries;
+`, `
+CREATE TABLE %[1]s.forget_requests (
+	id          text PRIMARY KEY,
+	subject     bytea NOT NULL CHECK (octet_length(subject) = 32),
+	token_hash  bytea NOT NULL UNIQUE,
+	received_at timestamptz NOT NULL,
+	deadline    timestamptz NOT NULL,
+	status      text NOT NULL CHECK (status IN ('received', 'completed', 'failed')),
+	state       bytea NOT NULL,
+	certificate bytea,
+	updated_at  timestamptz NOT NULL
+);
+CREATE INDEX forget_requests_subject ON %[1]s.forget_requests (subject);
+CREATE INDEX forget_requests_open ON %[1]s.forget_requests (received_at) WHERE status = 'received';
+
+CREATE TABLE %[1]s.tombstones (
+	subject    bytea PRIMARY KEY CHECK (octet_length(subject) = 32),
+	request_id text NOT NULL,
+	created_at timestamptz NOT NULL
+);
+
+CREATE TABLE %[1]s.tlog_records (
+	idx  bigint PRIMARY KEY,
+	data bytea NOT NULL
+);
+CREATE TABLE %[1]s.tlog_hashes (
+	idx  bigint PRIMARY KEY,
+	hash bytea NOT NULL CHECK (octet_length(hash) = 32)
+);
+CREATE TABLE %[1]s.tlog_checkpoints (
+	size bigint PRIMARY KEY,
+	note bytea NOT NULL
+);
 `}
 
 // migrationLockKey is the advisory lock key for schema's migrations, so

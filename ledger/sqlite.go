@@ -124,6 +124,41 @@ CREATE INDEX entries_subject ON entries (subject);
 -- row per entry. sqliteMoveIntentEntries then converts the pending rows
 -- of intent_entries and drops the table.
 ALTER TABLE intents ADD COLUMN entries BLOB;
+`, `
+-- Forget: the journal of erasure requests, the subjects kept gone, and the
+-- transparency log (RFC 6962 stored hashes, see package tlog).
+CREATE TABLE forget_requests (
+	id          TEXT PRIMARY KEY,    -- random, hex; safe in URLs and logs
+	subject     BLOB NOT NULL CHECK (length(subject) = 32),
+	token_hash  BLOB NOT NULL UNIQUE, -- SHA-256 of the confirm token: single use
+	received_at INTEGER NOT NULL,    -- unix microseconds
+	deadline    INTEGER NOT NULL,    -- unix microseconds
+	status      TEXT NOT NULL CHECK (status IN ('received', 'completed', 'failed')),
+	state       BLOB NOT NULL,       -- engine's JSON: plan, commitment, progress
+	certificate BLOB,                -- the signed certificate once completed
+	updated_at  INTEGER NOT NULL
+);
+CREATE INDEX forget_requests_subject ON forget_requests (subject);
+CREATE INDEX forget_requests_open ON forget_requests (received_at) WHERE status = 'received';
+
+CREATE TABLE tombstones (
+	subject    BLOB PRIMARY KEY CHECK (length(subject) = 32),
+	request_id TEXT NOT NULL,
+	created_at INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE tlog_records (
+	idx  INTEGER PRIMARY KEY, -- leaf index, from 0
+	data BLOB NOT NULL
+);
+CREATE TABLE tlog_hashes (
+	idx  INTEGER PRIMARY KEY, -- stored hash index (tlog.StoredHashIndex)
+	hash BLOB NOT NULL CHECK (length(hash) = 32)
+);
+CREATE TABLE tlog_checkpoints (
+	size INTEGER PRIMARY KEY, -- tree size; one signed checkpoint per size, ever
+	note BLOB NOT NULL
+);
 `}
 
 // sqliteMigrationSteps run in Go right after the SQL of the migration of
