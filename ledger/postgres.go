@@ -116,10 +116,12 @@ CREATE TABLE %[1]s.forget_requests (
 	status      text NOT NULL CHECK (status IN ('received', 'completed', 'failed')),
 	state       bytea NOT NULL,
 	certificate bytea,
+	lease_owner text,
+	lease_until timestamptz,
 	updated_at  timestamptz NOT NULL
 );
+CREATE UNIQUE INDEX forget_requests_one_open ON %[1]s.forget_requests (subject) WHERE status = 'received';
 CREATE INDEX forget_requests_subject ON %[1]s.forget_requests (subject);
-CREATE INDEX forget_requests_open ON %[1]s.forget_requests (received_at) WHERE status = 'received';
 
 CREATE TABLE %[1]s.tombstones (
 	subject    bytea PRIMARY KEY CHECK (octet_length(subject) = 32),

@@ -70,7 +70,7 @@ var pgBackend = backend{
 			require.NoError(t, err)
 			defer c.Close(ctx)
 			var all []byte
-			for _, tbl := range []string{"intents", "entries", "schema_version"} {
+			for _, tbl := range []string{"intents", "entries", "schema_version", "forget_requests", "tombstones"} {
 				var text string
 				require.NoError(t, c.QueryRow(ctx, fmt.Sprintf(`SELECT coalesce(string_agg(t::text, E'\n'), '') FROM %s.%s t`,
 					pgx.Identifier{schema}.Sanitize(), tbl)).Scan(&text))

@@ -136,10 +136,13 @@ CREATE TABLE forget_requests (
 	status      TEXT NOT NULL CHECK (status IN ('received', 'completed', 'failed')),
 	state       BLOB NOT NULL,       -- engine's JSON: plan, commitment, progress
 	certificate BLOB,                -- the signed certificate once completed
+	lease_owner TEXT,                -- the engine working on it (one at a time)
+	lease_until INTEGER,             -- unix microseconds; another engine may take over after
 	updated_at  INTEGER NOT NULL
 );
+-- A subject has at most one forget in progress.
+CREATE UNIQUE INDEX forget_requests_one_open ON forget_requests (subject) WHERE status = 'received';
 CREATE INDEX forget_requests_subject ON forget_requests (subject);
-CREATE INDEX forget_requests_open ON forget_requests (received_at) WHERE status = 'received';
 
 CREATE TABLE tombstones (
 	subject    BLOB PRIMARY KEY CHECK (length(subject) = 32),
