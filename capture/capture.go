@@ -29,6 +29,8 @@ const (
 	CodeUnattributed = "LT001"
 	// CodeLedgerDown: the ledger could not take the write-ahead intent.
 	CodeLedgerDown = "LT002"
+	// CodeForgotten: the write is about a subject that was forgotten.
+	CodeForgotten = "LT003"
 )
 
 // Config wires a Capture.
@@ -43,6 +45,11 @@ type Config struct {
 	// IntentTimeout bounds waiting for the ledger per write (default 5s).
 	IntentTimeout time.Duration
 	Logger        *slog.Logger
+	// Tombstones are the forgotten subjects; nil means none.
+	Tombstones *Tombstones
+	// FlagForgotten forwards writes about forgotten subjects (logging and
+	// counting them in Stats.ForgottenWrites) instead of refusing them.
+	FlagForgotten bool
 }
 
 // Stats are counters for metrics.
@@ -51,6 +58,7 @@ type Stats struct {
 	Refused         atomic.Int64 // statements refused (strict mode, ledger down)
 	UntrackedWrites atomic.Int64 // fail-open writes forwarded without an intent
 	DecisionErrors  atomic.Int64 // confirm/drop the ledger failed to take (intents stay pending)
+	ForgottenWrites atomic.Int64 // writes about forgotten subjects (refused, or flagged)
 }
 
 // Capture is the pgwire.Observer that records every write to a configured
@@ -169,6 +177,9 @@ func (c *Capture) intend(tags []extract.Tag) (ledger.IntentID, *pgwire.Refusal) 
 	if len(entries) == 0 {
 		return 0, nil
 	}
+	if r := c.checkForgotten(entries, tags[0].Table); r != nil {
+		return 0, r
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.IntentTimeout)
 	defer cancel()
 	id, err := c.cfg.Ledger.Intend(ctx, entries)
@@ -189,6 +200,32 @@ func (c *Capture) intend(tags []extract.Tag) (ledger.IntentID, *pgwire.Refusal) 
 		Message: "lethe: the write was not forwarded because its tag could not be recorded (the ledger is unavailable)",
 		Hint:    "retry when the ledger is back; nothing of this statement was written",
 	}
+}
+
+// checkForgotten refuses (or flags) a write about a forgotten subject.
+func (c *Capture) checkForgotten(entries []ledger.Entry, table string) *pgwire.Refusal {
+	ts := c.cfg.Tombstones
+	if ts == nil || ts.Len() == 0 {
+		return nil
+	}
+	for _, e := range entries {
+		if e.Unattributed || !ts.Has(e.Subject) {
+			continue
+		}
+		c.Stats.ForgottenWrites.Add(1)
+		if c.cfg.FlagForgotten {
+			c.log.Warn("write about a forgotten subject forwarded (forgotten: flag)", "table", table, "subject_hmac", e.Subject.String())
+			return nil
+		}
+		c.Stats.Refused.Add(1)
+		c.log.Warn("write about a forgotten subject refused", "table", table, "subject_hmac", e.Subject.String())
+		return &pgwire.Refusal{
+			Code:    CodeForgotten,
+			Message: "lethe: the write was not forwarded because it is about a data subject who was forgotten (erasure request)",
+			Hint:    "an operator can lift the subject's tombstone if the person is back (lethe-proxy forget lift)",
+		}
+	}
+	return nil
 }
 
 // entries turns tags into ledger entries, hashing every subject.

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -19,6 +20,7 @@ import (
 type Config struct {
 	Postgres        Postgres `yaml:"postgres"`
 	Capture         Capture  `yaml:"capture"`
+	Forget          Forget   `yaml:"forget"`
 	Log             Log      `yaml:"log"`
 	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
 
@@ -70,6 +72,42 @@ type TableRule struct {
 	Table    string   `yaml:"table"`
 	ID       string   `yaml:"id"`
 	Subjects []string `yaml:"subjects"`
+	// Vacuum runs VACUUM (INDEX_CLEANUP ON) on the table after each
+	// forget, so that deleted rows and their HNSW index entries are
+	// physically removed rather than left for autovacuum.
+	Vacuum bool `yaml:"vacuum"`
+}
+
+// Forget configures erasure requests, certificates and the admin API.
+// Forget is enabled when signing_key is set.
+type Forget struct {
+	// SigningKey is the Ed25519 private key (PKCS#8 PEM, from
+	// lethe-proxy keygen) that signs certificates and log checkpoints.
+	SigningKey string `yaml:"signing_key"`
+	// TrustedKeys is the published key set (JSON) that certificates are
+	// verified against: the current key and retired ones with their
+	// validity windows. Default: the signing key alone.
+	TrustedKeys string `yaml:"trusted_keys"`
+	// LogOrigin names the transparency log in its checkpoints.
+	LogOrigin string `yaml:"log_origin"`
+	// Deadline after receipt (default 720h: one month, GDPR Art. 12(3)).
+	Deadline Duration `yaml:"deadline"`
+	// TokenTTL is how long a preview's confirm token is valid (default 10m).
+	TokenTTL Duration `yaml:"token_ttl"`
+	// CertificateValidity is how long a certificate's claim stands before
+	// it should be re-verified (default 8760h: a year).
+	CertificateValidity Duration `yaml:"certificate_validity"`
+	// Forgotten says what happens to a new write about a forgotten
+	// subject: refuse (default, SQLSTATE LT003) or flag (forward, log).
+	Forgotten string `yaml:"forgotten"`
+	Admin     Admin  `yaml:"admin"`
+}
+
+// Admin configures the admin HTTP API.
+type Admin struct {
+	Listen     string    `yaml:"listen"`      // default 127.0.0.1:7070
+	TokensFile string    `yaml:"tokens_file"` // bearer token hashes and roles (lethe-proxy admin-token)
+	TLS        ClientTLS `yaml:"tls"`
 }
 
 // Log configures structured logging.
@@ -87,7 +125,15 @@ func Defaults() Config {
 			ConnectTimeout: Duration(10e9),
 			MaxMessageSize: 64 << 20,
 		},
-		Capture:         Capture{Mode: "strict"},
+		Capture: Capture{Mode: "strict"},
+		Forget: Forget{
+			LogOrigin:           "lethe.local/forget-log",
+			Deadline:            Duration(720 * time.Hour),
+			TokenTTL:            Duration(10 * time.Minute),
+			CertificateValidity: Duration(8760 * time.Hour),
+			Forgotten:           "refuse",
+			Admin:               Admin{Listen: "127.0.0.1:7070"},
+		},
 		Log:             Log{Level: "info", Format: "text"},
 		ShutdownTimeout: Duration(30e9),
 	}

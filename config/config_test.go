@@ -367,3 +367,37 @@ func TestLoad_ExampleConfigParses(t *testing.T) {
 	want.Postgres.Upstream = cfg.Postgres.Upstream
 	assertSameSettings(t, want, *cfg)
 }
+
+func TestParse_ForgetSectionIsValidated(t *testing.T) {
+	dir := t.TempDir()
+	key, tokens := dir+"/key.pem", dir+"/tokens.json"
+	require.NoError(t, os.WriteFile(key, []byte("k"), 0o600))
+	require.NoError(t, os.WriteFile(tokens, []byte("{}"), 0o600))
+	base := "postgres: {upstream: 'db:5432'}\n"
+	tables := "capture:\n  store: host=db\n  tables: [{table: public.docs, id: id, subjects: [user_id], vacuum: true}]\n"
+	for name, tc := range map[string]struct {
+		src  string
+		want string // "" = valid
+	}{
+		"disabled without a key": {base, ""},
+		"complete":               {base + tables + "forget: {signing_key: " + key + ", admin: {tokens_file: " + tokens + "}}\n", ""},
+		"no tables":              {base + "forget: {signing_key: " + key + ", admin: {tokens_file: " + tokens + "}}\n", "add capture.tables"},
+		"no tokens":              {base + tables + "forget: {signing_key: " + key + "}\n", "lethe-proxy admin-token"},
+		"missing key file":       {base + tables + "forget: {signing_key: /nonexistent/k.pem, admin: {tokens_file: " + tokens + "}}\n", "cannot read"},
+		"bad forgotten":          {base + tables + "forget: {signing_key: " + key + ", forgotten: maybe, admin: {tokens_file: " + tokens + "}}\n", "refuse, flag"},
+		"bad origin":             {base + tables + "forget: {signing_key: " + key + ", log_origin: 'a b', admin: {tokens_file: " + tokens + "}}\n", "without spaces"},
+		"bad admin listen":       {base + tables + "forget: {signing_key: " + key + ", admin: {listen: nope, tokens_file: " + tokens + "}}\n", "host:port"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := Parse(dir+"/cfg.yaml", []byte(tc.src))
+			if tc.want == "" {
+				require.NoError(t, err)
+				assert.Equal(t, 720*time.Hour, cfg.Forget.Deadline.D())
+				assert.Equal(t, "refuse", cfg.Forget.Forgotten)
+				assert.Equal(t, "127.0.0.1:7070", cfg.Forget.Admin.Listen)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/lethe-privacy/lethe/extract"
 )
@@ -53,6 +54,7 @@ func (c *Config) validate() error {
 		errs = append(errs, c.at("postgres.connect_timeout", "must be positive (write e.g. 10s)"))
 	}
 	errs = append(errs, c.validateCapture()...)
+	errs = append(errs, c.validateForget()...)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		errs = append(errs, c.at("log.level", "%q is not one of debug, info, warn, error", c.Log.Level))
 	}
@@ -81,7 +83,8 @@ func (c *Config) readable(path, file string) error {
 // directory, so the proxy finds them whatever its working directory.
 func (c *Config) resolvePaths() {
 	dir := filepath.Dir(c.file)
-	for _, p := range []*string{&c.Postgres.UpstreamCAFile, &c.Postgres.TLS.CertFile, &c.Postgres.TLS.KeyFile, &c.Capture.Ledger.SQLite} {
+	for _, p := range []*string{&c.Postgres.UpstreamCAFile, &c.Postgres.TLS.CertFile, &c.Postgres.TLS.KeyFile, &c.Capture.Ledger.SQLite,
+		&c.Forget.SigningKey, &c.Forget.TrustedKeys, &c.Forget.Admin.TokensFile, &c.Forget.Admin.TLS.CertFile, &c.Forget.Admin.TLS.KeyFile} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
@@ -121,6 +124,47 @@ func (c *Config) validateCapture() []error {
 				errs = append(errs, at("subject %q: %v", expr, err))
 			}
 		}
+	}
+	return errs
+}
+
+func (c *Config) validateForget() []error {
+	f := c.Forget
+	if f.SigningKey == "" {
+		return nil // forget disabled
+	}
+	var errs []error
+	errs = append(errs, c.readable("forget.signing_key", f.SigningKey))
+	if f.TrustedKeys != "" {
+		errs = append(errs, c.readable("forget.trusted_keys", f.TrustedKeys))
+	}
+	if len(c.Capture.Tables) == 0 {
+		errs = append(errs, c.at("forget", "forget needs the tables it deletes from: add capture.tables"))
+	}
+	if c.Capture.Store == "" {
+		errs = append(errs, c.at("forget", "forget needs capture.store, the connection string the proxy uses to delete and verify"))
+	}
+	if f.LogOrigin == "" || strings.ContainsAny(f.LogOrigin, " \t\n+") {
+		errs = append(errs, c.at("forget.log_origin", "%q must be a non-empty name without spaces or '+' (e.g. example.com/lethe-log)", f.LogOrigin))
+	}
+	for key, d := range map[string]Duration{"forget.deadline": f.Deadline, "forget.token_ttl": f.TokenTTL, "forget.certificate_validity": f.CertificateValidity} {
+		if d <= 0 {
+			errs = append(errs, c.at(key, "must be positive"))
+		}
+	}
+	if !slices.Contains([]string{"refuse", "flag"}, f.Forgotten) {
+		errs = append(errs, c.at("forget.forgotten", "%q is not one of refuse, flag", f.Forgotten))
+	}
+	if _, _, err := net.SplitHostPort(f.Admin.Listen); err != nil {
+		errs = append(errs, c.at("forget.admin.listen", "%q is not host:port (write e.g. 127.0.0.1:7070)", f.Admin.Listen))
+	}
+	if f.Admin.TokensFile == "" {
+		errs = append(errs, c.at("forget.admin", "tokens_file is missing: create tokens with lethe-proxy admin-token"))
+	} else {
+		errs = append(errs, c.readable("forget.admin.tokens_file", f.Admin.TokensFile))
+	}
+	if (f.Admin.TLS.CertFile == "") != (f.Admin.TLS.KeyFile == "") {
+		errs = append(errs, c.at("forget.admin.tls", "set both cert_file and key_file, or neither"))
 	}
 	return errs
 }

@@ -25,7 +25,7 @@ func (l *Postgres) OpenForget(ctx context.Context, r ForgetRequest) error {
 		if _, err := tx.Exec(ctx, l.q(`
 			INSERT INTO ledger.forget_requests (id, subject, token_hash, received_at, deadline, status, state, updated_at)
 			VALUES ($1, $2, $3, $4, $5, 'received', $6, now())`),
-			r.ID, r.Subject[:], r.TokenHash[:], r.ReceivedAt, r.Deadline, nonNil(r.State)); err != nil {
+			r.ID, r.Subject[:], r.TokenHash[:], r.ReceivedAt, r.Deadline, nonNilRecord(r.State)); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, l.q(`
@@ -105,7 +105,7 @@ func (l *Postgres) LeaseForget(ctx context.Context, id, owner string, d time.Dur
 
 func (l *Postgres) SaveForget(ctx context.Context, id string, state []byte) error {
 	tag, err := l.pool.Exec(ctx, l.q(`UPDATE ledger.forget_requests SET state = $2, updated_at = now() WHERE id = $1 AND status = 'received'`),
-		id, nonNil(state))
+		id, nonNilRecord(state))
 	return l.openRowUpdated(ctx, id, tag, err)
 }
 
@@ -116,7 +116,7 @@ func (l *Postgres) FinishForget(ctx context.Context, id string, status ForgetSta
 	tag, err := l.pool.Exec(ctx, l.q(`
 		UPDATE ledger.forget_requests SET status = $2, state = $3, certificate = $4, updated_at = now(), lease_owner = NULL, lease_until = NULL
 		WHERE id = $1 AND status = 'received'`),
-		id, string(status), nonNil(state), certificate)
+		id, string(status), nonNilRecord(state), certificate)
 	return l.openRowUpdated(ctx, id, tag, err)
 }
 

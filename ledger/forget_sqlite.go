@@ -57,7 +57,7 @@ func (l *SQLite) OpenForget(ctx context.Context, r ForgetRequest) error {
 		if _, err := tx.ExecContext(ctx, `
 			INSERT INTO forget_requests (id, subject, token_hash, received_at, deadline, status, state, updated_at)
 			VALUES (?, ?, ?, ?, ?, 'received', ?, ?)`,
-			r.ID, r.Subject[:], r.TokenHash[:], r.ReceivedAt.UnixMicro(), r.Deadline.UnixMicro(), nonNil(r.State), now); err != nil {
+			r.ID, r.Subject[:], r.TokenHash[:], r.ReceivedAt.UnixMicro(), r.Deadline.UnixMicro(), nonNilRecord(r.State), now); err != nil {
 			return unavailable(err)
 		}
 		_, err := tx.ExecContext(ctx, `
@@ -140,7 +140,7 @@ func (l *SQLite) LeaseForget(ctx context.Context, id, owner string, d time.Durat
 func (l *SQLite) SaveForget(ctx context.Context, id string, state []byte) error {
 	return l.durableTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE forget_requests SET state = ?, updated_at = ? WHERE id = ? AND status = 'received'`,
-			nonNil(state), time.Now().UnixMicro(), id)
+			nonNilRecord(state), time.Now().UnixMicro(), id)
 		return openRowUpdated(res, err, func() (string, error) { return l.forgetStatus(ctx, tx, id) })
 	})
 }
@@ -153,7 +153,7 @@ func (l *SQLite) FinishForget(ctx context.Context, id string, status ForgetStatu
 		res, err := tx.ExecContext(ctx, `
 			UPDATE forget_requests SET status = ?, state = ?, certificate = ?, updated_at = ?, lease_owner = NULL, lease_until = NULL
 			WHERE id = ? AND status = 'received'`,
-			string(status), nonNil(state), certificate, time.Now().UnixMicro(), id)
+			string(status), nonNilRecord(state), certificate, time.Now().UnixMicro(), id)
 		return openRowUpdated(res, err, func() (string, error) { return l.forgetStatus(ctx, tx, id) })
 	})
 }
@@ -232,12 +232,3 @@ func (l *SQLite) LiftTombstone(ctx context.Context, subject SubjectHash) (bool, 
 	})
 	return lifted, err
 }
-
-// nonNil keeps a NOT NULL blob column from receiving NULL for an empty state.
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}
-
