@@ -58,7 +58,7 @@ func NewRules(rules []Rule) (*Rules, error) {
 	for _, rule := range rules {
 		var t table
 		var err error
-		if t.schema, t.relname, err = splitTable(rule.Table); err != nil {
+		if t.schema, t.relname, err = SplitTable(rule.Table); err != nil {
 			return nil, err
 		}
 		t.name = t.schema + "." + t.relname
@@ -128,14 +128,16 @@ func (r *Rules) resolve(schema, relname string, searchPath []string) *table {
 // CanonicalTable returns a rule's table name in the form tags carry
 // ("schema.name", unquoted names folded to lower case, public by default).
 func CanonicalTable(name string) (string, error) {
-	schema, rel, err := splitTable(name)
+	schema, rel, err := SplitTable(name)
 	if err != nil {
 		return "", err
 	}
 	return schema + "." + rel, nil
 }
 
-func splitTable(name string) (schema, rel string, err error) {
+// SplitTable splits a rule's table name, written as in SQL (quotes allowed),
+// into its schema ("public" when omitted) and relation name.
+func SplitTable(name string) (schema, rel string, err error) {
 	parts, err := splitIdentifiers(name, '.')
 	if err != nil {
 		return "", "", fmt.Errorf("extract: rule table %q: %w", name, err)

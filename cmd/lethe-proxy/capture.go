@@ -28,38 +28,57 @@ const (
 // defaultLedgerFile is the embedded ledger beside the config file.
 const defaultLedgerFile = "lethe-ledger.db"
 
+// captured is what capture wiring hands to serve and to forget.
+type captured struct {
+	capture    *capture.Capture
+	ledger     ledger.Ledger
+	hasher     *ledger.Hasher
+	tombstones *capture.Tombstones
+}
+
 // newCapture builds the capture observer when tables are configured; it
 // returns nil (a pure relay) when none are.
-func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*capture.Capture, ledger.Ledger, error) {
+func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captured, error) {
 	if len(cfg.Capture.Tables) == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	rules, err := compileRules(cfg.Capture.Tables)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	salt, err := loadSalt()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	hasher, err := ledger.NewHasher(salt)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w (from %s or %s)", err, envSalt, envSaltFile)
+		return nil, fmt.Errorf("%w (from %s or %s)", err, envSalt, envSaltFile)
 	}
 	l, where, err := openLedger(cfg.Capture.Ledger, configPath)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	log.Info("capture enabled", "tables", len(cfg.Capture.Tables), "mode", cfg.Capture.Mode, "ledger", where)
 	if err := recoverIntents(cfg.Capture, l, log); err != nil {
 		l.Close()
-		return nil, nil, err
+		return nil, err
+	}
+	tombs := capture.NewTombstones()
+	if j, ok := l.(ledger.Journal); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := tombs.Refresh(ctx, j)
+		cancel()
+		if err != nil {
+			l.Close()
+			return nil, fmt.Errorf("reading tombstones: %w", err)
+		}
 	}
 	c := capture.New(capture.Config{
 		Rules: rules, Ledger: l, Hasher: hasher,
 		Mode: capture.Mode(cfg.Capture.Mode), FailOpen: cfg.Capture.FailOpen, Logger: log,
+		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == "flag",
 	})
-	return c, l, nil
+	return &captured{capture: c, ledger: l, hasher: hasher, tombstones: tombs}, nil
 }
 
 func compileRules(tables []config.TableRule) (*extract.Rules, error) {

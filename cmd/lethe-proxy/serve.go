@@ -40,15 +40,23 @@ func serve(args []string, stderr io.Writer) int {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
-	capt, led, err := newCapture(cfg, *path, log)
+	capt, err := newCapture(cfg, *path, log)
 	if err != nil {
 		log.Error("cannot start capture", "err", err)
 		return 1
 	}
 	if capt != nil {
-		srv.Observer = capt
-		defer led.Close()
-		defer capt.Close() // runs first: queued confirmations reach the ledger
+		srv.Observer = capt.capture
+		defer capt.ledger.Close()
+		defer capt.capture.Close() // runs first: queued confirmations reach the ledger
+	}
+	fg, err := newForget(cfg, capt, log)
+	if err != nil {
+		log.Error("cannot start forget", "err", err)
+		return 1
+	}
+	if fg != nil {
+		defer fg.Close() // before the ledger closes
 	}
 	ln, err := net.Listen("tcp", cfg.Postgres.Listen)
 	if err != nil {

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/lethe-privacy/lethe/certificate"
+	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/engine"
+	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/tlog"
+)
+
+// forgetting is the forget side of a running proxy.
+type forgetting struct {
+	engine *engine.Engine
+	store  *pgvector.Store
+	ctx    context.Context
+	stop   context.CancelFunc
+}
+
+func (f *forgetting) Close() {
+	f.stop()
+	f.engine.Close()
+	f.store.Close()
+}
+
+// newForget builds the engine when forget.signing_key is set; nil when not.
+func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, error) {
+	fc := cfg.Forget
+	if fc.SigningKey == "" {
+		return nil, nil
+	}
+	if c == nil {
+		return nil, errors.New("forget needs capture.tables")
+	}
+	led, ok := c.ledger.(engine.Ledger)
+	if !ok {
+		return nil, errors.New("forget: this ledger backend has no forget journal")
+	}
+	pem, err := os.ReadFile(fc.SigningKey)
+	if err != nil {
+		return nil, fmt.Errorf("forget.signing_key: %w", err)
+	}
+	signer, err := certificate.LoadPrivateKey(pem)
+	if err != nil {
+		return nil, fmt.Errorf("forget.signing_key %s: %w", fc.SigningKey, err)
+	}
+	keys, err := trustedKeys(fc.TrustedKeys, signer)
+	if err != nil {
+		return nil, err
+	}
+	storage, err := logStorage(c.ledger)
+	if err != nil {
+		return nil, err
+	}
+	tl, err := tlog.New(storage, signer.NoteSigner(fc.LogOrigin), fc.LogOrigin)
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	store, err := pgvector.Open(octx, cfg.Capture.Store)
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("capture.store: %w", err)
+	}
+	layers, err := pgLayers(octx, store, cfg.Capture.Tables)
+	if err != nil {
+		store.Close()
+		stop()
+		return nil, err
+	}
+	e, err := engine.New(engine.Config{
+		Ledger: led, Hasher: c.hasher, Layers: layers,
+		Certifier: engine.NewCertifier(engine.CertifierConfig{
+			Signer: signer, Keys: keys, Log: tl, ValidFor: fc.CertificateValidity.D(),
+			RulesSHA256: rulesDigest(cfg.Capture.Tables), Tool: "lethe-proxy " + version,
+		}),
+		Deadline: fc.Deadline.D(), TokenTTL: fc.TokenTTL.D(),
+		Tombstoned: c.tombstones.Set, Logger: log,
+	})
+	if err != nil {
+		store.Close()
+		stop()
+		return nil, err
+	}
+	e.Start(time.Minute)
+	go c.tombstones.Watch(ctx, led, 10*time.Second, log)
+	log.Info("forget enabled", "key_id", signer.KeyID(), "log_origin", fc.LogOrigin, "layers", len(layers))
+	return &forgetting{engine: e, store: store, ctx: ctx, stop: stop}, nil
+}
+
+// trustedKeys reads the published key set, or trusts the signing key
+// alone when none is configured.
+func trustedKeys(file string, signer *certificate.Signer) (certificate.KeySet, error) {
+	if file == "" {
+		return certificate.NewKeySet(signer.TrustedKey(time.Unix(0, 0).UTC()))
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return certificate.KeySet{}, fmt.Errorf("forget.trusted_keys: %w", err)
+	}
+	keys, err := certificate.ParseKeySet(data)
+	if err != nil {
+		return certificate.KeySet{}, fmt.Errorf("forget.trusted_keys %s: %w", file, err)
+	}
+	if _, ok := keys.Lookup(signer.KeyID()); !ok {
+		return certificate.KeySet{}, fmt.Errorf("forget.trusted_keys %s does not list the signing key %s: add the entry lethe-proxy keygen printed", file, signer.KeyID())
+	}
+	return keys, nil
+}
+
+func logStorage(l ledger.Ledger) (tlog.Storage, error) {
+	switch l := l.(type) {
+	case *ledger.SQLite:
+		return l.TransparencyLog(), nil
+	case *ledger.Postgres:
+		return l.TransparencyLog(), nil
+	}
+	return nil, errors.New("forget: this ledger backend cannot keep the transparency log")
+}
+
+func pgLayers(ctx context.Context, store *pgvector.Store, tables []config.TableRule) ([]engine.Layer, error) {
+	var layers []engine.Layer
+	for _, t := range tables {
+		schema, rel, err := extract.SplitTable(t.Table)
+		if err != nil {
+			return nil, err
+		}
+		pt := pgvector.Table{Schema: schema, Name: rel, ID: t.ID}
+		for _, expr := range t.Subjects {
+			s, err := extract.ParseSubject(expr)
+			if err != nil {
+				return nil, err
+			}
+			pt.Subjects = append(pt.Subjects, pgvector.Subject{Column: s.Column, Path: s.Path})
+		}
+		l, err := engine.NewPGLayer(ctx, store, pt, t.Vacuum)
+		if err != nil {
+			return nil, fmt.Errorf("capture.tables %s: %w", t.Table, err)
+		}
+		layers = append(layers, l)
+	}
+	return layers, nil
+}
+
+// rulesDigest commits the certificate to the rules in force.
+func rulesDigest(tables []config.TableRule) string {
+	b, _ := json.Marshal(tables)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

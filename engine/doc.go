@@ -1,0 +1,16 @@
+// Package engine runs the forget lifecycle: preview what a subject's
+// erasure would delete and hand out a single-use confirm token bound to
+// those counts; journal the request durably (with its one-month deadline,
+// GDPR Art. 12(3)) and tombstone the subject; delete the subject's rows in
+// every configured store by ledger ids and by the subject predicate;
+// verify absence by querying again; sign a certificate and append it to the
+// transparency log. Every step is journaled before the next, so a forget
+// interrupted by a crash resumes where it stopped, and a request is
+// certified once: the signed payload is journaled before it is logged, and
+// a resumed request reuses it.
+//
+// The raw subject is needed to run the subject predicates, including after
+// a crash, so an open request keeps it sealed (AES-256-GCM, key derived
+// from the subject salt) in the journal; it is erased when the request
+// finishes. Nothing else of the subject but its HMAC is stored.
+package engine

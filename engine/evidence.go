@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"context"
+)
+
+// ConsistencyProof proves that the log of size NewSize extends the log of
+// size OldSize (RFC 6962 §2.1.2).
+type ConsistencyProof struct {
+	OldSize int64    `json:"old_size"`
+	NewSize int64    `json:"new_size"`
+	Hashes  [][]byte `json:"hashes"` // base64 in JSON
+}
+
+// InclusionProof proves that record Index is in the log of size Size.
+type InclusionProof struct {
+	Index  int64    `json:"index"`
+	Size   int64    `json:"size"`
+	Record []byte   `json:"record"` // the leaf bytes (no personal data)
+	Hashes [][]byte `json:"hashes"`
+}
+
+// VerifyResult is a certificate verification verdict.
+type VerifyResult struct {
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Checkpoint returns the latest signed checkpoint of the transparency log
+// (a C2SP signed note), signing one for the current size if needed.
+func (e *Engine) Checkpoint(ctx context.Context) ([]byte, error) {
+	return e.cfg.Certifier.checkpoint(ctx)
+}
+
+// Inclusion proves record index is in the log of size size.
+func (e *Engine) Inclusion(ctx context.Context, index, size int64) (InclusionProof, error) {
+	return e.cfg.Certifier.inclusion(ctx, index, size)
+}
+
+// Consistency proves the log of size newSize extends that of oldSize.
+func (e *Engine) Consistency(ctx context.Context, oldSize, newSize int64) (ConsistencyProof, error) {
+	return e.cfg.Certifier.consistency(ctx, oldSize, newSize)
+}
+
+// Verify checks a certificate against the operator's trusted keys, now.
+func (e *Engine) Verify(cert []byte) VerifyResult {
+	return e.cfg.Certifier.verify(cert)
+}

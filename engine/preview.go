@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"time"
+
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+// LayerPreview is what a forget would do in one layer.
+type LayerPreview struct {
+	Store         ledger.Store `json:"store"`
+	Table         string       `json:"table"`
+	LedgerRecords int          `json:"ledger_records"` // tags the ledger holds for the subject (confirmed or pending)
+	Rows          int          `json:"rows"`           // records present now that forget would delete
+}
+
+// Preview is the answer to preview: per layer counts, and the token that
+// confirms exactly these counts for this subject.
+type Preview struct {
+	Layers    []LayerPreview `json:"layers"`
+	Token     string         `json:"confirm_token"`
+	ExpiresAt time.Time      `json:"expires_at"`
+}
+
+// Preview returns what a forget of subject would delete, and a confirm
+// token for Forget.
+func (e *Engine) Preview(ctx context.Context, subject string) (Preview, error) {
+	h := e.cfg.Hasher.Hash(subject)
+	layers, err := e.preview(ctx, subject, h)
+	if err != nil {
+		return Preview{}, err
+	}
+	exp := e.cfg.Now().Add(e.cfg.TokenTTL).Truncate(time.Second)
+	tok := token{subject: h, counts: countsDigest(layers), expires: exp}
+	return Preview{Layers: layers, Token: tok.seal(e.token), ExpiresAt: exp}, nil
+}
+
+func (e *Engine) preview(ctx context.Context, subject string, h ledger.SubjectHash) ([]LayerPreview, error) {
+	ids, err := e.ledgerIDs(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]LayerPreview, 0, len(e.cfg.Layers))
+	for _, l := range e.cfg.Layers {
+		k := layerKey{l.Store(), l.Name()}
+		rows, err := l.Matching(ctx, subject, ids[k].ids)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, LayerPreview{Store: l.Store(), Table: l.Name(), LedgerRecords: ids[k].records, Rows: len(rows)})
+	}
+	return out, nil
+}
+
+type layerKey struct {
+	store ledger.Store
+	name  string
+}
+
+type ledgerTags struct {
+	records int      // tags, including store-generated ids
+	ids     []string // the record ids among them
+}
+
+// ledgerIDs groups the ledger's records about the subject by layer:
+// confirmed and pending ones (a pending intent may have committed), and
+// the ones the application deleted (to verify they are gone).
+func (e *Engine) ledgerIDs(ctx context.Context, h ledger.SubjectHash) (map[layerKey]ledgerTags, error) {
+	recs, err := e.cfg.Ledger.BySubject(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	out := map[layerKey]ledgerTags{}
+	for _, r := range recs {
+		k := layerKey{r.Store, r.Table}
+		t := out[k]
+		if r.State != ledger.StateDeleted {
+			t.records++
+		}
+		if r.RecordID != "" {
+			t.ids = append(t.ids, r.RecordID)
+		}
+		out[k] = t
+	}
+	return out, nil
+}
+
+// countsDigest is what a token binds: the counts shown, layer by layer.
+func countsDigest(layers []LayerPreview) [32]byte {
+	d := sha256.New()
+	for _, l := range layers {
+		d.Write([]byte(string(l.Store) + "\x00" + l.Table + "\x00"))
+		d.Write(binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(l.LedgerRecords)), uint64(l.Rows)))
+	}
+	var out [32]byte
+	d.Sum(out[:0])
+	return out
+}

@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+// run works request id to its end: delete and verify every layer, then
+// certify. Each step is journaled before the next, so run may stop at any
+// point (crash, shutdown, lost lease) and be called again.
+func (e *Engine) run(ctx context.Context, id string) error {
+	ok, err := e.cfg.Ledger.LeaseForget(ctx, id, e.owner, leaseFor)
+	if err != nil || !ok {
+		return err // another engine has it, or it is finished
+	}
+	r, err := e.cfg.Ledger.Forget(ctx, id)
+	if err != nil {
+		return err
+	}
+	st, err := parseState(r.State)
+	if err != nil {
+		return e.fail(ctx, id, &journalState{}, err)
+	}
+	subject, err := e.sealer.open(id, st.Sealed)
+	if err != nil {
+		return e.fail(ctx, id, st, err)
+	}
+	tags, err := e.ledgerIDs(ctx, r.Subject)
+	if err != nil {
+		return err
+	}
+	for i := range st.Layers {
+		if st.Layers[i].Done {
+			continue
+		}
+		if err := e.forgetLayer(ctx, id, subject, r.Subject, st, i, tags); err != nil {
+			return err
+		}
+		if _, err := e.cfg.Ledger.LeaseForget(ctx, id, e.owner, leaseFor); err != nil {
+			return err
+		}
+	}
+	for _, l := range st.Layers {
+		if l.Residual > 0 {
+			st.Error = fmt.Sprintf("%s %s still holds %d of the subject's records after %d attempts", l.Store, l.Table, l.Residual, e.cfg.Retries)
+			return e.fail(ctx, id, st, errors.New(st.Error))
+		}
+	}
+	cert, err := e.cfg.Certifier.certify(ctx, r, st, func() error { return e.cfg.Ledger.SaveForget(ctx, id, st.marshal()) })
+	if err != nil {
+		return err
+	}
+	st.Sealed = nil // the subject leaves the journal with the request
+	st.Completed = true
+	if err := e.cfg.Ledger.FinishForget(ctx, id, ledger.ForgetCompleted, st.marshal(), cert); err != nil && !errors.Is(err, ledger.ErrForgetFinished) {
+		return err
+	}
+	e.log.Info("forget: completed", "request", id)
+	return nil
+}
+
+// forgetLayer plans (journals the ids present), deletes, and verifies one
+// layer, retrying while records are still found (writes that were in
+// flight when the subject was tombstoned).
+func (e *Engine) forgetLayer(ctx context.Context, id, subject string, h ledger.SubjectHash, st *journalState, i int, tags map[layerKey]ledgerTags) error {
+	ls := &st.Layers[i]
+	l, err := e.layer(ledger.Store(ls.Store), ls.Table)
+	if err != nil {
+		st.Error = err.Error()
+		return e.fail(ctx, id, st, err)
+	}
+	t := tags[layerKey{l.Store(), l.Name()}]
+	ls.Requested = int64(t.records)
+	ls.VerifyMethod, ls.VerifyQueries = l.VerifyMethod(), l.VerifyQueries()
+	for attempt := 0; attempt < e.cfg.Retries; attempt++ {
+		present, err := l.Matching(ctx, subject, t.ids)
+		if err != nil {
+			return err
+		}
+		// Journal what is about to go before it goes: a crash after the
+		// delete commits still knows which ids the certificate covers.
+		ls.Planned = union(ls.Planned, present)
+		if err := e.cfg.Ledger.SaveForget(ctx, id, st.marshal()); err != nil {
+			return err
+		}
+		deleted, err := l.Delete(ctx, subject, t.ids)
+		if err != nil {
+			return err
+		}
+		ls.Deleted = union(ls.Deleted, deleted)
+		if ls.Residual, err = l.Residual(ctx, subject, t.ids); err != nil {
+			return err
+		}
+		if ls.Residual == 0 {
+			break
+		}
+	}
+	if ls.Residual == 0 {
+		if err := l.Cleanup(ctx); err != nil {
+			return err
+		}
+		if err := e.cfg.Ledger.MarkDeleted(ctx, l.Store(), l.Name(), ls.gone()); err != nil {
+			return err
+		}
+	}
+	ls.Done = true
+	return e.cfg.Ledger.SaveForget(ctx, id, st.marshal())
+}
+
+// fail finishes the request as failed; the subject stays tombstoned so
+// that nothing new is written about it while an operator looks.
+func (e *Engine) fail(ctx context.Context, id string, st *journalState, cause error) error {
+	st.Sealed = nil
+	st.Error = cause.Error()
+	e.log.Error("forget: request failed", "request", id, "err", cause)
+	if err := e.cfg.Ledger.FinishForget(ctx, id, ledger.ForgetFailed, st.marshal(), nil); err != nil && !errors.Is(err, ledger.ErrForgetFinished) {
+		return err
+	}
+	return cause
+}

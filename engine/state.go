@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"sort"
+)
+
+// journalState is what the engine keeps in the journal for one request.
+// It is rewritten (durably) before every step that cannot be repeated
+// blindly.
+type journalState struct {
+	Sealed     []byte       `json:"sealed,omitempty"` // the subject, sealed; erased when finished
+	Commitment string       `json:"commitment"`       // the data subject's commitment
+	Layers     []layerState `json:"layers"`
+	// Payload is the signed certificate payload and Signature its
+	// signature, kept before the log append so that a resumed request
+	// issues the same certificate, never a second one.
+	Payload   []byte `json:"payload,omitempty"`
+	LogSize   int64  `json:"log_size,omitempty"` // log size before the append (where to look for our leaf after a crash)
+	Error     string `json:"error,omitempty"`
+	Attempts  int    `json:"attempts,omitempty"`
+	Completed bool   `json:"completed,omitempty"`
+}
+
+type layerState struct {
+	Store     string   `json:"store"`
+	Table     string   `json:"table"`
+	Requested int64    `json:"requested"` // ledger records for the subject
+	Planned   []string `json:"planned"`   // ids found before deleting (journaled first)
+	Deleted   []string `json:"deleted"`   // ids the deletes returned
+	Residual  int64    `json:"residual"`
+	Done      bool     `json:"done"`
+	// How absence was verified, for the certificate.
+	VerifyMethod  string   `json:"verify_method"`
+	VerifyQueries []string `json:"verify_queries"`
+}
+
+// gone is every id the forget removed from the layer: those planned (all
+// absent once the layer verified clean) and those the deletes returned.
+func (l layerState) gone() []string {
+	set := map[string]bool{}
+	for _, id := range l.Planned {
+		set[id] = true
+	}
+	for _, id := range l.Deleted {
+		set[id] = true
+	}
+	out := make([]string, 0, len(set))
+	for id := range set {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func union(a, b []string) []string {
+	set := map[string]bool{}
+	out := append([]string(nil), a...)
+	for _, s := range a {
+		set[s] = true
+	}
+	for _, s := range b {
+		if !set[s] {
+			set[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (s *journalState) marshal() []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // only plain types: cannot fail
+	}
+	return b
+}
+
+func parseState(b []byte) (*journalState, error) {
+	var s journalState
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, errors.New("engine: the journal holds an unreadable request state")
+	}
+	return &s, nil
+}
+
+// sealer encrypts the subject of an open request.
+type sealer struct{ aead cipher.AEAD }
+
+func newSealer(key []byte) sealer {
+	block, err := aes.NewCipher(key[:32])
+	if err != nil {
+		panic(err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(err)
+	}
+	return sealer{aead}
+}
+
+// seal binds the ciphertext to the request id, so a sealed subject cannot
+// be moved to another request.
+func (s sealer) seal(requestID, subject string) []byte {
+	nonce := make([]byte, s.aead.NonceSize())
+	rand.Read(nonce)
+	return s.aead.Seal(nonce, nonce, []byte(subject), []byte(requestID))
+}
+
+func (s sealer) open(requestID string, sealed []byte) (string, error) {
+	n := s.aead.NonceSize()
+	if len(sealed) < n {
+		return "", errors.New("engine: the sealed subject is truncated")
+	}
+	p, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(requestID))
+	if err != nil {
+		return "", errors.New("engine: the sealed subject does not open (was the subject salt changed?)")
+	}
+	return string(p), nil
+}
