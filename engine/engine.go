@@ -21,9 +21,9 @@ type Ledger interface {
 
 // Config wires an Engine.
 type Config struct {
-	Ledger Ledger
-	Hasher *ledger.Hasher
-	Layers []Layer // every configured table and namespace: the certificate's scope
+	Ledger    Ledger
+	Hasher    *ledger.Hasher
+	Layers    []Layer // every configured table and namespace: the certificate's scope
 	Certifier *Certifier
 	// Deadline is how long after receipt a request must be done (default
 	// one month, GDPR Art. 12(3)); TokenTTL how long a preview's confirm
