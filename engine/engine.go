@@ -34,6 +34,10 @@ type Config struct {
 	Tombstoned func(ledger.SubjectHash, bool)
 	Logger     *slog.Logger
 	Now        func() time.Time
+	// Owner names this engine in request leases. A restarted instance
+	// that keeps its name takes its requests back at once; another engine
+	// waits for the lease to run out. Default: random per process.
+	Owner string
 	// Retries is how many times a layer is deleted and verified again
 	// when rows are still present (writes in flight; default 3).
 	Retries int
@@ -81,9 +85,12 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Tombstoned == nil {
 		cfg.Tombstoned = func(ledger.SubjectHash, bool) {}
 	}
+	if cfg.Owner == "" {
+		cfg.Owner = "engine-" + randomHex(8)
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Engine{
-		cfg: cfg, owner: "engine-" + randomHex(8),
+		cfg: cfg, owner: cfg.Owner,
 		token:  cfg.Hasher.Derive("confirm-token"),
 		sealer: newSealer(cfg.Hasher.Derive("journal-subject")),
 		log:    cfg.Logger, running: map[string]bool{}, ctx: ctx, stop: stop,

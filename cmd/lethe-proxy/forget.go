@@ -88,7 +88,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 			RulesSHA256: rulesDigest(cfg.Capture.Tables), Tool: "lethe-proxy " + version,
 		}),
 		Deadline: fc.Deadline.D(), TokenTTL: fc.TokenTTL.D(),
-		Tombstoned: c.tombstones.Set, Logger: log,
+		Tombstoned: c.tombstones.Set, Logger: log, Owner: engineOwner(fc.Admin.Listen),
 	})
 	if err != nil {
 		store.Close()
@@ -99,6 +99,14 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 	go c.tombstones.Watch(ctx, led, 10*time.Second, log)
 	log.Info("forget enabled", "key_id", signer.KeyID(), "log_origin", fc.LogOrigin, "layers", len(layers))
 	return &forgetting{engine: e, store: store, ctx: ctx, stop: stop}, nil
+}
+
+// engineOwner names this instance in forget leases: the same host and
+// admin address after a restart (so a crashed instance resumes its own
+// requests at once), different for each instance sharing a ledger.
+func engineOwner(adminListen string) string {
+	host, _ := os.Hostname()
+	return host + "/" + adminListen
 }
 
 // trustedKeys reads the published key set, or trusts the signing key
