@@ -8,11 +8,10 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require github.com/mattn/go-sqlite3 v1.14.53
-
 require (
-	github.com/go-chi/chi/v5 v5.5.0 // indirect
-	golang.org/x/mod v0.43.0 // indirect
+	github.com/go-chi/chi/v5 v5.5.0
+	github.com/mattn/go-sqlite3 v1.14.53
+	golang.org/x/mod v0.43.0
 )
 
 require (

@@ -17,6 +17,16 @@ Usage:
   lethe-proxy serve --config FILE   run the proxy
   lethe-proxy ledger counts|subject --config FILE
                                     inspect the ledger (see lethe-proxy ledger)
+  lethe-proxy forget preview|confirm|status|certificate|lift
+                                    drive a forget through the admin API
+                                    (see lethe-proxy forget)
+  lethe-proxy log checkpoint|verify print or check the transparency log
+                                    (see lethe-proxy log)
+  lethe-proxy admin-token --name NAME --role operator|auditor
+                                    make an admin API token
+  lethe-proxy keygen --out FILE     make the certificate signing key
+  lethe-proxy verify --keys KEYS.json [--now RFC3339] CERT.json
+                                    verify a deletion certificate offline
   lethe-proxy version               print the version (also --version)
 `
 
@@ -34,6 +44,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return serve(args[1:], stderr)
 	case "ledger":
 		return ledgerCmd(args[1:], stdin, stdout, stderr)
+	case "forget":
+		return forgetCmd(args[1:], stdin, stdout, stderr)
+	case "log":
+		return logCmd(args[1:], stdout, stderr)
+	case "admin-token":
+		return adminTokenCmd(args[1:], stdout, stderr)
+	case "keygen":
+		return keygenCmd(args[1:], stdout, stderr)
+	case "verify":
+		return verifyCmd(args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "lethe-proxy", version)
 		return 0

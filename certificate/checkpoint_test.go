@@ -1,0 +1,74 @@
+package certificate
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+func TestOpenCheckpoint_ReadsWhatSignCheckpointWrites(t *testing.T) {
+	f := newFixture(t)
+	c := Checkpoint{Origin: testOrigin, Size: 12, Root: tlog.RecordHash([]byte("x"))}
+	signed, err := f.op.SignCheckpoint(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(signed, testOrigin+"\n12\n") || !strings.Contains(signed, "\n\n— "+testOrigin+" ") {
+		t.Errorf("not a C2SP signed checkpoint:\n%s", signed)
+	}
+	got, err := OpenCheckpoint([]byte(signed), f.keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != c {
+		t.Errorf("opened %+v, want %+v", got, c)
+	}
+}
+
+func TestOpenCheckpoint_RefusesBadCheckpoints(t *testing.T) {
+	f := newFixture(t)
+	sign := func(text string) string {
+		// Sign arbitrary note text the way SignCheckpoint does.
+		origin, _, _ := strings.Cut(text, "\n")
+		msg, err := signNote(f.op, origin, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msg
+	}
+	root := "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+	for _, tc := range []struct{ name, signed, want string }{
+		{"one line", testOrigin, "single line"},
+		{"unsigned", testOrigin + "\n1\n" + root + "\n", "malformed"},
+		{"size with a leading zero", sign(testOrigin + "\n01\n" + root + "\n"), "decimal"},
+		{"negative size", sign(testOrigin + "\n-1\n" + root + "\n"), "decimal"},
+		{"short root", sign(testOrigin + "\n1\nAAAA\n"), "root hash"},
+		{"no root line", sign(testOrigin + "\n1\n"), "needs"},
+		{"origin with a space", "log one\n1\n" + root + "\n\n— log one AAAA\n", "note name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := OpenCheckpoint([]byte(tc.signed), f.keys)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSignCheckpoint_RefusesBadOrigins(t *testing.T) {
+	s := testSigner(t, "operator")
+	for _, origin := range []string{"", "two words", "a+b", "a\nb"} {
+		if _, err := s.SignCheckpoint(Checkpoint{Origin: origin, Size: 1}); err == nil {
+			t.Errorf("signed origin %q", origin)
+		}
+	}
+}
+
+// signNote signs any note text with s under name, for checkpoints
+// SignCheckpoint would never write.
+func signNote(s *Signer, name, text string) (string, error) {
+	msg, err := note.Sign(&note.Note{Text: text}, noteSigner{name: name, key: s.key})
+	return string(msg), err
+}

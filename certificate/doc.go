@@ -1,0 +1,21 @@
+// Package certificate issues and verifies Lethe's deletion certificates,
+// version 1, as specified in docs/certificate.md.
+//
+// A certificate is an envelope around exact payload bytes: the payload is
+// JSON written once by Sign, Ed25519 (RFC 8032) signs those bytes, and
+// verifiers check the bytes they were given instead of re-serialising JSON,
+// so a verifier in any language agrees with this one. The envelope also
+// carries the proof that the certificate was recorded in Lethe's
+// transparency log: an RFC 6962 inclusion proof of the "forget.completed"
+// event up to a C2SP tlog-checkpoint signed as a C2SP signed note
+// (golang.org/x/mod/sumdb/note) with the same operator key.
+//
+// Verify returns one Verdict; only VerdictValid means the certificate is
+// genuine, current and logged. The deleted record ids are committed to by an
+// RFC 6962 Merkle root (IDsRoot), so one deletion can be proven later
+// (ProveID, CheckID) without listing the others, and the data subject can
+// recognise their certificate with a secret only they hold (NewCommitment,
+// CheckCommitment).
+//
+// The package imports nothing else from Lethe, so auditors can vendor it.
+package certificate

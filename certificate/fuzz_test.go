@@ -1,0 +1,30 @@
+package certificate
+
+import (
+	"slices"
+	"testing"
+)
+
+var allVerdicts = []Verdict{
+	VerdictValid, VerdictPayloadTampered, VerdictBadSignature, VerdictUnknownKey, VerdictKeyMismatch,
+	VerdictKeyIDMismatch, VerdictSchemaMismatch, VerdictExpired, VerdictNotInLog, VerdictMalformed, VerdictOversized,
+}
+
+// FuzzVerify feeds Verify arbitrary bytes, starting from the seed corpus in
+// testdata/fuzz/FuzzVerify. Verify must not panic, must return a documented
+// verdict with a reason, and Parse must agree with it on structure.
+func FuzzVerify(f *testing.F) {
+	fx := newFixture(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := Verify(data, fx.keys, testNow)
+		if !slices.Contains(allVerdicts, r.Verdict) || r.Reason == "" {
+			t.Fatalf("undocumented result %+v", r)
+		}
+		if r.Valid() && r.Payload == nil {
+			t.Fatal("valid without a payload")
+		}
+		if _, err := Parse(data); err != nil && !slices.Contains([]Verdict{VerdictOversized, VerdictMalformed, VerdictSchemaMismatch}, r.Verdict) {
+			t.Fatalf("Parse failed (%v) but Verify got past parsing to %s", err, r.Verdict)
+		}
+	})
+}

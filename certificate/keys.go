@@ -1,0 +1,203 @@
+package certificate
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// KeyID returns the id certificates name a key by:
+// "ed25519:" + hex of the first 16 bytes of SHA-256(public key).
+func KeyID(pub ed25519.PublicKey) string {
+	sum := sha256.Sum256(pub)
+	return "ed25519:" + hex.EncodeToString(sum[:16])
+}
+
+// A Signer is the operator's Ed25519 key. It signs certificates (Sign) and
+// log checkpoints (SignCheckpoint).
+type Signer struct {
+	id  string
+	key ed25519.PrivateKey
+}
+
+// NewSigner wraps an Ed25519 private key.
+func NewSigner(key ed25519.PrivateKey) (*Signer, error) {
+	if len(key) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("certificate: Ed25519 private key is %d bytes, want %d", len(key), ed25519.PrivateKeySize)
+	}
+	return &Signer{id: KeyID(key.Public().(ed25519.PublicKey)), key: key}, nil
+}
+
+// GenerateKey makes a new operator key from rand (crypto/rand.Reader if nil).
+func GenerateKey(rand io.Reader) (*Signer, error) {
+	_, key, err := ed25519.GenerateKey(rand)
+	if err != nil {
+		return nil, fmt.Errorf("certificate: generating key: %w", err)
+	}
+	return NewSigner(key)
+}
+
+// LoadPrivateKey reads a PKCS#8 PEM Ed25519 private key, as written by
+// MarshalPrivateKey (and `lethe-proxy keygen`).
+func LoadPrivateKey(pemBytes []byte) (*Signer, error) {
+	block, _ := pem.Decode(pemBytes)
+	if block == nil || block.Type != "PRIVATE KEY" {
+		return nil, errors.New("certificate: no \"PRIVATE KEY\" PEM block; give the file written by `lethe-proxy keygen`")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("certificate: reading PKCS#8 private key: %w", err)
+	}
+	key, ok := k.(ed25519.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("certificate: private key is %T; Lethe signs with Ed25519 only", k)
+	}
+	return NewSigner(key)
+}
+
+// MarshalPrivateKey returns the key as PKCS#8 PEM, which Go, Node and
+// OpenSSL all read.
+func (s *Signer) MarshalPrivateKey() ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(s.key)
+	if err != nil {
+		return nil, fmt.Errorf("certificate: encoding private key: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+// KeyID returns the id of the signer's public key.
+func (s *Signer) KeyID() string { return s.id }
+
+// Public returns the signer's public key.
+func (s *Signer) Public() ed25519.PublicKey { return s.key.Public().(ed25519.PublicKey) }
+
+// TrustedKey returns the entry verifiers need to trust this signer from
+// notBefore on, with no end.
+func (s *Signer) TrustedKey(notBefore time.Time) TrustedKey {
+	return TrustedKey{ID: s.id, PublicKey: s.Public(), NotBefore: notBefore.UTC().Truncate(time.Second)}
+}
+
+// A TrustedKey is one entry of a trusted keys file: a public key and the
+// window of issued_at times in which it vouches for certificates.
+type TrustedKey struct {
+	ID        string
+	PublicKey ed25519.PublicKey
+	NotBefore time.Time
+	NotAfter  time.Time // zero: no end
+}
+
+// Covers reports whether a certificate issued at t may be signed by k:
+// NotBefore <= t <= NotAfter, both ends included.
+func (k TrustedKey) Covers(t time.Time) bool {
+	return !t.Before(k.NotBefore) && (k.NotAfter.IsZero() || !t.After(k.NotAfter))
+}
+
+// keyEntry is a TrustedKey as the keys file spells it.
+type keyEntry struct {
+	KeyID     string     `json:"key_id"`
+	PublicKey string     `json:"public_key"`
+	NotBefore time.Time  `json:"not_before"`
+	NotAfter  *time.Time `json:"not_after,omitempty"`
+}
+
+// MarshalJSON writes k as an entry of the trusted keys file.
+func (k TrustedKey) MarshalJSON() ([]byte, error) {
+	e := keyEntry{KeyID: k.ID, PublicKey: base64.StdEncoding.EncodeToString(k.PublicKey), NotBefore: k.NotBefore}
+	if !k.NotAfter.IsZero() {
+		e.NotAfter = &k.NotAfter
+	}
+	return json.Marshal(e)
+}
+
+// A KeySet is the verifier's list of trusted operator keys.
+type KeySet struct {
+	keys []TrustedKey
+}
+
+// NewKeySet checks keys (ids derived from the keys, no duplicates, sane
+// windows) and returns them as a set.
+func NewKeySet(keys ...TrustedKey) (KeySet, error) {
+	if len(keys) == 0 {
+		return KeySet{}, errors.New("certificate: trusted keys: the set is empty; add the operator's key entry (printed by `lethe-proxy keygen`)")
+	}
+	seen := make(map[string]bool, len(keys))
+	for i, k := range keys {
+		if len(k.PublicKey) != ed25519.PublicKeySize {
+			return KeySet{}, fmt.Errorf("certificate: trusted key %d (%s): public_key is %d bytes, want %d", i+1, k.ID, len(k.PublicKey), ed25519.PublicKeySize)
+		}
+		if want := KeyID(k.PublicKey); k.ID != want {
+			return KeySet{}, fmt.Errorf("certificate: trusted key %d: key_id %q does not match its public_key, whose id is %q; fix the entry", i+1, k.ID, want)
+		}
+		if seen[k.ID] {
+			return KeySet{}, fmt.Errorf("certificate: trusted key %d: %s is listed twice; keep one entry per key", i+1, k.ID)
+		}
+		seen[k.ID] = true
+		if k.NotBefore.IsZero() {
+			return KeySet{}, fmt.Errorf("certificate: trusted key %d (%s): not_before is missing", i+1, k.ID)
+		}
+		if !k.NotAfter.IsZero() && k.NotAfter.Before(k.NotBefore) {
+			return KeySet{}, fmt.Errorf("certificate: trusted key %d (%s): not_after is before not_before", i+1, k.ID)
+		}
+	}
+	return KeySet{keys: append([]TrustedKey(nil), keys...)}, nil
+}
+
+// ParseKeySet reads a trusted keys file:
+// {"keys":[{"key_id", "public_key" (base64), "not_before", "not_after"?}]}.
+func ParseKeySet(data []byte) (KeySet, error) {
+	var file struct {
+		Keys []keyEntry `json:"keys"`
+	}
+	if err := decodeStrict(data, &file); err != nil {
+		return KeySet{}, fmt.Errorf("certificate: trusted keys: %w; want {\"keys\":[{\"key_id\":…,\"public_key\":…,\"not_before\":…}]}", err)
+	}
+	keys := make([]TrustedKey, len(file.Keys))
+	for i, e := range file.Keys {
+		pub, err := decodeBase64(e.PublicKey, ed25519.PublicKeySize)
+		if err != nil {
+			return KeySet{}, fmt.Errorf("certificate: trusted key %d (%s): public_key: %w", i+1, e.KeyID, err)
+		}
+		keys[i] = TrustedKey{ID: e.KeyID, PublicKey: pub, NotBefore: e.NotBefore}
+		if e.NotAfter != nil {
+			keys[i].NotAfter = *e.NotAfter
+		}
+	}
+	return NewKeySet(keys...)
+}
+
+// MarshalJSON writes the set as a trusted keys file.
+func (s KeySet) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Keys []TrustedKey `json:"keys"`
+	}{nonNil(s.keys)})
+}
+
+// Lookup returns the trusted key with the given id.
+func (s KeySet) Lookup(id string) (TrustedKey, bool) {
+	for _, k := range s.keys {
+		if k.ID == id {
+			return k, true
+		}
+	}
+	return TrustedKey{}, false
+}
+
+// notRetiredBy returns the keys whose window had not ended at t: those that
+// could have signed a checkpoint made after a certificate issued at t.
+func (s KeySet) notRetiredBy(t time.Time) KeySet {
+	var out KeySet
+	for _, k := range s.keys {
+		if k.NotAfter.IsZero() || !k.NotAfter.Before(t) {
+			out.keys = append(out.keys, k)
+		}
+	}
+	return out
+}

@@ -1,0 +1,167 @@
+package certificate
+
+import (
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// SchemaV1 is the payload schema this package writes and accepts.
+const SchemaV1 = "lethe.certificate/v1"
+
+// Payload is what a certificate states. Sign writes it with encoding/json in
+// field order; verifiers read those exact bytes and never re-serialise them.
+type Payload struct {
+	Schema      string    `json:"schema"`
+	RequestID   string    `json:"request_id"`
+	IssuedAt    time.Time `json:"issued_at"`
+	ValidUntil  time.Time `json:"valid_until"`
+	Subject     Subject   `json:"subject"`
+	Scope       []Scope   `json:"scope"`
+	Layers      []Layer   `json:"layers"`
+	DeletedIDs  IDsDigest `json:"deleted_ids"`
+	RulesSHA256 string    `json:"rules_sha256"`
+	Tool        string    `json:"tool"`
+	Claim       Claim     `json:"claim"`
+}
+
+// Subject identifies the data subject without naming them.
+type Subject struct {
+	// HMAC is hex HMAC-SHA256(operator salt, subject), computed by the caller,
+	// so the operator can find the certificate again.
+	HMAC string `json:"hmac_sha256"`
+	// Commitment is the NewCommitment value, so the subject can recognise it.
+	Commitment string `json:"commitment"`
+}
+
+// Scope is one configured layer that forget checked: a PostgreSQL table or
+// a Pinecone namespace.
+type Scope struct {
+	Store string `json:"store"` // "postgres" or "pinecone"
+	Table string `json:"table"`
+}
+
+// Layer is what forget did in one layer of the scope.
+type Layer struct {
+	Store          string   `json:"store"`
+	Table          string   `json:"table"`
+	Requested      int64    `json:"requested"`
+	Deleted        int64    `json:"deleted"`
+	Residual       int64    `json:"residual"`
+	VerifiedAbsent bool     `json:"verified_absent"`
+	VerifyMethod   string   `json:"verify_method"`
+	VerifyQueries  []string `json:"verify_queries"`
+}
+
+// IDsDigest commits to the deleted record ids: their count and the RFC 6962
+// Merkle root (hex) computed by IDsRoot.
+type IDsDigest struct {
+	Count int64  `json:"count"`
+	Root  string `json:"root"`
+}
+
+// Claim says in plain language what the certificate covers and what not.
+type Claim struct {
+	Statement string   `json:"statement"`
+	Covers    []string `json:"covers"`
+	Excludes  []string `json:"excludes"`
+}
+
+// DefaultExcludes returns what a certificate does not cover unless the
+// caller says otherwise: copies Lethe cannot see or delete.
+func DefaultExcludes() []string {
+	return []string{
+		"backups and snapshots",
+		"replicas and read replicas",
+		"the write-ahead log (WAL) and its archives",
+		"model weights trained or fine-tuned on the data",
+		"derived copies outside the scope (caches, exports, logs, other tables or stores)",
+	}
+}
+
+// requestIDPattern keeps request ids free of anything JSON would escape, so
+// a log event has exactly one encoding (docs/certificate.md, "Transparency log").
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// normalize fills defaults and checks p before signing, so every issued
+// certificate is one a verifier accepts.
+func (p *Payload) normalize() error {
+	if p.Schema == "" {
+		p.Schema = SchemaV1
+	}
+	if p.Schema != SchemaV1 {
+		return fmt.Errorf("schema %q: this package signs only %q", p.Schema, SchemaV1)
+	}
+	if !requestIDPattern.MatchString(p.RequestID) {
+		return fmt.Errorf("request_id %q: want 1-128 of A-Z a-z 0-9 . _ : -", p.RequestID)
+	}
+	if p.IssuedAt.IsZero() || p.ValidUntil.IsZero() {
+		return fmt.Errorf("issued_at and valid_until must both be set")
+	}
+	p.IssuedAt = p.IssuedAt.UTC().Truncate(time.Second)
+	p.ValidUntil = p.ValidUntil.UTC().Truncate(time.Second)
+	if !p.ValidUntil.After(p.IssuedAt) {
+		return fmt.Errorf("valid_until %s is not after issued_at %s", p.ValidUntil.Format(time.RFC3339), p.IssuedAt.Format(time.RFC3339))
+	}
+	for _, d := range []struct{ name, value string }{
+		{"subject.hmac_sha256", p.Subject.HMAC},
+		{"subject.commitment", p.Subject.Commitment},
+		{"deleted_ids.root", p.DeletedIDs.Root},
+		{"rules_sha256", p.RulesSHA256},
+	} {
+		if !isHex256(d.value) {
+			return fmt.Errorf("%s %q: want 64 lowercase hex digits", d.name, d.value)
+		}
+	}
+	if p.DeletedIDs.Count < 0 {
+		return fmt.Errorf("deleted_ids.count %d is negative", p.DeletedIDs.Count)
+	}
+	if p.Tool == "" {
+		return fmt.Errorf("tool is empty; name the issuing software, e.g. \"lethe-proxy 0.1.0\"")
+	}
+	if p.Claim.Statement == "" {
+		return fmt.Errorf("claim.statement is empty; say in plain words what was deleted")
+	}
+	for i, s := range p.Scope {
+		if s.Store == "" || s.Table == "" {
+			return fmt.Errorf("scope[%d]: store and table must both be set", i)
+		}
+	}
+	// nil slices would be written as null, which verifiers reject as a type
+	// error: an empty list is written as [].
+	p.Scope = nonNil(p.Scope)
+	p.Layers = nonNil(p.Layers)
+	for i := range p.Layers {
+		p.Layers[i].VerifyQueries = nonNil(p.Layers[i].VerifyQueries)
+	}
+	p.Claim.Covers = nonNil(p.Claim.Covers)
+	if p.Claim.Excludes == nil {
+		p.Claim.Excludes = DefaultExcludes()
+	}
+	return nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// isHex256 reports whether s is a SHA-256 sized digest in lowercase hex.
+func isHex256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// hexSHA256 is the form digests take in payloads and log events.
+func hexSHA256(sum [32]byte) string { return hex.EncodeToString(sum[:]) }

@@ -1,0 +1,142 @@
+package certificate
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"fmt"
+	"time"
+
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// A Verdict is the outcome of Verify. docs/certificate.md lists the checks
+// behind each one and the order they run in.
+type Verdict string
+
+const (
+	VerdictValid           Verdict = "valid"
+	VerdictPayloadTampered Verdict = "payload_tampered" // payload_sha256 is not the hash of the payload
+	VerdictBadSignature    Verdict = "bad_signature"    // the trusted key did not sign the payload
+	VerdictUnknownKey      Verdict = "unknown_key"      // key not trusted, or issued_at outside its window
+	VerdictKeyMismatch     Verdict = "key_mismatch"     // embedded key differs from the trusted key of that id
+	VerdictKeyIDMismatch   Verdict = "key_id_mismatch"  // key_id is not the id of the embedded key
+	VerdictSchemaMismatch  Verdict = "schema_mismatch"  // another version, or unknown or missing members
+	VerdictExpired         Verdict = "expired"          // now is after valid_until
+	VerdictNotInLog        Verdict = "not_in_log"       // no valid proof that the log holds the certificate
+	VerdictMalformed       Verdict = "malformed"        // not JSON, bad base64, wrong lengths or types
+	VerdictOversized       Verdict = "oversized"        // more than MaxSize bytes
+)
+
+// Result is what Verify found.
+type Result struct {
+	Verdict Verdict
+	Reason  string // for people: what failed, or what was verified
+	// Payload is set once the signature is verified and the payload
+	// decoded, so expired or unlogged certificates can still be read.
+	// Trust it as a statement only when Verdict is VerdictValid.
+	Payload *Payload
+}
+
+// Valid reports whether the certificate is genuine, current and logged.
+func (r Result) Valid() bool { return r.Verdict == VerdictValid }
+
+// Verify checks a certificate envelope against the trusted keys as of now.
+// It never panics, whatever data holds.
+func Verify(data []byte, keys KeySet, now time.Time) Result {
+	e, v, why := parseEnvelope(data)
+	if v != "" {
+		return Result{Verdict: v, Reason: why}
+	}
+	sig := e.Signature
+	if id := KeyID(sig.PublicKey); sig.KeyID != id {
+		return Result{Verdict: VerdictKeyIDMismatch, Reason: fmt.Sprintf("key_id %q, but the embedded public key's id is %s", sig.KeyID, id)}
+	}
+	trusted, ok := keys.Lookup(sig.KeyID)
+	if !ok {
+		return Result{Verdict: VerdictUnknownKey, Reason: fmt.Sprintf("key %s is not in the trusted keys; if the operator rotated keys, get their current keys file", sig.KeyID)}
+	}
+	if !bytes.Equal(trusted.PublicKey, sig.PublicKey) {
+		return Result{Verdict: VerdictKeyMismatch, Reason: fmt.Sprintf("the embedded public key differs from the trusted key %s", sig.KeyID)}
+	}
+	if got := hexSHA256(sha256.Sum256(e.Payload)); got != e.PayloadSHA256 {
+		return Result{Verdict: VerdictPayloadTampered, Reason: fmt.Sprintf("payload hashes to %s, not to payload_sha256 %s", got, e.PayloadSHA256)}
+	}
+	if !ed25519.Verify(trusted.PublicKey, e.Payload, sig.Sig) {
+		return Result{Verdict: VerdictBadSignature, Reason: fmt.Sprintf("the signature is not %s's signature of the payload", sig.KeyID)}
+	}
+	p, v, why := parsePayload(e.Payload)
+	if v != "" {
+		return Result{Verdict: v, Reason: "payload: " + why}
+	}
+	if !trusted.Covers(p.IssuedAt) {
+		return Result{Verdict: VerdictUnknownKey, Payload: p, Reason: fmt.Sprintf("issued_at %s is outside the window of key %s (%s)", rfc3339(p.IssuedAt), sig.KeyID, window(trusted))}
+	}
+	if now.After(p.ValidUntil) {
+		return Result{Verdict: VerdictExpired, Payload: p, Reason: fmt.Sprintf("valid until %s; it is now %s", rfc3339(p.ValidUntil), rfc3339(now))}
+	}
+	cp, err := checkLog(e, p, keys)
+	if err != nil {
+		return Result{Verdict: VerdictNotInLog, Payload: p, Reason: err.Error()}
+	}
+	return Result{Verdict: VerdictValid, Payload: p, Reason: fmt.Sprintf(
+		"request %s, signed by %s at %s, valid until %s; leaf %d of %d in log %q",
+		p.RequestID, sig.KeyID, rfc3339(p.IssuedAt), rfc3339(p.ValidUntil), e.Log.Index, cp.Size, cp.Origin)}
+}
+
+// parsePayload runs checks 12–14: the signed bytes must be a v1
+// payload, spelled member for member.
+func parsePayload(data []byte) (*Payload, Verdict, string) {
+	obj, err := decodeObject(data)
+	if err != nil {
+		return nil, VerdictMalformed, err.Error()
+	}
+	if s, _ := obj["schema"].(string); s != SchemaV1 {
+		return nil, VerdictSchemaMismatch, fmt.Sprintf("schema is %v; this verifier reads %q", obj["schema"], SchemaV1)
+	}
+	var p Payload
+	if c := decodeShaped(obj, &p); c != nil {
+		if c.members != "" {
+			return nil, VerdictSchemaMismatch, c.members
+		}
+		return nil, VerdictMalformed, c.types
+	}
+	return &p, "", ""
+}
+
+// checkLog runs check 17: the log section proves that a checkpoint signed
+// by a trusted key covers this certificate's completion event.
+func checkLog(e *Envelope, p *Payload, keys KeySet) (Checkpoint, error) {
+	if e.Log == nil {
+		return Checkpoint{}, fmt.Errorf("the certificate has no log section; ask the operator for the logged certificate")
+	}
+	want, err := completedLeaf(p.RequestID, e.PayloadSHA256)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("no log event can name this certificate: %w", err)
+	}
+	if !bytes.Equal(e.Log.Leaf, want) {
+		return Checkpoint{}, fmt.Errorf("log.leaf is not this certificate's event; want %s", want)
+	}
+	// A checkpoint that contains the certificate was signed after it was
+	// issued, so a key retired before then cannot vouch for it.
+	cp, err := OpenCheckpoint([]byte(e.Log.Checkpoint), keys.notRetiredBy(p.IssuedAt))
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if e.Log.Index >= cp.Size {
+		return Checkpoint{}, fmt.Errorf("log.index %d is beyond the checkpoint's tree of %d leaves", e.Log.Index, cp.Size)
+	}
+	if err := tlog.CheckRecord(e.Log.Proof, cp.Size, cp.Root, e.Log.Index, tlog.RecordHash(e.Log.Leaf)); err != nil {
+		return Checkpoint{}, fmt.Errorf("the inclusion proof does not lead from leaf %d to the root of the checkpoint of size %d", e.Log.Index, cp.Size)
+	}
+	return cp, nil
+}
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func window(k TrustedKey) string {
+	if k.NotAfter.IsZero() {
+		return "from " + rfc3339(k.NotBefore)
+	}
+	return rfc3339(k.NotBefore) + " to " + rfc3339(k.NotAfter)
+}

@@ -1,0 +1,170 @@
+package tlog
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"golang.org/x/mod/sumdb/note"
+)
+
+// Checkpoint is a signed statement of the log's tree at one size
+// (c2sp.org/tlog-checkpoint).
+type Checkpoint struct {
+	Origin string // the log's identity, and the name of the key that signs its checkpoints
+	Size   int64  // number of records in the tree
+	Root   Hash   // RFC 6962 root hash of the tree of Size records
+	Note   []byte // the signed note, verbatim: what clients keep and exchange
+}
+
+var (
+	// ErrMalformedCheckpoint reports a checkpoint that is not a signed
+	// note or whose body is not exactly origin, tree size and root hash.
+	ErrMalformedCheckpoint = errors.New("tlog: malformed checkpoint")
+	// ErrUnverifiedCheckpoint reports a checkpoint that carries no valid
+	// signature by the key named after its origin among the verifiers.
+	ErrUnverifiedCheckpoint = errors.New("tlog: checkpoint not signed by the log's key")
+)
+
+// emptyRoot is the root hash of the empty tree, SHA-256 of the empty
+// string (RFC 6962 section 2.1).
+var emptyRoot = Hash(sha256.Sum256(nil))
+
+// checkpointBody is the note text of a checkpoint.
+func checkpointBody(origin string, size int64, root Hash) string {
+	return origin + "\n" + strconv.FormatInt(size, 10) + "\n" + base64.StdEncoding.EncodeToString(root[:]) + "\n"
+}
+
+// ParseCheckpoint verifies the signature on signedNote and parses its body.
+// The note must carry a valid signature by a key among verifiers whose
+// name is the checkpoint's origin; signatures by unknown keys (witnesses'
+// cosignatures, say) are ignored, as the signed-note spec requires. The
+// body must be exactly three lines: extension lines are rejected, since
+// this log writes none.
+func ParseCheckpoint(signedNote []byte, verifiers note.Verifiers) (Checkpoint, error) {
+	n, err := note.Open(signedNote, verifiers)
+	if err != nil {
+		var unverified *note.UnverifiedNoteError
+		var invalid *note.InvalidSignatureError
+		switch {
+		case errors.As(err, &unverified):
+			return Checkpoint{}, fmt.Errorf("%w: no signature by a known key (signed by %s); check the log's public key", ErrUnverifiedCheckpoint, signerNames(unverified.Note.UnverifiedSigs))
+		case errors.As(err, &invalid):
+			return Checkpoint{}, fmt.Errorf("%w: the signature by %s+%08x does not match the text: the checkpoint was altered or forged", ErrUnverifiedCheckpoint, invalid.Name, invalid.Hash)
+		}
+		return Checkpoint{}, fmt.Errorf("%w: not a signed note: %w", ErrMalformedCheckpoint, err)
+	}
+	c, err := parseCheckpointBody(n.Text)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if !signedBy(n.Sigs, c.Origin) {
+		return Checkpoint{}, fmt.Errorf("%w: checkpoint of origin %q is signed only by %s", ErrUnverifiedCheckpoint, c.Origin, signerNames(n.Sigs))
+	}
+	c.Note = bytes.Clone(signedNote)
+	return c, nil
+}
+
+// parseStoredCheckpoint parses a checkpoint read back from the log's own
+// storage, without verifying its signature: the Log holds a signer, not a
+// verifier, and only needs the body to check consistency.
+func parseStoredCheckpoint(signedNote []byte) (Checkpoint, error) {
+	_, err := note.Open(signedNote, note.VerifierList())
+	var unverified *note.UnverifiedNoteError
+	if !errors.As(err, &unverified) {
+		return Checkpoint{}, fmt.Errorf("%w: stored checkpoint is not a signed note", ErrMalformedCheckpoint)
+	}
+	c, err := parseCheckpointBody(unverified.Note.Text)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	c.Note = bytes.Clone(signedNote)
+	return c, nil
+}
+
+// parseCheckpointBody parses the text of a checkpoint note, which
+// note.Open guarantees ends in a newline.
+func parseCheckpointBody(text string) (Checkpoint, error) {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if len(lines) < 3 {
+		return Checkpoint{}, fmt.Errorf("%w: body has %d lines, want 3 (origin, tree size, root hash)", ErrMalformedCheckpoint, len(lines))
+	}
+	if len(lines) > 3 {
+		return Checkpoint{}, fmt.Errorf("%w: %d extension line(s) after the root hash; this log writes none", ErrMalformedCheckpoint, len(lines)-3)
+	}
+	c := Checkpoint{Origin: lines[0]}
+	if c.Origin == "" {
+		return Checkpoint{}, fmt.Errorf("%w: empty origin line", ErrMalformedCheckpoint)
+	}
+	size, err := parseDecimal(lines[1])
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("%w: tree size: %w", ErrMalformedCheckpoint, err)
+	}
+	c.Size = size
+	if c.Root, err = parseHash(lines[2]); err != nil {
+		return Checkpoint{}, fmt.Errorf("%w: root hash: %w", ErrMalformedCheckpoint, err)
+	}
+	if c.Size == 0 && c.Root != emptyRoot {
+		return Checkpoint{}, fmt.Errorf("%w: the root hash of an empty tree must be SHA-256 of the empty string", ErrMalformedCheckpoint)
+	}
+	return c, nil
+}
+
+// parseDecimal parses a non-negative int64 written as C2SP writes them:
+// ASCII digits, no sign, no leading zero unless the number is 0.
+func parseDecimal(s string) (int64, error) {
+	if s == "" {
+		return 0, errors.New("empty number")
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return 0, fmt.Errorf("%q is not a decimal number", s)
+		}
+	}
+	if len(s) > 1 && s[0] == '0' {
+		return 0, fmt.Errorf("%q has a leading zero", s)
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q does not fit in 63 bits", s)
+	}
+	return n, nil
+}
+
+// parseHash decodes the standard base64 of a 32-byte hash. Strict
+// decoding plus the length check make the encoding canonical, so that one
+// hash has one text form (the decoder skips CR and LF, so those are
+// refused first).
+func parseHash(s string) (Hash, error) {
+	var h Hash
+	b, err := base64.StdEncoding.Strict().DecodeString(s)
+	if err != nil || len(b) != len(h) || strings.ContainsAny(s, "\r\n") {
+		return Hash{}, fmt.Errorf("%q is not the standard base64 of %d bytes", s, len(h))
+	}
+	copy(h[:], b)
+	return h, nil
+}
+
+func signedBy(sigs []note.Signature, name string) bool {
+	for _, s := range sigs {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func signerNames(sigs []note.Signature) string {
+	if len(sigs) == 0 {
+		return "no one"
+	}
+	names := make([]string, len(sigs))
+	for i, s := range sigs {
+		names[i] = fmt.Sprintf("%s+%08x", s.Name, s.Hash)
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,77 @@
+package tlog_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/mod/sumdb/note"
+)
+
+const emptyRootB64 = "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=" // SHA-256("")
+
+func TestParseCheckpoint_ReadsWhatSignWrites(t *testing.T) {
+	l := newLog(t, &tlog.MemoryStorage{})
+	appendRecords(t, l, 0, 10)
+	cp := sign(t, l)
+	require.Equal(t, testOrigin, cp.Origin)
+	require.Equal(t, int64(10), cp.Size)
+	require.True(t, strings.HasPrefix(string(cp.Note), testOrigin+"\n10\n"+cp.Root.String()+"\n\n— "+testOrigin+" "), "%s", cp.Note)
+
+	// A witness's cosignature by a key the client does not know is ignored.
+	witness := newKey("witness.example", 9)
+	n, err := note.Open(cp.Note, verifiers)
+	require.NoError(t, err)
+	cosigned, err := note.Sign(n, witness.signer)
+	require.NoError(t, err)
+	got, err := tlog.ParseCheckpoint(cosigned, verifiers)
+	require.NoError(t, err)
+	require.Equal(t, cp.Root, got.Root)
+}
+
+func TestParseCheckpoint_Rejects(t *testing.T) {
+	root := "gSKyXoYZUgZ6jduWYrkDOARinOMGJveXjgMkBTcdPlQ="
+	good := signText(t, logKey, testOrigin+"\n5\n"+root+"\n")
+	_, err := tlog.ParseCheckpoint(good, verifiers)
+	require.NoError(t, err)
+	edited := bytes.Replace(good, []byte("\n5\n"), []byte("\n6\n"), 1)
+
+	for _, c := range []struct {
+		name string
+		note []byte
+		want error
+	}{
+		{"SignedByAnotherKeyOfTheSameName", signText(t, forgerKey, testOrigin+"\n5\n"+root+"\n"), tlog.ErrUnverifiedCheckpoint},
+		{"SignedByAKnownKeyNotNamedAfterTheOrigin", signText(t, otherKey, testOrigin+"\n5\n"+root+"\n"), tlog.ErrUnverifiedCheckpoint},
+		{"EditedBody", edited, tlog.ErrUnverifiedCheckpoint},
+		{"Unsigned", []byte(testOrigin + "\n5\n" + root + "\n"), tlog.ErrMalformedCheckpoint},
+		{"NotANote", []byte("hello"), tlog.ErrMalformedCheckpoint},
+		{"SizeWithLetters", signText(t, logKey, testOrigin+"\n5a\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
+		{"NegativeSize", signText(t, logKey, testOrigin+"\n-5\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
+		{"SizeWithPlus", signText(t, logKey, testOrigin+"\n+5\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
+		{"SizeWithLeadingZero", signText(t, logKey, testOrigin+"\n05\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
+		{"SizeWithSpace", signText(t, logKey, testOrigin+"\n 5\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
+		{"SizeHex", signText(t, logKey, testOrigin+"\n0x5\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
+		{"SizeOverflows", signText(t, logKey, testOrigin+"\n9223372036854775808\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
+		{"EmptySize", signText(t, logKey, testOrigin+"\n\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
+		{"RootNotBase64", signText(t, logKey, testOrigin+"\n5\nnot*base64\n"), tlog.ErrMalformedCheckpoint},
+		{"RootTooShort", signText(t, logKey, testOrigin+"\n5\nAAAA\n"), tlog.ErrMalformedCheckpoint},
+		{"RootURLBase64", signText(t, logKey, testOrigin+"\n5\n"+strings.NewReplacer("+", "-", "/", "_").Replace("47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")+"\n"), tlog.ErrMalformedCheckpoint},
+		{"RootWithoutPadding", signText(t, logKey, testOrigin+"\n5\n"+strings.TrimSuffix(root, "=")+"\n"), tlog.ErrMalformedCheckpoint},
+		{"RootNonCanonicalPadBits", signText(t, logKey, testOrigin+"\n5\n"+root[:42]+"R=\n"), tlog.ErrMalformedCheckpoint},
+		{"ExtensionLine", signText(t, logKey, testOrigin+"\n5\n"+root+"\nextension\n"), tlog.ErrMalformedCheckpoint},
+		{"TwoLines", signText(t, logKey, testOrigin+"\n5\n"), tlog.ErrMalformedCheckpoint},
+		{"EmptyOrigin", signText(t, logKey, "\n5\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
+		{"EmptyTreeWithARoot", signText(t, logKey, testOrigin+"\n0\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := tlog.ParseCheckpoint(c.note, verifiers)
+			require.ErrorIs(t, err, c.want)
+		})
+	}
+
+	_, err = tlog.ParseCheckpoint(signText(t, logKey, testOrigin+"\n0\n"+emptyRootB64+"\n"), verifiers)
+	require.NoError(t, err, "the empty tree")
+}

@@ -1,0 +1,94 @@
+package tlog_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/stretchr/testify/require"
+)
+
+// The client's view: checkpoints it kept, a newer one the operator shows,
+// and the operator's proof between them.
+func TestVerifyConsistency_DetectsTruncationAndForks(t *testing.T) {
+	ctx := context.Background()
+	l := newLog(t, &tlog.MemoryStorage{})
+	appendRecords(t, l, 0, 3)
+	at3 := sign(t, l)
+	appendRecords(t, l, 3, 7)
+	at7 := sign(t, l)
+	proof3to7, err := l.ConsistencyProof(ctx, 3, 7)
+	require.NoError(t, err)
+	fork7 := forkedCheckpoint(t, 7)
+	tampered := append(tlog.TreeProof(nil), proof3to7...)
+	tampered[0][0] ^= 1
+
+	other, err := tlog.New(&tlog.MemoryStorage{}, otherKey.signer, "other.example/log")
+	require.NoError(t, err)
+	appendRecords(t, other, 0, 7)
+	otherAt7, err := other.Sign(ctx)
+	require.NoError(t, err)
+
+	for _, c := range []struct {
+		name           string
+		older, newer   tlog.Checkpoint
+		proof          tlog.TreeProof
+		want           error
+		wantAnyFailure bool
+	}{
+		{name: "Extension", older: at3, newer: at7, proof: proof3to7},
+		{name: "SameCheckpoint", older: at7, newer: at7},
+		{name: "Truncated", older: at7, newer: at3, proof: proof3to7, want: tlog.ErrTruncated},
+		{name: "SameSizeDifferentRoot", older: at7, newer: fork7, want: tlog.ErrForked},
+		// The operator cannot prove that a rewritten tree extends the
+		// one the client saw: the honest proof does not fit it.
+		{name: "NewTreeDoesNotExtendOld", older: at3, newer: fork7, proof: proof3to7, want: tlog.ErrForked},
+		{name: "TamperedProof", older: at3, newer: at7, proof: tampered, want: tlog.ErrForked},
+		{name: "NoProof", older: at3, newer: at7, want: tlog.ErrForked},
+		{name: "AnotherLog", older: at3, newer: otherAt7, proof: proof3to7, want: tlog.ErrOriginMismatch},
+		{name: "ProofBetweenEqualSizesMustBeEmpty", older: at7, newer: at7, proof: proof3to7, wantAnyFailure: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := tlog.VerifyConsistency(c.older, c.newer, c.proof)
+			switch {
+			case c.want != nil:
+				require.ErrorIs(t, err, c.want)
+			case c.wantAnyFailure:
+				require.Error(t, err)
+			default:
+				require.NoError(t, err)
+			}
+		})
+	}
+}
+
+func TestVerifyInclusion_RejectsWhatTheTreeDoesNotHold(t *testing.T) {
+	ctx := context.Background()
+	l := newLog(t, &tlog.MemoryStorage{})
+	appendRecords(t, l, 0, 9)
+	cp := sign(t, l)
+	proof, err := l.InclusionProof(ctx, 4, cp.Size)
+	require.NoError(t, err)
+	require.NoError(t, tlog.VerifyInclusion(cp, 4, record(4), proof))
+	tampered := append(tlog.RecordProof(nil), proof...)
+	tampered[1][5] ^= 1
+	for _, c := range []struct {
+		name   string
+		cp     tlog.Checkpoint
+		index  int64
+		record []byte
+		proof  tlog.RecordProof
+	}{
+		{"OtherRecord", cp, 4, record(5), proof},
+		{"OtherIndex", cp, 5, record(4), proof},
+		{"IndexBeyondTree", cp, 9, record(4), proof},
+		{"NegativeIndex", cp, -1, record(4), proof},
+		{"TamperedProof", cp, 4, record(4), tampered},
+		{"TruncatedProof", cp, 4, record(4), proof[:len(proof)-1]},
+		{"ForkedCheckpoint", forkedCheckpoint(t, 9), 4, record(4), proof},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.ErrorIs(t, tlog.VerifyInclusion(c.cp, c.index, c.record, c.proof), tlog.ErrNotIncluded)
+		})
+	}
+}
