@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector/pgvector"
@@ -168,4 +169,33 @@ func rulesDigest(tables []config.TableRule) string {
 	b, _ := json.Marshal(tables)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// adminConfig is the admin API of this proxy: the engine, the tokens, a
+// readiness check of the ledger and the store, and capture's counters.
+func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logger) (admin.Config, error) {
+	tokens, err := admin.LoadTokens(cfg.Forget.Admin.TokensFile)
+	if err != nil {
+		return admin.Config{}, fmt.Errorf("forget.admin.tokens_file: %w", err)
+	}
+	st := &c.capture.Stats
+	return admin.Config{
+		Engine: f.engine, Tokens: tokens, Logger: log,
+		Ready: func(ctx context.Context) error {
+			if _, err := c.ledger.(ledger.Journal).Tombstones(ctx); err != nil { // small, unlike the tags
+				return fmt.Errorf("ledger: %w", err)
+			}
+			return f.store.Ping(ctx)
+		},
+		Metrics: func() map[string]float64 {
+			return map[string]float64{
+				"lethe_capture_intents_total":          float64(st.Intents.Load()),
+				"lethe_capture_refused_total":          float64(st.Refused.Load()),
+				"lethe_capture_untracked_writes_total": float64(st.UntrackedWrites.Load()),
+				"lethe_capture_decision_errors_total":  float64(st.DecisionErrors.Load()),
+				"lethe_capture_forgotten_writes_total": float64(st.ForgottenWrites.Load()),
+				"lethe_tombstones":                     float64(c.tombstones.Len()),
+			}
+		},
+	}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
@@ -70,9 +71,21 @@ func serve(args []string, stderr io.Writer) int {
 	defer stop()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	adminDone := make(chan error, 1)
+	if fg != nil {
+		acfg, err := fg.adminConfig(cfg, capt, log)
+		if err != nil {
+			log.Error("cannot start the admin API", "err", err)
+			return 1
+		}
+		go func() { adminDone <- admin.Serve(ctx, acfg, cfg.Forget.Admin.Listen, cfg.Forget.Admin.TLS.CertFile, cfg.Forget.Admin.TLS.KeyFile) }()
+	}
 	select {
 	case err := <-served:
 		log.Error("listener failed", "err", err)
+		return 1
+	case err := <-adminDone:
+		log.Error("admin API failed", "err", err)
 		return 1
 	case <-ctx.Done():
 	}

@@ -27,6 +27,14 @@ func Open(ctx context.Context, connString string) (*Store, error) {
 	return &Store{pool: pool}, nil
 }
 
+// Ping checks that the store answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("pgvector store: %w", err)
+	}
+	return nil
+}
+
 // Close releases the pool.
 func (s *Store) Close() { s.pool.Close() }
 
