@@ -15,8 +15,9 @@ type Layer interface {
 	Name() string // as the ledger names it: "public.docs"
 	// Matching returns the ids of the subject's records present now.
 	Matching(ctx context.Context, subject string, ids []string) ([]string, error)
-	// Delete deletes them and returns the ids deleted.
-	Delete(ctx context.Context, subject string, ids []string) ([]string, error)
+	// Delete deletes them and returns the ids deleted; beforeCommit gets
+	// the ids before the store commits (forget journals them there).
+	Delete(ctx context.Context, subject string, ids []string, beforeCommit func([]string) error) ([]string, error)
 	// Residual counts the subject's records still present.
 	Residual(ctx context.Context, subject string, ids []string) (int64, error)
 	// VerifyMethod and VerifyQueries describe, for the certificate, how
@@ -53,8 +54,8 @@ func (l *PGLayer) Matching(ctx context.Context, subject string, ids []string) ([
 	return l.store.Matching(ctx, l.match, subject, ids)
 }
 
-func (l *PGLayer) Delete(ctx context.Context, subject string, ids []string) ([]string, error) {
-	return l.store.Delete(ctx, l.match, subject, ids, 0)
+func (l *PGLayer) Delete(ctx context.Context, subject string, ids []string, beforeCommit func([]string) error) ([]string, error) {
+	return l.store.Delete(ctx, l.match, subject, ids, 0, beforeCommit)
 }
 
 func (l *PGLayer) Residual(ctx context.Context, subject string, ids []string) (int64, error) {
@@ -62,10 +63,10 @@ func (l *PGLayer) Residual(ctx context.Context, subject string, ids []string) (i
 }
 
 func (l *PGLayer) VerifyMethod() string {
-	return "re-query after commit: count of rows matching the subject predicate or the ledger's ids ($1 = subject, $2 = ledger record ids) must be 0"
+	return "re-query after commit: both counts must be 0; the first with $1 = the subject, the second with $1 = the record ids the ledger holds for it"
 }
 
-func (l *PGLayer) VerifyQueries() []string { return []string{l.match.CountQuery()} }
+func (l *PGLayer) VerifyQueries() []string { return l.match.CountQueries() }
 
 func (l *PGLayer) Cleanup(ctx context.Context) error {
 	if !l.vacuum {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/lethe-privacy/lethe/ledger"
 )
@@ -36,9 +37,12 @@ func (e *Engine) run(ctx context.Context, id string) error {
 		if st.Layers[i].Done {
 			continue
 		}
+		began := time.Now()
 		if err := e.forgetLayer(ctx, id, subject, r.Subject, st, i, tags); err != nil {
 			return err
 		}
+		e.log.Debug("forget: layer done", "request", id, "store", st.Layers[i].Store, "table", st.Layers[i].Table,
+			"deleted", len(st.Layers[i].Deleted), "residual", st.Layers[i].Residual, "took", time.Since(began))
 		if _, err := e.cfg.Ledger.LeaseForget(ctx, id, e.owner, leaseFor); err != nil {
 			return err
 		}
@@ -49,6 +53,7 @@ func (e *Engine) run(ctx context.Context, id string) error {
 			return e.fail(ctx, id, st, errors.New(st.Error))
 		}
 	}
+	began := time.Now()
 	cert, err := e.cfg.Certifier.certify(ctx, r, st, func() error { return e.cfg.Ledger.SaveForget(ctx, id, st.marshal()) })
 	if err != nil {
 		return err
@@ -58,7 +63,7 @@ func (e *Engine) run(ctx context.Context, id string) error {
 	if err := e.cfg.Ledger.FinishForget(ctx, id, ledger.ForgetCompleted, st.marshal(), cert); err != nil && !errors.Is(err, ledger.ErrForgetFinished) {
 		return err
 	}
-	e.log.Info("forget: completed", "request", id)
+	e.log.Info("forget: completed", "request", id, "certify_took", time.Since(began))
 	return nil
 }
 
@@ -76,21 +81,16 @@ func (e *Engine) forgetLayer(ctx context.Context, id, subject string, h ledger.S
 	ls.Requested = int64(t.records)
 	ls.VerifyMethod, ls.VerifyQueries = l.VerifyMethod(), l.VerifyQueries()
 	for attempt := 0; attempt < e.cfg.Retries; attempt++ {
-		present, err := l.Matching(ctx, subject, t.ids)
+		// The ids are journaled before the store commits their delete: a
+		// crash after that commit still knows which ids the certificate
+		// covers (a crash before it leaves them to the resumed delete).
+		_, err := l.Delete(ctx, subject, t.ids, func(deleted []string) error {
+			ls.Deleted = union(ls.Deleted, deleted)
+			return e.cfg.Ledger.SaveForget(ctx, id, st.marshal())
+		})
 		if err != nil {
 			return err
 		}
-		// Journal what is about to go before it goes: a crash after the
-		// delete commits still knows which ids the certificate covers.
-		ls.Planned = union(ls.Planned, present)
-		if err := e.cfg.Ledger.SaveForget(ctx, id, st.marshal()); err != nil {
-			return err
-		}
-		deleted, err := l.Delete(ctx, subject, t.ids)
-		if err != nil {
-			return err
-		}
-		ls.Deleted = union(ls.Deleted, deleted)
 		if ls.Residual, err = l.Residual(ctx, subject, t.ids); err != nil {
 			return err
 		}

@@ -30,8 +30,7 @@ type layerState struct {
 	Store     string   `json:"store"`
 	Table     string   `json:"table"`
 	Requested int64    `json:"requested"` // ledger records for the subject
-	Planned   []string `json:"planned"`   // ids found before deleting (journaled first)
-	Deleted   []string `json:"deleted"`   // ids the deletes returned
+	Deleted   []string `json:"deleted"`   // ids deleted, journaled before the store committed
 	Residual  int64    `json:"residual"`
 	Done      bool     `json:"done"`
 	// How absence was verified, for the certificate.
@@ -39,20 +38,9 @@ type layerState struct {
 	VerifyQueries []string `json:"verify_queries"`
 }
 
-// gone is every id the forget removed from the layer: those planned (all
-// absent once the layer verified clean) and those the deletes returned.
+// gone is every id the forget removed from the layer, sorted.
 func (l layerState) gone() []string {
-	set := map[string]bool{}
-	for _, id := range l.Planned {
-		set[id] = true
-	}
-	for _, id := range l.Deleted {
-		set[id] = true
-	}
-	out := make([]string, 0, len(set))
-	for id := range set {
-		out = append(out, id)
-	}
+	out := append([]string(nil), l.Deleted...)
 	sort.Strings(out)
 	return out
 }

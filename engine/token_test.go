@@ -61,8 +61,8 @@ func TestSealer_BindsTheSubjectToItsRequest(t *testing.T) {
 	require.Error(t, err)
 }
 
-func TestLayerState_GoneIsPlannedAndDeleted(t *testing.T) {
-	l := layerState{Planned: []string{"b", "a"}, Deleted: []string{"c", "a"}}
+func TestLayerState_GoneIsSortedAndUnionDedupes(t *testing.T) {
+	l := layerState{Deleted: union([]string{"b", "a"}, []string{"c", "a"})}
 	require.Equal(t, []string{"a", "b", "c"}, l.gone())
 	require.Equal(t, []string{"a", "b", "c"}, union([]string{"a", "b"}, []string{"b", "c"}))
 }

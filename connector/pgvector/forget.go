@@ -3,6 +3,7 @@ package pgvector
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -26,27 +27,59 @@ func (t Table) String() string { return t.Schema + "." + t.Name }
 
 func (t Table) ident() string { return pgx.Identifier{t.Schema, t.Name}.Sanitize() }
 
-// Match is the SQL condition that selects a subject's rows in one table,
-// with $1 the subject and $2 the record ids the ledger holds for it. Forget
-// deletes, and verifies absence, with the same condition:
+// Match is the pair of SQL conditions that select a subject's rows in one
+// table. Forget deletes, and verifies absence, with the same two:
 //
-//   - rows whose subject column or JSON path equals the subject, or holds
-//     it in a JSON array (this finds rows with database-generated ids and
-//     rows written before Lethe was installed);
-//   - rows the ledger tagged with the subject by id whose subject is now
-//     NULL (metadata stripped by a later update).
+//   - BySubject ($1 = the subject): rows whose subject column or JSON path
+//     equals the subject, or holds it in a JSON array (this finds rows with
+//     database-generated ids and rows written before Lethe was installed);
+//   - ByID ($1 = the record ids the ledger holds for the subject): those
+//     rows whose subject is now NULL (metadata stripped by a later update).
+//
+// The two select disjoint rows (one needs a subject, the other none), so
+// their counts add up. They run as separate statements so that each uses
+// its own index: one OR of both made PostgreSQL scan the whole table once
+// the ledger held a few thousand ids.
 //
 // A row the ledger tagged by id but that now names another subject is not
 // deleted: the tag may come from an INSERT … ON CONFLICT DO NOTHING that
 // never wrote, or the row was reassigned, and deleting it would erase
 // another person's data.
 type Match struct {
-	table     Table
-	condition string
+	table           Table
+	BySubject, ByID string
+	// validID keeps the ledger ids a value of the id column can equal:
+	// ids are compared in the column's own type, so that its index serves
+	// them, and a text that is no uuid (say) cannot match a uuid row.
+	validID func(string) bool
 }
 
-// Condition is the WHERE clause, for certificates and logs.
-func (m Match) Condition() string { return m.condition }
+// ledgerIDs is ids without those no row can have.
+func (m Match) ledgerIDs(ids []string) []string {
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if m.validID(id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// part is one condition with its argument.
+type part struct {
+	cond string
+	arg  any
+}
+
+// parts are the statements to run for subject and the ledger's ids (the
+// id part is left out when the ledger has no usable id).
+func (m Match) parts(subject string, ids []string) []part {
+	ps := []part{{m.BySubject, subject}}
+	if ids = m.ledgerIDs(ids); len(ids) > 0 {
+		ps = append(ps, part{m.ByID, ids})
+	}
+	return ps
+}
 
 // MatchFor builds the condition for t, reading the column types from the
 // catalog so that each subject is compared the way an index on it would
@@ -56,9 +89,11 @@ func (s *Store) MatchFor(ctx context.Context, t Table) (Match, error) {
 	if err != nil {
 		return Match{}, err
 	}
-	if _, ok := types[t.ID]; !ok {
+	idType, ok := types[t.ID]
+	if !ok {
 		return Match{}, fmt.Errorf("pgvector store: table %s has no id column %q (check the rule in the config)", t, t.ID)
 	}
+	idCmp, validID := idSQL(pgx.Identifier{t.ID}.Sanitize(), idType)
 	var match, null []string
 	for _, sub := range t.Subjects {
 		typ, ok := types[sub.Column]
@@ -74,9 +109,44 @@ func (s *Store) MatchFor(ctx context.Context, t Table) (Match, error) {
 	if len(match) == 0 {
 		return Match{}, fmt.Errorf("pgvector store: table %s has no subject in its rule", t)
 	}
-	cond := fmt.Sprintf("%s OR (%s::text = ANY($2::text[]) AND %s)",
-		strings.Join(match, " OR "), pgx.Identifier{t.ID}.Sanitize(), strings.Join(null, " AND "))
-	return Match{table: t, condition: cond}, nil
+	return Match{table: t, BySubject: strings.Join(match, " OR "), ByID: idCmp + " AND " + strings.Join(null, " AND "), validID: validID}, nil
+}
+
+// idSQL compares the id column with the ledger's ids ($1, text[]) in the
+// column's type when it is a common key type, so the primary key index is
+// used; other types are compared as text.
+func idSQL(col, typ string) (string, func(string) bool) {
+	switch typ {
+	case "uuid":
+		return col + " = ANY($1::text[]::uuid[])", isUUID
+	case "int2", "int4", "int8":
+		bits := map[string]int{"int2": 16, "int4": 32, "int8": 64}[typ]
+		return col + " = ANY($1::text[]::" + typ + "[])", func(s string) bool {
+			_, err := strconv.ParseInt(strings.TrimSpace(s), 10, bits)
+			return err == nil
+		}
+	case "text", "varchar", "bpchar", "name":
+		return col + " = ANY($1::text[])", func(string) bool { return true }
+	}
+	return col + "::text = ANY($1::text[])", func(string) bool { return true }
+}
+
+// isUUID accepts the forms PostgreSQL's uuid input accepts that a client
+// would send: 32 hex digits, with or without the usual hyphens and braces.
+func isUUID(s string) bool {
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}")
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+			n++
+		case c == '-':
+		default:
+			return false
+		}
+	}
+	return n == 32
 }
 
 // subjectSQL returns the condition "this subject expression holds $1" and
@@ -95,27 +165,35 @@ func subjectSQL(sub Subject, typ string) (match, null string, err error) {
 		// uuid, integers…: compared as text, as the capture renders them.
 		return col + "::text = $1::text", col + " IS NULL", nil
 	}
-	// The scalar test is written as the rule is (col->'a'->>'b'), so an
-	// expression index on it can be used; the array test needs jsonb.
-	scalar, path := col, make([]string, len(sub.Path))
+	// Written as the rule is (col->'a'->>'b' and col->'a'->'b'), so that
+	// an application's indexes on those expressions serve forget: a btree
+	// on the ->> form for scalar subjects, a GIN on the -> form (as jsonb)
+	// for arrays.
+	scalar, value := col, col
 	for i, k := range sub.Path {
-		op := "->"
 		if i == len(sub.Path)-1 {
-			op = "->>"
+			scalar += "->>" + quoteLiteral(k)
+		} else {
+			scalar += "->" + quoteLiteral(k)
 		}
-		scalar += op + quoteLiteral(k)
-		path[i] = quoteLiteral(k)
-	}
-	value := col + "::jsonb"
-	if len(path) > 0 {
-		value = "(" + col + "::jsonb #> ARRAY[" + strings.Join(path, ", ") + "]::text[])"
+		value += "->" + quoteLiteral(k)
 	}
 	if len(sub.Path) == 0 {
-		scalar = value + " #>> '{}'"
+		scalar = col + " #>> '{}'"
 	}
-	match = fmt.Sprintf("(%s = $1::text OR (jsonb_typeof(%s) = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(%s) AS e (v) WHERE e.v = $1::text)))",
-		scalar, value, value)
-	null = fmt.Sprintf("(%s IS NULL OR jsonb_typeof(%s) = 'null')", value, value)
+	if typ == "json" || len(sub.Path) == 0 {
+		value = "(" + value + ")::jsonb"
+	} else {
+		value = "(" + value + ")"
+	}
+	// Arrays: a string element is found by containment (one pass, GIN
+	// indexable). The capture also tags numbers and booleans in arrays by
+	// their JSON text; those need the element scan, which the planner
+	// drops when the subject cannot be one ($1 is a constant).
+	match = fmt.Sprintf("(%[1]s = $1::text OR %[2]s @> to_jsonb($1::text) OR ($1::text ~ '^(-?[0-9][0-9.eE+-]*|true|false)$' "+
+		"AND jsonb_typeof(%[2]s) = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(%[2]s) AS e (v) WHERE e.v = $1::text)))",
+		scalar, value)
+	null = fmt.Sprintf("(%[1]s IS NULL OR jsonb_typeof(%[1]s) = 'null')", value)
 	return match, null, nil
 }
 
@@ -153,52 +231,68 @@ func (s *Store) columnTypes(ctx context.Context, t Table) (map[string]string, er
 
 // Matching returns the ids (as text) of the rows that match now.
 func (s *Store) Matching(ctx context.Context, m Match, subject string, ids []string) ([]string, error) {
-	rows, err := s.pool.Query(ctx, m.SelectIDs(), subject, nonNilIDs(ids))
-	if err != nil {
-		return nil, fmt.Errorf("pgvector store: reading %s: %w", m.table, err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("pgvector store: reading %s: %w", m.table, err)
+	out := []string{}
+	for _, p := range m.parts(subject, ids) {
+		rows, err := s.pool.Query(ctx, m.selectIDs(p.cond), p.arg)
+		if err != nil {
+			return nil, fmt.Errorf("pgvector store: reading %s: %w", m.table, err)
+		}
+		found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return nil, fmt.Errorf("pgvector store: reading %s: %w", m.table, err)
+		}
+		out = append(out, found...)
 	}
 	return out, nil
 }
 
-// SelectIDs is the query Matching runs.
-func (m Match) SelectIDs() string {
-	return fmt.Sprintf("SELECT %s::text FROM %s WHERE %s", pgx.Identifier{m.table.ID}.Sanitize(), m.table.ident(), m.condition)
+func (m Match) selectIDs(cond string) string {
+	return fmt.Sprintf("SELECT %s::text FROM %s WHERE %s", pgx.Identifier{m.table.ID}.Sanitize(), m.table.ident(), cond)
 }
 
-// CountQuery is the query that verifies absence: it must return 0.
-func (m Match) CountQuery() string {
-	return fmt.Sprintf("SELECT count(*) FROM %s WHERE %s", m.table.ident(), m.condition)
+// CountQueries are the queries that verify absence, for the certificate:
+// each must return 0.
+func (m Match) CountQueries() []string {
+	return []string{m.countQuery(m.BySubject), m.countQuery(m.ByID)}
+}
+
+func (m Match) countQuery(cond string) string {
+	return fmt.Sprintf("SELECT count(*) FROM %s WHERE %s", m.table.ident(), cond)
 }
 
 // Delete deletes the matching rows in one transaction and returns their
-// ids. Rows are deleted in batches of batchSize (by ctid) so that a large
-// subject does not build one huge statement result at once.
-func (s *Store) Delete(ctx context.Context, m Match, subject string, ids []string, batchSize int) ([]string, error) {
+// ids. Rows go in batches of batchSize (by ctid) so that a large subject
+// does not build one huge result at once. beforeCommit, when not nil, is
+// given all the ids deleted before the transaction commits: forget journals
+// them there, so that a crash after the commit still knows what went.
+func (s *Store) Delete(ctx context.Context, m Match, subject string, ids []string, batchSize int, beforeCommit func([]string) error) ([]string, error) {
 	if batchSize <= 0 {
 		batchSize = 5000
 	}
-	q := fmt.Sprintf(`DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(SELECT ctid FROM %[1]s WHERE %[2]s LIMIT %[3]d)) RETURNING %[4]s::text`,
-		m.table.ident(), m.condition, batchSize, pgx.Identifier{m.table.ID}.Sanitize())
 	var deleted []string
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		for {
-			rows, err := tx.Query(ctx, q, subject, nonNilIDs(ids))
-			if err != nil {
-				return err
-			}
-			batch, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				return err
-			}
-			deleted = append(deleted, batch...)
-			if len(batch) < batchSize {
-				return nil
+		for _, p := range m.parts(subject, ids) {
+			q := fmt.Sprintf(`DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(SELECT ctid FROM %[1]s WHERE %[2]s LIMIT %[3]d)) RETURNING %[4]s::text`,
+				m.table.ident(), p.cond, batchSize, pgx.Identifier{m.table.ID}.Sanitize())
+			for {
+				rows, err := tx.Query(ctx, q, p.arg)
+				if err != nil {
+					return err
+				}
+				batch, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				if err != nil {
+					return err
+				}
+				deleted = append(deleted, batch...)
+				if len(batch) < batchSize {
+					break
+				}
 			}
 		}
+		if beforeCommit != nil && len(deleted) > 0 {
+			return beforeCommit(deleted)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pgvector store: deleting from %s: %w", m.table, err)
@@ -208,11 +302,15 @@ func (s *Store) Delete(ctx context.Context, m Match, subject string, ids []strin
 
 // Residual counts the rows that still match: 0 means verified absent.
 func (s *Store) Residual(ctx context.Context, m Match, subject string, ids []string) (int64, error) {
-	var n int64
-	if err := s.pool.QueryRow(ctx, m.CountQuery(), subject, nonNilIDs(ids)).Scan(&n); err != nil {
-		return 0, fmt.Errorf("pgvector store: verifying %s: %w", m.table, err)
+	var total int64
+	for _, p := range m.parts(subject, ids) {
+		var n int64
+		if err := s.pool.QueryRow(ctx, m.countQuery(p.cond), p.arg).Scan(&n); err != nil {
+			return 0, fmt.Errorf("pgvector store: verifying %s: %w", m.table, err)
+		}
+		total += n
 	}
-	return n, nil
+	return total, nil
 }
 
 // Vacuum runs VACUUM (INDEX_CLEANUP ON) on the table, so that the deleted
@@ -223,11 +321,4 @@ func (s *Store) Vacuum(ctx context.Context, t Table) error {
 		return fmt.Errorf("pgvector store: vacuuming %s: %w", t, err)
 	}
 	return nil
-}
-
-func nonNilIDs(ids []string) []string {
-	if ids == nil {
-		return []string{}
-	}
-	return ids
 }

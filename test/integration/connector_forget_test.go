@@ -38,7 +38,8 @@ func TestConnector_ForgetMatchesEverySubjectShape(t *testing.T) {
 		(5, 'bob', NULL, NULL, '[1,2,3]'),                                 -- someone else
 		(6, NULL, NULL, NULL, '[1,2,3]'),                                  -- tagged by the ledger, subject stripped
 		(7, 'carol', NULL, NULL, '[1,2,3]'),                               -- tagged by the ledger, now carol's
-		(8, NULL, '{"user":{"id":"al''ice"}}', NULL, '[1,2,3]')            -- a prefix of the subject`, subject)
+		(8, NULL, '{"user":{"id":"al''ice"}}', NULL, '[1,2,3]'),           -- a prefix of the subject
+		(9, NULL, '{"user":{"id":[7, 42, true]}}', NULL, '[1,2,3]')        -- numbers and booleans in an array`, subject)
 	require.NoError(t, err)
 
 	store, err := pgvector.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
@@ -50,16 +51,27 @@ func TestConnector_ForgetMatchesEverySubjectShape(t *testing.T) {
 	m, err := store.MatchFor(ctx, table)
 	require.NoError(t, err)
 	ledgerIDs := []string{"1", "6", "7", "' OR 1=1 --"}
+	for subj, want := range map[string][]string{"42": {"9"}, "true": {"9"}, "4": {}, "7": {"9"}} {
+		got, err := store.Matching(ctx, m, subj, nil)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "subject %s", subj)
+	}
 
 	matching, err := store.Matching(ctx, m, subject, ledgerIDs)
 	require.NoError(t, err)
 	sort.Strings(matching)
 	require.Equal(t, []string{"1", "2", "3", "4", "6"}, matching)
 
-	deleted, err := store.Delete(ctx, m, subject, ledgerIDs, 2) // batches of 2: three rounds
+	var journaled []string
+	deleted, err := store.Delete(ctx, m, subject, ledgerIDs, 2, func(ids []string) error { // batches of 2: three rounds
+		journaled = append(journaled, ids...)
+		return nil
+	})
 	require.NoError(t, err)
 	sort.Strings(deleted)
 	require.Equal(t, matching, deleted)
+	sort.Strings(journaled)
+	require.Equal(t, matching, journaled, "every id is handed to beforeCommit")
 	residual, err := store.Residual(ctx, m, subject, ledgerIDs)
 	require.NoError(t, err)
 	require.Zero(t, residual)
@@ -73,7 +85,7 @@ func TestConnector_ForgetMatchesEverySubjectShape(t *testing.T) {
 		require.NoError(t, rows.Scan(&id))
 		left = append(left, id)
 	}
-	require.Equal(t, []string{"5", "7", "8"}, left, "other subjects' rows stay")
+	require.Equal(t, []string{"5", "7", "8", "9"}, left, "other subjects' rows stay")
 }
 
 func TestConnector_MatchForExplainsBadRules(t *testing.T) {
