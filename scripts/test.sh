@@ -15,7 +15,7 @@ go vet ./...
 go vet -tags integration ./test/integration/
 
 echo "[test] unit tests (race detector)"
-go test -race -count=1 ./...
+LETHE_REQUIRE_NODE=1 go test -race -count=1 ./...   # the Node certificate verifier runs too
 
 echo "[test] integration tests (race detector: the relay and capture run in-process)"
 go test -race -tags integration -count=1 -timeout 20m ./test/integration/ "$@"
