@@ -50,14 +50,16 @@ func keygenCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	entry, err := json.Marshal(signer.TrustedKey(time.Now()))
+	// stdout is a complete trusted keys file holding the new key, so a
+	// first setup is `keygen --out key.pem > trusted-keys.json`.
+	set, err := json.Marshal(map[string]any{"keys": []certificate.TrustedKey{signer.TrustedKey(time.Now())}})
 	if err != nil {
 		fmt.Fprintln(stderr, "lethe-proxy keygen:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s\n", entry)
+	fmt.Fprintf(stdout, "%s\n", set)
 	fmt.Fprintf(stderr, "Wrote the private key %s to %s (mode 0600). Keep it secret and backed up: a lost key cannot be recovered.\n"+
-		"Add the entry printed above to the \"keys\" list of the trusted keys file and publish that file; when rotating, set \"not_after\" on the old key's entry.\n",
+		"Standard output is a trusted keys file with this key: publish it. When rotating, add the new key's entry to the \"keys\" list of the published file and set \"not_after\" on the old key's entry.\n",
 		signer.KeyID(), *out)
 	return 0
 }

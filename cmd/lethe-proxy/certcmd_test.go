@@ -153,7 +153,7 @@ func TestVerifyCmd_UsageErrorsSayWhatToDo(t *testing.T) {
 	}
 }
 
-func TestKeygenCmd_WritesAPrivateKeyAndPrintsItsEntry(t *testing.T) {
+func TestKeygenCmd_WritesAPrivateKeyAndPrintsItsKeySet(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "lethe.key")
 	before := time.Now().Add(-time.Second)
 	code, stdout, stderr := certCLI("", "keygen", "--out", out)
@@ -175,18 +175,24 @@ func TestKeygenCmd_WritesAPrivateKeyAndPrintsItsEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var entry struct {
-		KeyID     string    `json:"key_id"`
-		NotBefore time.Time `json:"not_before"`
+	var set struct {
+		Keys []struct {
+			KeyID     string    `json:"key_id"`
+			NotBefore time.Time `json:"not_before"`
+		} `json:"keys"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &entry); err != nil {
-		t.Fatalf("stdout is not the key entry: %v\n%s", err, stdout)
+	if err := json.Unmarshal([]byte(stdout), &set); err != nil || len(set.Keys) != 1 {
+		t.Fatalf("stdout is not a key set of one key: %v\n%s", err, stdout)
 	}
-	if entry.KeyID != signer.KeyID() || entry.NotBefore.Before(before.Truncate(time.Second)) {
+	if entry := set.Keys[0]; entry.KeyID != signer.KeyID() || entry.NotBefore.Before(before.Truncate(time.Second)) {
 		t.Errorf("entry %+v, want key %s from now", entry, signer.KeyID())
 	}
-	if _, err := certificate.ParseKeySet([]byte(`{"keys":[` + stdout + `]}`)); err != nil {
-		t.Errorf("the printed entry does not load as a trusted key: %v", err)
+	keys, err := certificate.ParseKeySet([]byte(stdout))
+	if err != nil {
+		t.Fatalf("the printed key set does not load: %v", err)
+	}
+	if _, ok := keys.Lookup(signer.KeyID()); !ok {
+		t.Errorf("the printed key set does not hold the new key")
 	}
 	if !strings.Contains(stderr, `"keys" list`) {
 		t.Errorf("stderr does not say where the entry goes: %s", stderr)
