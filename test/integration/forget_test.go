@@ -32,7 +32,7 @@ import (
 type forgetRig struct {
 	proxy   *proxy
 	capture *capture.Capture
-	ledger  *ledger.SQLite
+	ledger  engine.Ledger
 	hasher  *ledger.Hasher
 	engine  *engine.Engine
 	keys    certificate.KeySet
@@ -71,13 +71,36 @@ func forgetTables(t *testing.T, db testDB) (schema string, rules []extract.Rule,
 	return schema, rules, tables
 }
 
-func startForgetRig(t *testing.T, db testDB, rules []extract.Rule, tables []pgvector.Table, ledgerPath string) *forgetRig {
+// ledgerBackend opens a fresh ledger and the storage of its log.
+type ledgerBackend func(t *testing.T, db testDB) (engine.Ledger, tlog.Storage)
+
+func sqliteLedger(t *testing.T, _ testDB) (engine.Ledger, tlog.Storage) {
+	l, err := ledger.OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{})
+	require.NoError(t, err)
+	return l, l.TransparencyLog()
+}
+
+// postgresLedger is a ledger in its own schema of the test cluster, as
+// several proxies would share it.
+func postgresLedger(t *testing.T, db testDB) (engine.Ledger, tlog.Storage) {
+	var b [4]byte
+	rand.Read(b[:])
+	schema := "lethe_ledger_forget_" + hex.EncodeToString(b[:])
+	l, err := ledger.OpenPostgres(context.Background(), db.DSN(db.Addr(), "sslmode=disable"), ledger.Options{Schema: schema})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		c := connect(t, db.URL(db.Addr(), ""))
+		c.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+	})
+	return l, l.TransparencyLog()
+}
+
+func startForgetRig(t *testing.T, db testDB, rules []extract.Rule, tables []pgvector.Table, open ledgerBackend) *forgetRig {
 	t.Helper()
 	ctx := ctxT(t)
 	compiled, err := extract.NewRules(rules)
 	require.NoError(t, err)
-	l, err := ledger.OpenSQLite(ledgerPath, ledger.Options{})
-	require.NoError(t, err)
+	l, storage := open(t, db)
 	h, err := ledger.NewHasher(testSalt)
 	require.NoError(t, err)
 	tombs := capture.NewTombstones()
@@ -88,7 +111,7 @@ func startForgetRig(t *testing.T, db testDB, rules []extract.Rule, tables []pgve
 	signer := testSigner(t)
 	keys, err := certificate.NewKeySet(signer.TrustedKey(time.Unix(0, 0)))
 	require.NoError(t, err)
-	log, err := tlog.New(l.TransparencyLog(), signer.NoteSigner(forgetOrigin), forgetOrigin)
+	log, err := tlog.New(storage, signer.NoteSigner(forgetOrigin), forgetOrigin)
 	require.NoError(t, err)
 	store, err := pgvector.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
 	require.NoError(t, err)
@@ -200,9 +223,15 @@ func (r *forgetRig) settle(t *testing.T) {
 // the certificate verifies with its inclusion proof, the other subject is
 // untouched, and a new write about the forgotten subject is refused.
 func TestForget_EndToEnd(t *testing.T) {
+	for name, open := range map[string]ledgerBackend{"sqlite ledger": sqliteLedger, "postgres ledger": postgresLedger} {
+		t.Run(name, func(t *testing.T) { testForgetEndToEnd(t, open) })
+	}
+}
+
+func testForgetEndToEnd(t *testing.T, open ledgerBackend) {
 	db := loadTestDB(t)
 	schema, rules, tables := forgetTables(t, db)
-	rig := startForgetRig(t, db, rules, tables, filepath.Join(t.TempDir(), "ledger.db"))
+	rig := startForgetRig(t, db, rules, tables, open)
 	proxyURL := db.URL(rig.proxy.Addr, "sslmode=disable")
 	writeForgetData(t, proxyURL, schema)
 	rig.settle(t)
@@ -291,7 +320,7 @@ func countLines(cp []byte) int64 {
 func TestForget_TokensFailClosed(t *testing.T) {
 	db := loadTestDB(t)
 	schema, rules, tables := forgetTables(t, db)
-	rig := startForgetRig(t, db, rules, tables, filepath.Join(t.TempDir(), "ledger.db"))
+	rig := startForgetRig(t, db, rules, tables, sqliteLedger)
 	proxyURL := db.URL(rig.proxy.Addr, "sslmode=disable")
 	writeForgetData(t, proxyURL, schema)
 	rig.settle(t)
@@ -328,7 +357,7 @@ func TestForget_TokensFailClosed(t *testing.T) {
 func TestForget_SQLMetacharactersInSubjects(t *testing.T) {
 	db := loadTestDB(t)
 	schema, rules, tables := forgetTables(t, db)
-	rig := startForgetRig(t, db, rules, tables, filepath.Join(t.TempDir(), "ledger.db"))
+	rig := startForgetRig(t, db, rules, tables, sqliteLedger)
 	proxyURL := db.URL(rig.proxy.Addr, "sslmode=disable")
 	writeForgetData(t, proxyURL, schema)
 	evil := `x' OR '1'='1'; DELETE FROM ` + schema + `.memories; --`
