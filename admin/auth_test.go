@@ -41,9 +41,9 @@ func TestAuth_MissingOrUnknownTokenIsUnauthorized(t *testing.T) {
 	assert.Empty(t, h.engine.Calls(), "the engine must not be reached without a valid token")
 }
 
-func TestAuth_AuditorCannotPreviewForgetOrLift(t *testing.T) {
+func TestAuth_AuditorCannotPreviewForgetReverifyOrLift(t *testing.T) {
 	h := newHarness(t, cannedEngine())
-	for _, target := range []string{"/v1/forget/preview", "/v1/forget", "/v1/tombstones/lift"} {
+	for _, target := range []string{"/v1/forget/preview", "/v1/forget", "/v1/forget/" + testID + "/reverify", "/v1/tombstones/lift"} {
 		t.Run(target, func(t *testing.T) {
 			w := h.do("POST", target, auditorToken, `{"subject":"alice@example.com","confirm_token":"tok"}`)
 			require.Equal(t, http.StatusForbidden, w.Code)

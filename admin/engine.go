@@ -14,6 +14,7 @@ type Engine interface {
 	Status(ctx context.Context, id string) (engine.Status, error)
 	Certificate(ctx context.Context, id string) ([]byte, error)
 	Lift(ctx context.Context, subject string) (bool, error)
+	Reverify(ctx context.Context, id, subject string) (engine.Reverification, error)
 	Checkpoint(ctx context.Context) ([]byte, error)
 	Inclusion(ctx context.Context, index, size int64) (engine.InclusionProof, error)
 	Consistency(ctx context.Context, oldSize, newSize int64) (engine.ConsistencyProof, error)

@@ -59,6 +59,11 @@ func (f *fakeEngine) Certificate(ctx context.Context, id string) ([]byte, error)
 	return f.certificate, f.err
 }
 
+func (f *fakeEngine) Reverify(ctx context.Context, id, subject string) (engine.Reverification, error) {
+	f.record("Reverify " + id + " " + subject)
+	return engine.Reverification{RequestID: id, Absent: true}, f.err
+}
+
 func (f *fakeEngine) Lift(ctx context.Context, subject string) (bool, error) {
 	f.record("Lift " + subject)
 	return f.lifted, f.err

@@ -135,3 +135,20 @@ func (s *server) certificate(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Write(cert)
 }
+
+func (s *server) reverify(w http.ResponseWriter, r *http.Request) {
+	id, ok := requestID(w, r)
+	if !ok {
+		return
+	}
+	var req SubjectRequest
+	if !subjectOnlyInBody(w, r) || !decodeBody(w, r, maxSubjectBody, &req) || !checkSubject(w, req.Subject) {
+		return
+	}
+	rv, err := s.engine.Reverify(r.Context(), id, req.Subject)
+	if err != nil {
+		s.engineError(w, r, err, req.Subject)
+		return
+	}
+	writeJSON(w, http.StatusOK, rv)
+}

@@ -69,6 +69,8 @@ func mapError(err error) (apiError, bool) {
 		return apiError{http.StatusNotFound, ErrorBody{Error: "no forget request has this id; use the request_id returned by POST /v1/forget", Code: "not_found"}}, true
 	case errors.Is(err, engine.ErrNotCompleted):
 		return apiError{http.StatusConflict, ErrorBody{Error: "the request has no certificate because it has not completed; check its status with GET /v1/forget/{id}", Code: "not_completed"}}, true
+	case errors.Is(err, engine.ErrWrongSubject):
+		return apiError{http.StatusConflict, ErrorBody{Error: "this subject is not the one the request forgot; check the request id and the subject", Code: "wrong_subject"}}, true
 	case errors.Is(err, ledger.ErrUnavailable):
 		return apiError{http.StatusServiceUnavailable, ErrorBody{Error: "the ledger is unavailable; retry later", Code: "unavailable"}}, true
 	}

@@ -95,6 +95,7 @@ func (s *server) routes() []route {
 		{http.MethodPost, "/v1/forget", operator, s.forget},
 		{http.MethodGet, "/v1/forget/{id}", reader, s.status},
 		{http.MethodGet, "/v1/forget/{id}/certificate", reader, s.certificate},
+		{http.MethodPost, "/v1/forget/{id}/reverify", operator, s.reverify},
 		{http.MethodPost, "/v1/tombstones/lift", operator, s.lift},
 		{http.MethodPost, "/v1/verify", reader, s.verify},
 

@@ -112,6 +112,8 @@ func TestRoutes_AnswerWithTheEngineResult(t *testing.T) {
 			200, "Status " + testID, "application/json", `"status":"completed"`},
 		{"certificate verbatim", "GET", "/v1/forget/" + testID + "/certificate", auditorToken, "",
 			200, "Certificate " + testID, "application/json", `{"payload":"e30","signatures":[]}`},
+		{"reverify", "POST", "/v1/forget/" + testID + "/reverify", operatorToken, `{"subject":"alice@example.com"}`,
+			200, "Reverify " + testID + " alice@example.com", "application/json", `"absent":true`},
 		{"lift", "POST", "/v1/tombstones/lift", operatorToken, `{"subject":"alice@example.com"}`,
 			200, "Lift alice@example.com", "application/json", `{"lifted":true}`},
 		{"verify answers 200 with an invalid verdict", "POST", "/v1/verify", auditorToken, `{"payload":"e30"}`,

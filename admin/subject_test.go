@@ -21,6 +21,7 @@ func TestSubject_NeverAppearsInLogs(t *testing.T) {
 		h.do("POST", "/v1/forget/preview", operatorToken, `{"subject":"`+testSubject+`"}`)
 		h.do("POST", "/v1/forget", operatorToken, `{"subject":"`+testSubject+`","confirm_token":"tok-123"}`)
 		h.do("POST", "/v1/tombstones/lift", operatorToken, `{"subject":"`+testSubject+`"}`)
+		h.do("POST", "/v1/forget/"+testID+"/reverify", operatorToken, `{"subject":"`+testSubject+`"}`)
 		h.do("POST", "/v1/forget/preview", auditorToken, `{"subject":"`+testSubject+`"}`)
 		h.do("POST", "/v1/forget/preview", operatorToken, `{"subject":"`+testSubject+`","extra":1}`)
 		h.do("POST", "/v1/forget/preview?subject="+url.QueryEscape(testSubject), operatorToken, "")

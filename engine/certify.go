@@ -172,14 +172,38 @@ func (c *Certifier) payload(r ledger.ForgetRequest, st *journalState) (certifica
 	return p, nil
 }
 
+// announceKey logs a key.rotated event when the log's latest checkpoint
+// was signed by another key (or there is none yet), and signs a checkpoint
+// with the current key, so that every key change is in the log.
+func (c *Certifier) announceKey(ctx context.Context) (bool, error) {
+	changed, err := c.log.SignerChanged(ctx)
+	if err != nil || !changed {
+		return false, err
+	}
+	leaf, err := certificate.EncodeEvent(certificate.Event{Event: certificate.EventKeyRotated, KeyID: c.signer.KeyID()})
+	if err != nil {
+		return false, err
+	}
+	if _, err := c.log.Append(ctx, leaf); err != nil {
+		return false, err
+	}
+	_, err = c.log.Sign(ctx)
+	return err == nil, err
+}
+
 // logEvent appends an event (no subject data) to the transparency log.
 func (c *Certifier) logEvent(ctx context.Context, kind, requestID string) error {
+	_, err := c.appendEvent(ctx, kind, requestID)
+	return err
+}
+
+// appendEvent appends an event and returns its index.
+func (c *Certifier) appendEvent(ctx context.Context, kind, requestID string) (int64, error) {
 	leaf, err := certificate.EncodeEvent(certificate.Event{Event: kind, RequestID: requestID})
 	if err != nil {
-		return err
+		return 0, err
 	}
-	_, err = c.log.Append(ctx, leaf)
-	return err
+	return c.log.Append(ctx, leaf)
 }
 
 func (c *Certifier) checkpoint(ctx context.Context) ([]byte, error) {

@@ -46,3 +46,10 @@ func (e *Engine) Consistency(ctx context.Context, oldSize, newSize int64) (Consi
 func (e *Engine) Verify(cert []byte) VerifyResult {
 	return e.cfg.Certifier.verify(cert)
 }
+
+// AnnounceKey puts a key.rotated event in the log when the signing key is
+// not the one that signed the latest checkpoint (including the first key
+// of a new log). Call it once at start; it reports whether it logged one.
+func (e *Engine) AnnounceKey(ctx context.Context) (bool, error) {
+	return e.cfg.Certifier.announceKey(ctx)
+}

@@ -83,6 +83,10 @@ func (f *cliFakeEngine) Certificate(ctx context.Context, id string) ([]byte, err
 	return []byte(`{"payload":"eyJhIjoxfQ==",  "sig":"x"}`), f.record("Certificate " + id)
 }
 
+func (f *cliFakeEngine) Reverify(ctx context.Context, id, subject string) (engine.Reverification, error) {
+	return engine.Reverification{RequestID: id, Absent: true}, f.record("Reverify " + id + " " + subject)
+}
+
 func (f *cliFakeEngine) Lift(ctx context.Context, subject string) (bool, error) {
 	return true, f.record("Lift " + subject)
 }
@@ -164,6 +168,7 @@ func TestForgetCmd_CallsTheAPI(t *testing.T) {
 		{"status with flags first", "", []string{"forget", "status", "--admin", "http://unused.invalid", cliRequestID}, "Status " + cliRequestID, `"status": "completed"`},
 		{"certificate verbatim", "", []string{"forget", "certificate", cliRequestID}, "Certificate " + cliRequestID, `{"payload":"eyJhIjoxfQ==",  "sig":"x"}`},
 		{"lift", cliSubject + "\n", []string{"forget", "lift"}, "Lift " + cliSubject, `"lifted": true`},
+		{"reverify", cliSubject + "\n", []string{"forget", "reverify", "req-1"}, "Reverify req-1 " + cliSubject, `"absent": true`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

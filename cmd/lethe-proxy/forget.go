@@ -96,6 +96,14 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 		stop()
 		return nil, err
 	}
+	if logged, err := e.AnnounceKey(octx); err != nil {
+		e.Close()
+		store.Close()
+		stop()
+		return nil, fmt.Errorf("transparency log: %w", err)
+	} else if logged {
+		log.Info("signing key recorded in the transparency log (key.rotated)", "key_id", signer.KeyID())
+	}
 	e.Start(time.Minute)
 	go c.tombstones.Watch(ctx, led, 10*time.Second, log)
 	log.Info("forget enabled", "key_id", signer.KeyID(), "log_origin", fc.LogOrigin, "layers", len(layers))

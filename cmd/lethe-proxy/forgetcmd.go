@@ -57,6 +57,8 @@ const forgetUsage = `Usage (the subject is read from stdin, first line; never fr
       start the forget; prints the request id and the subject's secret
   lethe-proxy forget status ID [client flags]
   lethe-proxy forget certificate ID [--out FILE] [client flags]
+  lethe-proxy forget reverify ID [client flags]            < subject
+      check again that a completed forget's subject is absent (logged)
   lethe-proxy forget lift [client flags]                   < subject
       accept writes about the subject again
 
@@ -84,7 +86,7 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "preview", "lift":
 	case "confirm":
 		confirmToken = fs.String("token", "", "the confirm_token printed by preview")
-	case "status":
+	case "status", "reverify":
 		wantArgs = 1
 	case "certificate":
 		wantArgs = 1
@@ -119,7 +121,7 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	var body []byte
 	switch sub {
-	case "preview", "confirm", "lift":
+	case "preview", "confirm", "lift", "reverify":
 		subject, err := subjectFromStdin(stdin)
 		if err != nil {
 			fmt.Fprintf(stderr, "lethe-proxy forget %s: %v\n", sub, err)
@@ -132,6 +134,8 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			body, err = c.call(ctx, http.MethodPost, "/v1/forget", admin.ForgetRequest{Subject: subject, ConfirmToken: *confirmToken})
 		case "lift":
 			body, err = c.call(ctx, http.MethodPost, "/v1/tombstones/lift", admin.SubjectRequest{Subject: subject})
+		case "reverify":
+			body, err = c.call(ctx, http.MethodPost, "/v1/forget/"+url.PathEscape(pos[0])+"/reverify", admin.SubjectRequest{Subject: subject})
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "lethe-proxy forget %s: %v\n", sub, err)

@@ -133,6 +133,8 @@ func startForgetRig(t *testing.T, db testDB, rules []extract.Rule, tables []pgve
 	})
 	require.NoError(t, err)
 	rig.engine = e
+	_, err = e.AnnounceKey(ctx)
+	require.NoError(t, err)
 	t.Cleanup(func() { e.Close(); c.Close(); store.Close(); l.Close() })
 	return rig
 }
@@ -299,6 +301,24 @@ func testForgetEndToEnd(t *testing.T, open ledgerBackend) {
 	var used *engine.UsedTokenError
 	require.ErrorAs(t, err, &used)
 	require.Equal(t, receipt.RequestID, used.RequestID)
+
+	// Re-verification: absent, logged; the wrong subject is refused; a row
+	// that reappears behind the proxy's back is reported.
+	rv, err := rig.engine.Reverify(ctx, receipt.RequestID, "alice")
+	require.NoError(t, err)
+	require.True(t, rv.Absent)
+	require.Len(t, rv.Layers, 2)
+	_, err = rig.engine.Reverify(ctx, receipt.RequestID, "bob")
+	require.ErrorIs(t, err, engine.ErrWrongSubject)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	_, err = direct.Exec(ctx, `INSERT INTO `+schema+`.memories (user_id) VALUES ('alice')`)
+	require.NoError(t, err)
+	rv, err = rig.engine.Reverify(ctx, receipt.RequestID, "alice")
+	require.NoError(t, err)
+	require.False(t, rv.Absent)
+	require.EqualValues(t, 1, rv.Layers[1].Residual)
+	_, err = direct.Exec(ctx, `DELETE FROM `+schema+`.memories WHERE user_id = 'alice'`)
+	require.NoError(t, err)
 
 	// Lifting the tombstone lets alice back in.
 	lifted, err := rig.engine.Lift(ctx, "alice")
