@@ -78,7 +78,9 @@ func serve(args []string, stderr io.Writer) int {
 			log.Error("cannot start the admin API", "err", err)
 			return 1
 		}
-		go func() { adminDone <- admin.Serve(ctx, acfg, cfg.Forget.Admin.Listen, cfg.Forget.Admin.TLS.CertFile, cfg.Forget.Admin.TLS.KeyFile) }()
+		go func() {
+			adminDone <- admin.Serve(ctx, acfg, cfg.Forget.Admin.Listen, cfg.Forget.Admin.TLS.CertFile, cfg.Forget.Admin.TLS.KeyFile)
+		}()
 	}
 	select {
 	case err := <-served:
