@@ -27,13 +27,24 @@ type Session interface {
 	// from the server, which then fails it with the Refusal's error exactly as
 	// if the statement had failed there (the transaction aborts, the rest of
 	// an extended-protocol batch is skipped until Sync). Only Query, Parse,
-	// Bind, Execute, CopyData and CopyDone may be refused.
+	// Bind, Execute, Sync, CopyData and CopyDone may be refused; a refused
+	// Sync is still sent, after the error, and ends the transaction (which
+	// the error aborted).
 	ClientMessage(m Message) *Refusal
 	// ServerMessage is called before a server message of one of the
 	// ObservedServerTypes is forwarded to the client.
 	ServerMessage(m Message)
 	// Close is called once, when the connection ends.
 	Close()
+}
+
+// Waiter is implemented by a Session whose ClientMessage may wait before
+// returning (capture waits at Sync for write-ahead intents still being made
+// durable). WillWait is asked first, cheaply; when it says yes the relay
+// forwards everything before that message, so that the server works on the
+// statements already sent while the session waits.
+type Waiter interface {
+	WillWait(typ byte) bool
 }
 
 // ObservedClientTypes are the client message types a Session sees: Query,

@@ -50,6 +50,9 @@ type pump struct {
 	maxLen  int // largest accepted message (type byte excluded); 0 = no limit
 	inspect func(typ byte) bool
 	handle  func(typ byte, body []byte) (verdict, error)
+	// flushFirst, when set and true for a message about to be handled,
+	// has what precedes it written first: its handler may wait.
+	flushFirst func(typ byte) bool
 }
 
 func newPump(src io.Reader, dst io.Writer, maxLen int) *pump {
@@ -141,6 +144,11 @@ func (p *pump) scan() error {
 		if size > avail {
 			p.reserve(size)
 			return nil
+		}
+		if p.flushFirst != nil && p.fwd < p.r && p.flushFirst(typ) {
+			if err := p.flush(); err != nil {
+				return err
+			}
 		}
 		v, err := p.handle(typ, p.buf[p.r+headerLen:p.r+size])
 		if err != nil {

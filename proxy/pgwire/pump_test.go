@@ -641,3 +641,34 @@ func BenchmarkPump_SmallMessages(b *testing.B) {
 		})
 	}
 }
+
+// TestPump_WritesWhatPrecedesAMessageWhoseHandlerMayWait: with flushFirst
+// saying yes for Sync, everything before the Sync is on the wire when its
+// handler runs (the server can work while the handler waits); without it,
+// the messages of one read go out together after the scan.
+func TestPump_WritesWhatPrecedesAMessageWhoseHandlerMayWait(t *testing.T) {
+	bind := msg('B', bytes.Repeat([]byte{7}, 100))
+	exec := msg('E', []byte("\x00\x00\x00\x00\x00"))
+	sync := msg('S', nil)
+	stream := msgs(bind, exec, sync)
+	for _, flush := range []bool{true, false} {
+		var out bytes.Buffer
+		p := newPump(bytes.NewReader(stream), &out, 0)
+		p.inspect = func(typ byte) bool { return typ == 'S' }
+		var atSync []byte
+		p.handle = func(typ byte, body []byte) (verdict, error) {
+			atSync = append([]byte(nil), out.Bytes()...)
+			return verdict{}, nil
+		}
+		if flush {
+			p.flushFirst = func(typ byte) bool { return typ == 'S' }
+		}
+		require.ErrorIs(t, p.run(), io.EOF)
+		require.Equal(t, stream, out.Bytes())
+		if flush {
+			assert.Equal(t, msgs(bind, exec), atSync, "Bind and Execute were written before the Sync's handler ran")
+		} else {
+			assert.Empty(t, atSync)
+		}
+	}
+}

@@ -19,7 +19,10 @@ import (
 //     DO block (unnamed statement and portal) followed by Flush. The server's
 //     ParseComplete and BindComplete for it are removed from the stream;
 //   - a refused CopyData or CopyDone becomes CopyFail, which the server
-//     reports as SQLSTATE 57014 with the refusal's message.
+//     reports as SQLSTATE 57014 with the refusal's message;
+//   - a refused Sync is preceded by Parse, Bind and Execute of that DO
+//     block: the implicit or explicit transaction it would have ended
+//     aborts, and the Sync ends it.
 //
 // Messages after a refused one are forwarded as usual; the server discards
 // them until Sync as it does after any error.
@@ -38,6 +41,11 @@ func (ss *session) refuse(typ byte, r *Refusal) verdict {
 		return verdict{prefix: raiseExtended(r), drop: true}
 	case 'd', 'c':
 		return verdict{prefix: fixLength(appendCString(appendMessageHeader(nil, 'f'), r.Message)), drop: true}
+	case 'S':
+		// The statements before it were forwarded: the error goes in
+		// before the Sync, which still ends the (now aborted) transaction.
+		ss.refusals.add(injection{epoch: ss.sent.Load(), code: r.Code, message: r.Message})
+		return verdict{prefix: raiseExtended(r)}
 	}
 	ss.log.Warn("observer refused a message that cannot be refused; forwarding it", "type", string(typ))
 	return verdict{}

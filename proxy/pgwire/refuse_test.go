@@ -446,7 +446,7 @@ func TestSessionRefuse_ReplacesMessageByType(t *testing.T) {
 		{'E', raiseExtended(r), true, 1},
 		{'d', msg('f', []byte(r.Message+"\x00")), true, 0},
 		{'c', msg('f', []byte(r.Message+"\x00")), true, 0},
-		{'S', nil, false, 0},
+		{'S', raiseExtended(r), false, 1}, // the error before the Sync, which still goes
 		{'C', nil, false, 0},
 	}
 	for _, tc := range cases {

@@ -113,6 +113,9 @@ func (ss *session) relay() {
 	up := newPump(ss.client, ss.server, ss.srv.MaxMessageSize)
 	down := newPump(ss.server, ss.client, 0)
 	up.inspect, up.handle = ss.inspectClient, ss.fromClient
+	if w, ok := ss.obs.(Waiter); ok {
+		up.flushFirst = w.WillWait
+	}
 	down.inspect, down.handle = ss.inspectServer, ss.fromServer
 
 	upDone := make(chan error, 1)
