@@ -173,13 +173,25 @@ func (c *Capture) markDeleted(tags []extract.Tag) {
 
 // intend makes entries for tags durable, or explains why it cannot.
 func (c *Capture) intend(tags []extract.Tag) (ledger.IntentID, *pgwire.Refusal) {
-	entries := c.entries(tags)
-	if len(entries) == 0 {
-		return 0, nil
-	}
-	if r := c.checkForgotten(entries, tags[0].Table); r != nil {
+	entries, r := c.prepare(tags)
+	if r != nil || len(entries) == 0 {
 		return 0, r
 	}
+	return c.durable(entries, tags[0].Table)
+}
+
+// prepare turns tags into ledger entries and refuses writes about
+// forgotten subjects; it does no I/O.
+func (c *Capture) prepare(tags []extract.Tag) ([]ledger.Entry, *pgwire.Refusal) {
+	entries := c.entries(tags)
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	return entries, c.checkForgotten(entries, tags[0].Table)
+}
+
+// durable records entries as a write-ahead intent in the ledger.
+func (c *Capture) durable(entries []ledger.Entry, table string) (ledger.IntentID, *pgwire.Refusal) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.IntentTimeout)
 	defer cancel()
 	id, err := c.cfg.Ledger.Intend(ctx, entries)
@@ -190,11 +202,11 @@ func (c *Capture) intend(tags []extract.Tag) (ledger.IntentID, *pgwire.Refusal) 
 	if c.cfg.FailOpen {
 		c.Stats.UntrackedWrites.Add(1)
 		c.log.Error("LEDGER DOWN: forwarding a write WITHOUT its tag (fail_open is set); run reconcile when the ledger is back",
-			"table", tags[0].Table, "err", err)
+			"table", table, "err", err)
 		return 0, nil
 	}
 	c.Stats.Refused.Add(1)
-	c.log.Warn("ledger unavailable: write refused", "table", tags[0].Table, "err", err)
+	c.log.Warn("ledger unavailable: write refused", "table", table, "err", err)
 	return 0, &pgwire.Refusal{
 		Code:    CodeLedgerDown,
 		Message: "lethe: the write was not forwarded because its tag could not be recorded (the ledger is unavailable)",

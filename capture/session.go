@@ -56,6 +56,10 @@ type session struct {
 	copyReq  uint64 // the COPY statement in the tracker
 	copyTags []extract.Tag
 
+	// inflight are intents of forwarded writes still being made durable
+	// (inflight.go); only the client-side goroutine touches the slice.
+	inflight []*inflight
+
 	mu sync.Mutex
 	tx *txTracker
 }
@@ -77,6 +81,9 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 		q, err := m.Query()
 		if err != nil {
 			return nil // the server reports the malformed message
+		}
+		if r := s.settle(); r != nil {
+			return r
 		}
 		return s.query(q)
 	case 'P':
@@ -114,7 +121,9 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 		}
 		return s.execute(s.portals[e.Portal])
 	case 'S':
+		r := s.settle() // a refused Sync still goes, after the error
 		s.lock(func() { s.tx.Sync() })
+		return r
 	case 'C':
 		c, err := m.Close()
 		if err != nil {
@@ -155,6 +164,7 @@ func (s *session) ServerMessage(m pgwire.Message) {
 }
 
 func (s *session) Close() {
+	s.dropInflight()
 	s.lock(func() { s.tx.Abandon() })
 }
 
@@ -258,9 +268,17 @@ func (s *session) bind(st *prepared, b pgproto3.Bind) *portal {
 	return pt
 }
 
-// execute makes the intent of a bound statement's writes durable, then
-// queues the statement for the tracker, before the Execute is forwarded.
+// execute queues a bound statement for the tracker before the Execute is
+// forwarded, and starts making the intents of its writes durable; the
+// message that could commit them waits for that (inflight.go). Anything
+// but a write of ours (transaction control, a function call, a SELECT)
+// first waits for the intents in flight.
 func (s *session) execute(pt *portal) *pgwire.Refusal {
+	if pt == nil || pt.stmt.tx.Kind != extract.TxNone || len(pt.stmt.analyses) == 0 {
+		if r := s.settle(); r != nil {
+			return r
+		}
+	}
 	if pt == nil {
 		s.lock(func() { s.tx.Statement(extract.TxControl{}, nil) })
 		return nil
@@ -268,14 +286,18 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 	if pt.stmt.refusal != nil {
 		return pt.stmt.refusal
 	}
-	var intents []ledger.IntentID
-	var deletes []extract.Tag
-	var copyAnalysis *extract.Analysis
 	if pt.err != nil {
 		if r := s.unreadable(pt.err); r != nil {
 			return r
 		}
 	}
+	var deletes []extract.Tag
+	var copyAnalysis *extract.Analysis
+	type pending struct {
+		entries []ledger.Entry
+		table   string
+	}
+	var writes []pending
 	for i, a := range pt.stmt.analyses {
 		if a.Kind == extract.KindCopy {
 			copyAnalysis = a
@@ -283,22 +305,29 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 		}
 		tags := pt.tags[i]
 		deletes = appendDeletes(deletes, tags)
-		id, r := s.c.intend(tags)
+		entries, r := s.c.prepare(tags)
 		if r != nil {
 			return r
 		}
-		if id != 0 {
-			intents = append(intents, id)
+		if len(entries) > 0 {
+			writes = append(writes, pending{entries, tags[0].Table})
 		}
 	}
 	var refusal *pgwire.Refusal
+	var seq uint64
 	s.lock(func() {
-		req := s.tx.Statement(pt.stmt.tx, deletes, intents...)
+		seq = s.tx.Statement(pt.stmt.tx, deletes)
 		if copyAnalysis != nil {
-			refusal = s.startCopy(copyAnalysis, req)
+			refusal = s.startCopy(copyAnalysis, seq)
 		}
 	})
-	return refusal
+	if refusal != nil {
+		return refusal
+	}
+	for _, w := range writes {
+		s.startIntent(seq, w.entries, w.table)
+	}
+	return nil
 }
 
 // unreadable decides about parameters capture could not decode.

@@ -172,7 +172,7 @@ func TestCapture_FailsClosedWhenTheLedgerIsDown(t *testing.T) {
 		require.NoError(t, rows.Scan(&id))
 		ids = append(ids, id)
 	}
-	assert.Equal(t, []string{"d2"}, ids, "the refused write never reached the server")
+	assert.Equal(t, []string{"d2"}, ids, "the refused write did not commit")
 	assert.Equal(t, int64(1), cap2.Stats.Refused.Load())
 }
 

@@ -1,0 +1,105 @@
+package capture
+
+import (
+	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pgwire"
+)
+
+// An extended-protocol write need not wait for its write-ahead intent
+// before it is forwarded: nothing it does can commit until a message that
+// ends its transaction reaches the server (Sync for an implicit
+// transaction, COMMIT for an explicit one, or a Query). So the Execute goes
+// out at once and the intent is made durable meanwhile; the session holds
+// back the next message that could end the transaction (Sync, Query, an
+// Execute of anything but a write of ours) until every intent in flight is
+// durable. The server executes the write (milliseconds for a 100-row
+// vector INSERT) while the ledger fsyncs (a fraction of one), instead of
+// one after the other.
+//
+// If an intent fails, the held message is refused: the error goes in before
+// it and the transaction, write included, aborts. A crash while an intent
+// is in flight cannot leave a committed row untagged, because the commit
+// was never forwarded; the intent, if it became durable, stays pending for
+// recovery.
+type inflight struct {
+	seq     uint64 // the statement in the tracker
+	done    chan struct{}
+	id      ledger.IntentID
+	refusal *pgwire.Refusal
+}
+
+// startIntent makes entries durable in the background for statement seq.
+func (s *session) startIntent(seq uint64, entries []ledger.Entry, table string) {
+	f := &inflight{seq: seq, done: make(chan struct{})}
+	s.inflight = append(s.inflight, f)
+	go func() {
+		f.id, f.refusal = s.c.durable(entries, table)
+		close(f.done)
+	}()
+}
+
+// settle waits for the intents in flight, attaches the durable ones to
+// their statements, and returns the first refusal, if any.
+func (s *session) settle() *pgwire.Refusal {
+	if len(s.inflight) == 0 {
+		return nil
+	}
+	for _, f := range s.inflight {
+		<-f.done
+	}
+	var refusal *pgwire.Refusal
+	s.lock(func() {
+		for _, f := range s.inflight {
+			switch {
+			case f.refusal != nil:
+				if refusal == nil {
+					refusal = f.refusal
+				}
+			case f.id != 0:
+				s.tx.attach(f.seq, f.id)
+			}
+		}
+	})
+	clear(s.inflight)
+	s.inflight = s.inflight[:0]
+	return refusal
+}
+
+// dropInflight drops the intents still in flight when the session ends:
+// the message that could have committed their writes never went to the
+// server, so they certainly did not commit.
+func (s *session) dropInflight() {
+	var ids []ledger.IntentID
+	for _, f := range s.inflight {
+		<-f.done
+		if f.id != 0 {
+			ids = append(ids, f.id)
+		}
+	}
+	s.inflight = nil
+	if len(ids) > 0 {
+		s.c.Drop(ids)
+	}
+}
+
+// WillWait tells the relay which messages settle may hold back, so that
+// it forwards the writes before them first (pgwire.Waiter).
+func (s *session) WillWait(typ byte) bool {
+	switch typ {
+	case 'S', 'Q', 'E':
+		return len(s.inflight) > 0
+	case 'c':
+		return s.copyDec != nil // CopyDone waits for the COPY's last intent
+	}
+	return false
+}
+
+// attach gives statement seq its intent once durable: to the statement
+// while the server has not answered it, or to the transaction's executed
+// writes when it has. The transaction cannot have ended meanwhile: every
+// message that could end it waits for settle.
+func (t *txTracker) attach(seq uint64, id ledger.IntentID) {
+	if !t.AddIntent(seq, id) {
+		t.writes = append(t.writes, id)
+	}
+}
