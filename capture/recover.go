@@ -2,7 +2,10 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/lethe-privacy/lethe/ledger"
 )
@@ -15,26 +18,38 @@ type Checker interface {
 // RecoveryStats counts what Recover did.
 type RecoveryStats struct {
 	Confirmed, Dropped, LeftPending int
+	// Raced counts intents another proxy's recovery resolved the other
+	// way while this one looked (also counted in Confirmed: see Recover).
+	Raced int
 }
 
-// Recover resolves intents left pending by a crash, by asking the store.
+// Recover resolves the intents that the ledger's dead handles left
+// pending (ledger.Ledger.PendingOrphans: a crashed run of this proxy, or,
+// on a shared ledger, another proxy whose lease expired), by asking the
+// store. In-flight intents of live proxies are not orphans and are left
+// alone, so Recover may run while writes flow, and on several proxies at
+// once.
+//
 // An intent is one statement's writes, which committed together or not at
-// all, so its records with known ids decide it: if any exists the intent is
-// confirmed (forget deletes by id and subject, so a record that exists
+// all, so its records with known ids decide it: if any exists the intent
+// is confirmed (forget deletes by id and subject, so a record that exists
 // because of an earlier write is never mistaken for another person's); if
 // none exists it is dropped. An intent with no record the store can be
 // asked about (database-generated ids, unattributed writes, a table no
 // longer configured) stays pending, and forget treats it as a candidate.
 //
-// Call Recover only when no other proxy writes to the same ledger: a live
-// proxy's in-flight intents look exactly like a crashed one's.
+// When two proxies recover the same orphan, Confirm and Drop are
+// idempotent, so agreeing answers are no conflict. When they disagree (a
+// record appeared between their looks), the record is kept tracked: a
+// Drop that finds the intent confirmed leaves it so, and a Confirm that
+// finds it dropped records its entries again as a new, confirmed intent.
 func Recover(ctx context.Context, l ledger.Ledger, idColumns map[string]string, store Checker) (RecoveryStats, error) {
 	var st RecoveryStats
-	pending, err := l.Pending(ctx)
+	orphans, err := l.PendingOrphans(ctx)
 	if err != nil {
 		return st, err
 	}
-	for _, in := range pending {
+	for _, in := range orphans {
 		decided, exists, err := intentExists(ctx, in, idColumns, store)
 		if err != nil {
 			return st, fmt.Errorf("recovering intent %d: %w", in.ID, err)
@@ -43,18 +58,75 @@ func Recover(ctx context.Context, l ledger.Ledger, idColumns map[string]string, 
 		case !decided:
 			st.LeftPending++
 		case exists:
-			if err := l.Confirm(ctx, in.ID); err != nil {
-				return st, err
+			err := l.Confirm(ctx, in.ID)
+			if errors.Is(err, ledger.ErrUnknownIntent) {
+				st.Raced++
+				err = recordAgain(ctx, l, in.Entries)
+			}
+			if err != nil {
+				return st, fmt.Errorf("confirming intent %d: %w", in.ID, err)
 			}
 			st.Confirmed++
 		default:
-			if err := l.Drop(ctx, in.ID); err != nil {
-				return st, err
+			err := l.Drop(ctx, in.ID)
+			if errors.Is(err, ledger.ErrIntentConfirmed) {
+				st.Raced++
+				st.Confirmed++
+				continue
+			}
+			if err != nil {
+				return st, fmt.Errorf("dropping intent %d: %w", in.ID, err)
 			}
 			st.Dropped++
 		}
 	}
 	return st, nil
+}
+
+// recordAgain confirms entries under a new intent: another proxy dropped
+// their intent, having found none of its records, while this one found one.
+func recordAgain(ctx context.Context, l ledger.Ledger, entries []ledger.Entry) error {
+	id, err := l.Intend(ctx, entries)
+	if err != nil {
+		return err
+	}
+	return l.Confirm(ctx, id)
+}
+
+// RecoverEvery runs Recover every interval until ctx ends or the ledger is
+// closed (ledger.ErrClosed), so that the intents of a proxy that dies are
+// resolved by the proxies that live on, once its lease has expired. Runs
+// that resolve something are logged at info, failures at warn (and
+// retried at the next tick).
+func RecoverEvery(ctx context.Context, interval time.Duration, l ledger.Ledger, idColumns map[string]string, store Checker, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		// Bounded, so that a store that hangs delays the next run rather
+		// than stopping them; ticks missed meanwhile are skipped.
+		rctx, cancel := context.WithTimeout(ctx, max(interval, time.Minute))
+		st, err := Recover(rctx, l, idColumns, store)
+		cancel()
+		switch {
+		case errors.Is(err, ledger.ErrClosed):
+			return
+		case err != nil && ctx.Err() != nil:
+			return
+		case err != nil:
+			log.Warn("recovering orphaned intents failed; retrying later", "err", err,
+				"confirmed", st.Confirmed, "dropped", st.Dropped, "left_pending", st.LeftPending)
+		case st.Confirmed+st.Dropped > 0:
+			log.Info("orphaned intents recovered", "confirmed", st.Confirmed, "dropped", st.Dropped,
+				"left_pending", st.LeftPending, "raced", st.Raced)
+		default:
+			log.Debug("no orphaned intents to recover", "left_pending", st.LeftPending)
+		}
+	}
 }
 
 // intentExists asks the store about the intent's records with known ids.

@@ -52,6 +52,11 @@ type committer struct {
 	maxBatch int
 	timeout  time.Duration
 
+	// fence, when set, is asked before each intent is queued; an error
+	// refuses the intent (a PostgreSQL handle whose lease has lapsed, see
+	// lease.check). It costs no round trip.
+	fence func() error
+
 	// Committed transactions and the requests they carried (for tests
 	// and, later, metrics).
 	batches, requests atomic.Int64
@@ -75,8 +80,10 @@ func newCommitter(write batchWriter, opts Options) *committer {
 	return c
 }
 
-// errClosed is returned for writes submitted after Close.
-var errClosed = fmt.Errorf("%w: the ledger is closed", ErrUnavailable)
+// ErrClosed is returned for writes submitted after Close, and by
+// PendingOrphans after Close; it wraps ErrUnavailable. Background loops
+// over a ledger (periodic recovery) stop on it.
+var ErrClosed = fmt.Errorf("%w: the ledger is closed", ErrUnavailable)
 
 // submit hands r to the committer and waits until it is durable (nil),
 // refused, or ctx ends. When ctx ends first the write may still commit
@@ -86,7 +93,7 @@ func (c *committer) submit(r *request) error {
 	c.mu.RLock()
 	if c.closed {
 		c.mu.RUnlock()
-		return errClosed
+		return ErrClosed
 	}
 	select {
 	case c.reqs <- r:
@@ -101,6 +108,13 @@ func (c *committer) submit(r *request) error {
 	case <-r.ctx.Done():
 		return r.ctx.Err()
 	}
+}
+
+// isClosed reports whether close has been called.
+func (c *committer) isClosed() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.closed
 }
 
 // close stops accepting requests, commits the ones already queued and waits

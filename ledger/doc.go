@@ -16,6 +16,35 @@
 // the pending ones are found by scanning the few open intents, not an
 // index.
 //
+// Owners and orphans: every handle registers itself at open (a row of
+// owners, named by Options.Owner, default host name and random hex) and
+// each intent records the id of the handle that made it (one integer
+// column, no lookup on the hot path). Pending lists every pending intent;
+// PendingOrphans only those no live handle will resolve, which recovery
+// (capture.Recover) may decide by asking the store:
+//   - a handle's own intents are never orphans;
+//   - intents of a handle that closed are (Close removes its row);
+//   - SQLite: a file serves one proxy, so every other handle's are (its
+//     previous run's), at once;
+//   - PostgreSQL: several proxies share the ledger, so a handle holds a
+//     lease (owners.lease_until, in the server's clock; Options
+//     LeaseDuration, default 60s, renewed every RenewInterval, default
+//     10s) and its intents are orphans once the lease has expired, or at
+//     once to a later handle of the same name (a restart under a stable
+//     name). A handle whose renewals fail refuses new intents once its
+//     own lease lapses, since others may then resolve them.
+//
+// Intents pending when a ledger is upgraded to schema version 4 have no
+// owner and are orphans: at once in SQLite (the proxy upgrading it is the
+// one that left them), in PostgreSQL once older than a lease (a proxy of
+// the older build may still have them in flight). The upgrade makes the
+// older build's Intend fail (a CHECK constraint), so it fails closed
+// rather than making intents no one could attribute.
+//
+// Two proxies may resolve one orphan at once: Confirm and Drop lock the
+// intent and report how the other resolved it (ErrUnknownIntent,
+// ErrIntentConfirmed), repeats of the same decision being no error.
+//
 // Durability: a commit that holds an intent is fsynced before Intend
 // returns. Confirmations, drops and deletions alone are committed without
 // waiting for fsync in SQLite: one lost to power loss leaves its intent

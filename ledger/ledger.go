@@ -104,8 +104,14 @@ type Ledger interface {
 	Confirm(ctx context.Context, id IntentID) error
 	// Drop removes an intent's entries (the write rolled back).
 	Drop(ctx context.Context, id IntentID) error
-	// Pending returns intents not yet confirmed or dropped, oldest first.
+	// Pending returns intents not yet confirmed or dropped, oldest first:
+	// every handle's, in flight or left by a crash (forget's candidates).
 	Pending(ctx context.Context) ([]Intent, error)
+	// PendingOrphans returns the pending intents that no live handle will
+	// resolve, oldest first: those left by handles that closed or died
+	// (see "Owners" in the package documentation), never this handle's
+	// own. Recovery resolves these; after Close it returns ErrClosed.
+	PendingOrphans(ctx context.Context) ([]Intent, error)
 	// MarkDeleted marks records deleted by the application.
 	MarkDeleted(ctx context.Context, store Store, table string, recordIDs []string) error
 	// BySubject returns every record about subject, in every state.

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"log/slog"
 	"time"
 )
 
@@ -26,6 +27,25 @@ type Options struct {
 	// Schema is the PostgreSQL schema holding the ledger's tables (default
 	// "lethe_ledger"). PostgreSQL only.
 	Schema string
+	// Owner names this handle in the owners table (default: the host
+	// name, "/" and random hex, so a new name at every open). Names must
+	// differ between live handles: a handle treats the pending intents of
+	// an earlier run of its own name as orphans (see PendingOrphans). Give
+	// a proxy a stable name to have its next run recover its intents at
+	// once rather than after its lease expires.
+	Owner string
+	// LeaseDuration is how long a PostgreSQL handle's claim to be alive
+	// lasts without renewal (default 60s); past it, other handles treat
+	// its pending intents as orphans, and the handle itself refuses new
+	// intents until a renewal succeeds. PostgreSQL only.
+	LeaseDuration time.Duration
+	// RenewInterval is how often the lease is renewed (default a sixth of
+	// LeaseDuration, 10s); it must be shorter than LeaseDuration.
+	// PostgreSQL only.
+	RenewInterval time.Duration
+	// Logger receives the ledger's own warnings, such as failed lease
+	// renewals (default slog.Default()).
+	Logger *slog.Logger
 }
 
 func (o Options) commitWindow() time.Duration {
@@ -51,6 +71,34 @@ func (o Options) busyTimeout() time.Duration {
 		return 5 * time.Second
 	}
 	return o.BusyTimeout
+}
+
+func (o Options) owner() string {
+	if o.Owner == "" {
+		return defaultOwner()
+	}
+	return o.Owner
+}
+
+func (o Options) leaseDuration() time.Duration {
+	if o.LeaseDuration <= 0 {
+		return 60 * time.Second
+	}
+	return o.LeaseDuration
+}
+
+func (o Options) renewInterval() time.Duration {
+	if o.RenewInterval <= 0 {
+		return o.leaseDuration() / 6
+	}
+	return o.RenewInterval
+}
+
+func (o Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.Default()
+	}
+	return o.Logger
 }
 
 func (o Options) schema() string {

@@ -21,6 +21,7 @@ type Postgres struct {
 	pool       *pgxpool.Pool
 	schemaName string
 	schema     string // schemaName as a quoted identifier
+	owner      pgOwner
 }
 
 var _ Ledger = (*Postgres)(nil)
@@ -30,6 +31,10 @@ var _ Ledger = (*Postgres)(nil)
 // open the same ledger at once: migrations are serialised by an advisory
 // lock.
 func OpenPostgres(ctx context.Context, connString string, opts Options) (*Postgres, error) {
+	if opts.renewInterval() >= opts.leaseDuration() {
+		return nil, fmt.Errorf("ledger: RenewInterval (%s) must be shorter than LeaseDuration (%s), or the lease lapses between renewals",
+			opts.renewInterval(), opts.leaseDuration())
+	}
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: bad PostgreSQL connection string: %w", err)
@@ -50,7 +55,13 @@ func OpenPostgres(ctx context.Context, connString string, opts Options) (*Postgr
 		pool.Close()
 		return nil, fmt.Errorf("%w: PostgreSQL ledger schema %q: %w", ErrUnavailable, opts.schema(), err)
 	}
+	if err := l.register(ctx, opts); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("%w: PostgreSQL ledger schema %q: registering this handle: %w", ErrUnavailable, opts.schema(), err)
+	}
 	l.c = newCommitter(l.writeBatch, opts)
+	l.c.fence = l.owner.lease.check
+	go l.renewLoop()
 	return l, nil
 }
 
@@ -141,6 +152,26 @@ CREATE TABLE %[1]s.tlog_checkpoints (
 	size bigint PRIMARY KEY,
 	note bytea NOT NULL
 );
+`, `
+-- Owners (see owners.go): each handle registers at open, renews
+-- lease_until (the server's clock) in the background and deletes its row
+-- at Close. A handle whose lease has expired is gone.
+CREATE TABLE %[1]s.owners (
+	id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	name        text NOT NULL,
+	started_at  timestamptz NOT NULL,
+	lease_until timestamptz NOT NULL
+);
+-- The handle that made the intent; NULL for intents from before version
+-- 4 (orphans once older than a lease, see PendingOrphans). A column with
+-- no default is added without rewriting the table.
+ALTER TABLE %[1]s.intents ADD COLUMN owner_id bigint;
+-- A proxy of an older build still running against the upgraded ledger
+-- would make intents with no owner, which no one could tell from a dead
+-- proxy's: its intents are refused, so it fails closed (SQLSTATE LT002)
+-- until it is upgraded. NOT VALID: the rows from before keep their NULL
+-- owner; new and updated rows are checked.
+ALTER TABLE %[1]s.intents ADD CONSTRAINT intents_owned CHECK (owner_id IS NOT NULL OR state <> 'pending') NOT VALID;
 `}
 
 // migrationLockKey is the advisory lock key for schema's migrations, so
@@ -153,6 +184,12 @@ func migrationLockKey(schema string) int64 {
 }
 
 func (l *Postgres) migrate(ctx context.Context, schema string) error {
+	return l.migrateTo(ctx, schema, len(pgMigrations))
+}
+
+// migrateTo brings the schema to version n (tests make old versions with
+// it).
+func (l *Postgres) migrateTo(ctx context.Context, schema string, n int) error {
 	return pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
 		// Held to the end of the transaction: proxies starting together
 		// migrate one after the other, and the later ones find it done.
@@ -172,16 +209,16 @@ func (l *Postgres) migrate(ctx context.Context, schema string) error {
 		if v > len(pgMigrations) {
 			return fmt.Errorf("schema version %d is newer than this build knows (%d); upgrade lethe", v, len(pgMigrations))
 		}
-		for i := v; i < len(pgMigrations); i++ {
+		for i := v; i < n; i++ {
 			if _, err := tx.Exec(ctx, fmt.Sprintf(pgMigrations[i], l.schema)); err != nil {
 				return fmt.Errorf("migration %d: %w", i+1, err)
 			}
 		}
-		if v < len(pgMigrations) {
+		if v < n {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+l.schema+`.schema_version`); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO `+l.schema+`.schema_version (version) VALUES ($1)`, len(pgMigrations)); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO `+l.schema+`.schema_version (version) VALUES ($1)`, n); err != nil {
 				return err
 			}
 		}
@@ -231,24 +268,31 @@ func (l *Postgres) writeBatch(ctx context.Context, now time.Time, batch []*reque
 	return tx.Commit(ctx)
 }
 
-// Each request is one statement, so that a batch is one round trip. The
-// data-modifying CTEs all see the snapshot taken before the statement, so
-// "prior" is the intent's state before this request.
+// Each request is one statement, so that a batch is one round trip.
+//
+// Confirm and Drop lock the intent's row first (CTE o) and report the
+// state that lock returns. Under READ COMMITTED, FOR UPDATE waits for a
+// concurrent Confirm or Drop of the same intent (two proxies recovering
+// one orphan) and returns the row as that one left it, whereas the
+// statement's snapshot would still show it pending: so the loser learns
+// that the intent was resolved the other way (ErrUnknownIntent,
+// ErrIntentConfirmed) instead of being told it succeeded.
 const (
 	pgIntend = `
-INSERT INTO ledger.intents (created_at, state, e_store, e_tbl, e_record_id, e_subject, e_unattributed)
-VALUES ($1, 'pending', $2, $3, $4, $5, $6)
+INSERT INTO ledger.intents (created_at, state, e_store, e_tbl, e_record_id, e_subject, e_unattributed, owner_id)
+VALUES ($1, 'pending', $2, $3, $4, $5, $6, $7)
 RETURNING id`
 
 	pgConfirm = `
-WITH i AS (
-	-- The self-join hands RETURNING the arrays as they were before the
+WITH o AS (
+	SELECT id, state, e_store, e_tbl, e_record_id, e_subject, e_unattributed
+	FROM ledger.intents WHERE id = $1 FOR UPDATE
+), i AS (
+	-- Joining o hands RETURNING the arrays as they were before the
 	-- update clears them.
 	UPDATE ledger.intents n SET state = 'confirmed',
 		e_store = NULL, e_tbl = NULL, e_record_id = NULL, e_subject = NULL, e_unattributed = NULL
-	FROM (SELECT id, e_store, e_tbl, e_record_id, e_subject, e_unattributed
-		FROM ledger.intents WHERE id = $1 AND state = 'pending' FOR UPDATE) o
-	WHERE n.id = o.id
+	FROM o WHERE n.id = o.id AND o.state = 'pending'
 	RETURNING o.*
 ), moved AS (
 	SELECT u.store, u.tbl, u.record_id, u.subject, u.unattributed, i.id AS intent_id
@@ -264,15 +308,17 @@ WITH i AS (
 	ON CONFLICT (store, tbl, record_id, subject, unattributed) DO UPDATE SET
 		state = 'confirmed', intent_id = excluded.intent_id, updated_at = excluded.updated_at
 )
-SELECT coalesce((SELECT state FROM ledger.intents WHERE id = $1), '')`
+SELECT coalesce((SELECT state FROM o), '')`
 
 	pgDrop = `
-WITH i AS (
-	UPDATE ledger.intents SET state = 'dropped',
+WITH o AS (
+	SELECT id, state FROM ledger.intents WHERE id = $1 FOR UPDATE
+), i AS (
+	UPDATE ledger.intents n SET state = 'dropped',
 		e_store = NULL, e_tbl = NULL, e_record_id = NULL, e_subject = NULL, e_unattributed = NULL
-	WHERE id = $1 AND state = 'pending' RETURNING id
+	FROM o WHERE n.id = o.id AND o.state = 'pending'
 )
-SELECT coalesce((SELECT state FROM ledger.intents WHERE id = $1), '')`
+SELECT coalesce((SELECT state FROM o), '')`
 
 	pgMarkDeleted = `
 UPDATE ledger.entries SET state = 'deleted', updated_at = $1
@@ -289,7 +335,7 @@ func (l *Postgres) queue(b *pgx.Batch, now time.Time, r *request) {
 			stores[i], tbls[i], ids[i] = string(e.Store), e.Table, e.RecordID
 			subjects[i], unattributed[i] = append([]byte(nil), e.Subject[:]...), e.Unattributed
 		}
-		b.Queue(l.q(pgIntend), now, stores, tbls, ids, subjects, unattributed)
+		b.Queue(l.q(pgIntend), now, stores, tbls, ids, subjects, unattributed, l.owner.id)
 	case opConfirm:
 		b.Queue(l.q(pgConfirm), int64(r.intent), now)
 	case opDrop:
@@ -327,12 +373,23 @@ func (l *Postgres) readResult(res pgx.BatchResults, r *request) error {
 
 // Pending returns intents not yet confirmed or dropped, oldest first.
 func (l *Postgres) Pending(ctx context.Context) ([]Intent, error) {
+	return l.pending(ctx, "")
+}
+
+// pending returns the pending intents that also match cond (SQL over
+// intents i and owners o, which are LEFT JOINed), oldest first.
+func (l *Postgres) pending(ctx context.Context, cond string, args ...any) ([]Intent, error) {
+	join, where := "", ""
+	if cond != "" {
+		join, where = "LEFT JOIN ledger.owners o ON o.id = i.owner_id", "AND ("+cond+")"
+	}
 	rows, err := l.pool.Query(ctx, l.q(`
 		SELECT i.id, i.created_at, e.store, e.tbl, e.record_id, e.subject, e.unattributed
-		FROM ledger.intents i LEFT JOIN LATERAL unnest(i.e_store, i.e_tbl, i.e_record_id, i.e_subject, i.e_unattributed)
+		FROM ledger.intents i `+join+`
+		LEFT JOIN LATERAL unnest(i.e_store, i.e_tbl, i.e_record_id, i.e_subject, i.e_unattributed)
 			WITH ORDINALITY AS e (store, tbl, record_id, subject, unattributed, seq) ON true
-		WHERE i.state = 'pending'
-		ORDER BY i.id, e.seq`))
+		WHERE i.state = 'pending' `+where+`
+		ORDER BY i.id, e.seq`), args...)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -427,9 +484,16 @@ func (l *Postgres) Counts(ctx context.Context) ([]TableCount, error) {
 	return out, unavailable(rows.Err())
 }
 
-// Close commits the writes already submitted, then closes the pool.
+// Close stops renewing the lease, commits the writes already submitted,
+// removes this handle from the owners (what it left pending becomes an
+// orphan at once), then closes the pool.
 func (l *Postgres) Close() error {
+	if l.c.isClosed() {
+		return nil
+	}
+	l.owner.stopRenewing()
 	l.c.close()
+	l.unregister()
 	l.pool.Close()
 	return nil
 }

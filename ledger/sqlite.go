@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"sort"
 	"strings"
@@ -22,6 +23,8 @@ type SQLite struct {
 	path  string
 	w, r  *sql.DB
 	stmts map[string]*sql.Stmt // sqliteWrites prepared on w, sqliteReads on r
+	owner int64                // this handle's row in owners (see owners.go)
+	log   *slog.Logger
 	// fullSync is the writer's synchronous mode (see syncFor); only the
 	// committer goroutine touches it.
 	fullSync, syncSet bool
@@ -67,7 +70,12 @@ func OpenSQLite(path string, opts Options) (*SQLite, error) {
 		w.Close()
 		return nil, fmt.Errorf("%w: open sqlite ledger %s: %w", ErrUnavailable, path, err)
 	}
-	l := &SQLite{path: path, w: w, r: r}
+	l := &SQLite{path: path, w: w, r: r, log: opts.logger()}
+	if err := l.register(opts.owner()); err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("%w: sqlite ledger %s: registering this handle: %w", ErrUnavailable, path, err)
+	}
 	if err := l.prepare(); err != nil {
 		w.Close()
 		r.Close()
@@ -162,6 +170,18 @@ CREATE TABLE tlog_checkpoints (
 	size INTEGER PRIMARY KEY, -- tree size; one signed checkpoint per size, ever
 	note BLOB NOT NULL
 );
+`, `
+-- Owners (see owners.go): each handle registers at open and deletes its
+-- row at Close. A SQLite file serves one proxy, so there is no lease: every
+-- other handle's pending intents are orphans.
+CREATE TABLE owners (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused: an owner_id names one handle
+	name       TEXT NOT NULL,
+	started_at INTEGER NOT NULL                    -- unix microseconds
+);
+-- The handle that made the intent. NULL for intents from before version
+-- 4, whose proxy is gone: they are orphans.
+ALTER TABLE intents ADD COLUMN owner_id INTEGER;
 `}
 
 // sqliteMigrationSteps run in Go right after the SQL of the migration of
@@ -213,7 +233,11 @@ func sqliteMoveIntentEntries(ctx context.Context, tx *sql.Tx) error {
 	return err
 }
 
-func migrateSQLite(db *sql.DB) error {
+func migrateSQLite(db *sql.DB) error { return migrateSQLiteTo(db, len(sqliteMigrations)) }
+
+// migrateSQLiteTo brings the schema to version n (tests make old versions
+// with it).
+func migrateSQLiteTo(db *sql.DB, n int) error {
 	ctx := context.Background()
 	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock): one migrator at a time
 	if err != nil {
@@ -230,7 +254,7 @@ func migrateSQLite(db *sql.DB) error {
 	if v > len(sqliteMigrations) {
 		return fmt.Errorf("schema version %d is newer than this build knows (%d); upgrade lethe", v, len(sqliteMigrations))
 	}
-	for i := v; i < len(sqliteMigrations); i++ {
+	for i := v; i < n; i++ {
 		if _, err := tx.ExecContext(ctx, sqliteMigrations[i]); err != nil {
 			return fmt.Errorf("migration %d: %w", i+1, err)
 		}
@@ -240,11 +264,11 @@ func migrateSQLite(db *sql.DB) error {
 			}
 		}
 	}
-	if v < len(sqliteMigrations) {
+	if v < n {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, len(sqliteMigrations)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, n); err != nil {
 			return err
 		}
 	}
@@ -296,7 +320,7 @@ func (l *SQLite) syncFor(ctx context.Context, batch []*request) error {
 // sqliteWrites are the statements of the write path, prepared once on the
 // writer connection: compiling them per call cost more than running them.
 var sqliteWrites = map[string]string{
-	"intent": `INSERT INTO intents (created_at, state, entries) VALUES (?, 'pending', ?)`,
+	"intent": `INSERT INTO intents (created_at, state, entries, owner_id) VALUES (?, 'pending', ?, ?)`,
 	"state":  `SELECT state, entries FROM intents WHERE id = ?`,
 	"confirm": `
 		INSERT INTO entries (store, tbl, record_id, subject, unattributed, state, intent_id, updated_at)
@@ -318,6 +342,9 @@ var sqliteWrites = map[string]string{
 // statement (or until recovery after a crash), so there are few of them.
 var sqliteReads = map[string]string{
 	"pending": `SELECT id, created_at, entries FROM intents WHERE state = 'pending' ORDER BY id`,
+	// Every handle but this one is gone (see owners.go); IS NOT keeps the
+	// NULL owners of intents from before schema version 4.
+	"orphans": `SELECT id, created_at, entries FROM intents WHERE state = 'pending' AND owner_id IS NOT ?1 ORDER BY id`,
 	"by_subject": `
 		SELECT store, tbl, record_id, unattributed, state, intent_id, updated_at, NULL
 		FROM entries WHERE subject = ?1
@@ -356,7 +383,7 @@ func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request) er
 	}
 	switch r.kind {
 	case opIntend:
-		res, err := exec("intent", ts, encodeEntries(r.entries))
+		res, err := exec("intent", ts, encodeEntries(r.entries), l.owner)
 		if err != nil {
 			return err
 		}
@@ -415,7 +442,21 @@ func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request) er
 
 // Pending returns intents not yet confirmed or dropped, oldest first.
 func (l *SQLite) Pending(ctx context.Context) ([]Intent, error) {
-	rows, err := l.stmts["pending"].QueryContext(ctx)
+	return l.pending(ctx, "pending")
+}
+
+// PendingOrphans returns the pending intents of every other handle, oldest
+// first: a SQLite ledger serves one proxy, so they were left by its earlier
+// runs (see owners.go).
+func (l *SQLite) PendingOrphans(ctx context.Context) ([]Intent, error) {
+	if l.c.isClosed() {
+		return nil, ErrClosed
+	}
+	return l.pending(ctx, "orphans", l.owner)
+}
+
+func (l *SQLite) pending(ctx context.Context, stmt string, args ...any) ([]Intent, error) {
+	rows, err := l.stmts[stmt].QueryContext(ctx, args...)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -549,9 +590,14 @@ func sortRecords(recs []Record) {
 	})
 }
 
-// Close commits the writes already submitted, then closes the file.
+// Close commits the writes already submitted, removes this handle from
+// the owners, then closes the file.
 func (l *SQLite) Close() error {
+	if l.c.isClosed() {
+		return nil
+	}
 	l.c.close()
+	l.unregister()
 	for _, st := range l.stmts {
 		st.Close()
 	}

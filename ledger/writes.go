@@ -19,6 +19,11 @@ func (w writes) Intend(ctx context.Context, entries []Entry) (IntentID, error) {
 			return 0, fmt.Errorf("ledger: entry %d: %w", i, err)
 		}
 	}
+	if w.c.fence != nil {
+		if err := w.c.fence(); err != nil {
+			return 0, err
+		}
+	}
 	r := &request{ctx: ctx, kind: opIntend, entries: entries}
 	if err := w.c.submit(r); err != nil {
 		return 0, err

@@ -54,7 +54,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	if err != nil {
 		return nil, fmt.Errorf("%w (from %s or %s)", err, envSalt, envSaltFile)
 	}
-	l, where, err := openLedger(cfg.Capture.Ledger, configPath)
+	l, where, err := openLedgerWith(cfg.Capture.Ledger, configPath, ledger.Options{Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -118,29 +118,42 @@ func loadSalt() ([]byte, error) {
 }
 
 func openLedger(s config.LedgerStore, configPath string) (ledger.Ledger, string, error) {
+	return openLedgerWith(s, configPath, ledger.Options{})
+}
+
+func openLedgerWith(s config.LedgerStore, configPath string, opts ledger.Options) (ledger.Ledger, string, error) {
 	if s.Postgres != "" {
-		l, err := ledger.OpenPostgres(context.Background(), s.Postgres, ledger.Options{})
+		l, err := ledger.OpenPostgres(context.Background(), s.Postgres, opts)
 		return l, "postgres", err
 	}
 	path := s.SQLite
 	if path == "" {
 		path = filepath.Join(filepath.Dir(configPath), defaultLedgerFile)
 	}
-	l, err := ledger.OpenSQLite(path, ledger.Options{})
+	l, err := ledger.OpenSQLite(path, opts)
 	return l, path, err
 }
 
-// recoverIntents resolves intents a crash left pending, when the config
-// names the store to check and the ledger is this proxy's own (a shared
-// PostgreSQL ledger also holds other proxies' in-flight intents).
+// recoveryInterval is how often a running proxy looks for intents that
+// dead proxies left pending on a shared ledger. A dead proxy's intents
+// become orphans when its lease expires (a minute), so they are resolved
+// within about two minutes of its death.
+const recoveryInterval = time.Minute
+
+// recoverIntents resolves the intents that dead ledger handles left
+// pending (ledger.Ledger.PendingOrphans), when the config names the store
+// to check: once now, which must succeed for the proxy to start, then
+// every recoveryInterval in the background until the ledger is closed.
+// On a shared PostgreSQL ledger the background runs clean up after the
+// other proxies that die.
 func recoverIntents(c config.Capture, l ledger.Ledger, log *slog.Logger) error {
-	switch {
-	case c.Store == "":
+	if c.Store == "" {
 		log.Info("intents left pending by a crash are not resolved: capture.store is not set (forget treats them as candidates)")
 		return nil
-	case c.Ledger.Postgres != "":
-		log.Info("intent recovery skipped: the PostgreSQL ledger is shared with other proxies")
-		return nil
+	}
+	idColumns, err := idColumnsByTable(c.Tables)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -148,16 +161,18 @@ func recoverIntents(c config.Capture, l ledger.Ledger, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("capture.store: %w", err)
 	}
-	defer store.Close()
-	idColumns, err := idColumnsByTable(c.Tables)
-	if err != nil {
-		return err
-	}
 	st, err := capture.Recover(ctx, l, idColumns, store)
 	if err != nil {
+		store.Close()
 		return fmt.Errorf("recovering pending intents: %w", err)
 	}
-	log.Info("pending intents recovered", "confirmed", st.Confirmed, "dropped", st.Dropped, "left_pending", st.LeftPending)
+	log.Info("pending intents recovered", "confirmed", st.Confirmed, "dropped", st.Dropped,
+		"left_pending", st.LeftPending, "raced", st.Raced)
+	go func() {
+		// Returns when the ledger is closed at shutdown.
+		defer store.Close()
+		capture.RecoverEvery(context.Background(), recoveryInterval, l, idColumns, store, log)
+	}()
 	return nil
 }
 
