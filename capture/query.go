@@ -9,7 +9,8 @@ import (
 )
 
 // query handles a simple-protocol Query: each statement is analysed (when
-// it may write a configured table) and queued for the tracker.
+// it may write a configured table), under the search_paths the statements
+// before it may leave, and queued for the tracker.
 func (s *session) query(q string) *pgwire.Refusal {
 	stmts := []string{q}
 	// Only a semicolon before the end can separate statements ("SELECT 1;"
@@ -20,18 +21,21 @@ func (s *session) query(q string) *pgwire.Refusal {
 		}
 	}
 	mentions := s.c.cfg.Rules.Mentions(q)
-	if !mentions && len(stmts) == 1 && extract.ClassifyTx(q).Kind == extract.TxNone {
-		s.followSearchPath(q, extract.TxControl{})
-		s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
-		return nil
+	var only effect // of the one statement
+	if len(stmts) == 1 {
+		if only = s.effectOf(q); !mentions && only.none() {
+			s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
+			return nil
+		}
 	}
 	type planned struct {
-		tx      extract.TxControl
+		eff     effect
 		intents []ledger.IntentID
 		deletes []extract.Tag
 		copy    *extract.Analysis
 	}
 	var plan []planned
+	var before []effect // of the statements planned so far that have one
 	refuse := func(r *pgwire.Refusal) *pgwire.Refusal {
 		// Nothing of a refused Query runs: intents made for it are void.
 		for _, p := range plan {
@@ -39,13 +43,20 @@ func (s *session) query(q string) *pgwire.Refusal {
 				s.c.Drop(p.intents)
 			}
 		}
+		// The server answers the raise sent in its place (pgwire) with an
+		// error and ReadyForQuery: keep the tracker in step.
+		s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
 		return r
 	}
 	for _, sql := range stmts {
-		p := planned{tx: extract.ClassifyTx(sql)}
-		s.followSearchPath(sql, p.tx)
+		p := planned{eff: only}
+		if len(stmts) > 1 {
+			p.eff = s.effectOf(sql)
+		}
 		if mentions && s.c.cfg.Rules.Mentions(sql) {
-			as, refusal := s.analyze(sql)
+			var paths [][]string
+			s.lock(func() { _, paths = s.tx.paths.after(before) })
+			as, refusal := s.analyze(sql, paths)
 			if refusal != nil {
 				return refuse(refusal)
 			}
@@ -74,11 +85,14 @@ func (s *session) query(q string) *pgwire.Refusal {
 			}
 		}
 		plan = append(plan, p)
+		if !p.eff.none() {
+			before = append(before, p.eff)
+		}
 	}
 	var refusal *pgwire.Refusal
 	s.lock(func() {
 		for _, p := range plan {
-			req := s.tx.Statement(p.tx, p.deletes, p.intents...)
+			req := s.tx.Statement(p.eff, p.deletes, p.intents...)
 			if p.copy != nil {
 				refusal = s.startCopy(p.copy, req)
 			}

@@ -1,9 +1,9 @@
 package capture
 
 import (
-	"github.com/jackc/pgx/v5/pgproto3"
-	"strings"
 	"sync"
+
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -12,24 +12,34 @@ import (
 
 // prepared is what capture knows of one prepared statement.
 type prepared struct {
-	tx       extract.TxControl
+	eff effect
+	// sql is the text of a statement that names a configured table, ""
+	// for others. Which table it writes depends on search_path when it is
+	// bound: PostgreSQL re-analyses a statement bound under another path.
+	sql      string
+	paths    string // the key of the search_paths the analyses resolved names under
 	analyses []*extract.Analysis
 	types    []uint32
-	refusal  *pgwire.Refusal // refused at Parse: every execution is refused too
+	refusal  *pgwire.Refusal // refused: every execution is refused too
 	bare     *portal         // the portal of any Bind of it, when it writes nothing of ours
 }
 
-// plain stands for every statement that writes no configured table and
-// controls no transaction, and for statements unknown to capture (the
-// server reports those). It is shared and never modified, so the common
-// Parse/Bind of other statements allocates nothing here.
-var plain = newPlain(extract.TxControl{})
+// plain stands for every statement that names no configured table and
+// has no effect on the transaction or search_path, and for statements
+// unknown to capture (the server reports those). It is shared and never
+// modified, so the common Parse/Bind of other statements allocates
+// nothing here.
+var plain = newPlain(effect{})
 
-func newPlain(tx extract.TxControl) *prepared {
-	p := &prepared{tx: tx}
+func newPlain(e effect) *prepared {
+	p := &prepared{eff: e}
 	p.bare = &portal{stmt: p}
 	return p
 }
+
+// analysisKey caches analyses by statement text and the search_paths
+// unqualified names were resolved against.
+type analysisKey struct{ paths, sql string }
 
 // portal is a bound statement with the tags of its writes, computed at
 // Bind while the parameters are in the relay's buffer, so that megabytes of
@@ -43,14 +53,11 @@ type portal struct {
 // session follows one connection. The relay calls ClientMessage and
 // ServerMessage from two goroutines; mu orders their use of the tracker.
 type session struct {
-	c          *Capture
-	searchPath []string
-	// beforeLocal is the search_path to restore when the transaction that
-	// ran SET LOCAL search_path ends; nil when none is pending.
-	beforeLocal []string
-	stmts       map[string]*prepared // by name; "" is the unnamed statement
-	portals     map[string]*portal
-	byText      map[string]*prepared // analyses cached by statement text
+	c       *Capture
+	reset   []string             // what RESET search_path restores: the startup setting
+	stmts   map[string]*prepared // by name; "" is the unnamed statement
+	portals map[string]*portal
+	byText  map[analysisKey]*prepared
 
 	copyDec  *extract.CopyDecoder
 	copyReq  uint64 // the COPY statement in the tracker
@@ -61,17 +68,15 @@ type session struct {
 	inflight []*inflight
 
 	mu sync.Mutex
-	tx *txTracker
+	tx *txTracker // and the session's search_path, in tx.paths
 }
 
 func newSession(c *Capture, info pgwire.SessionInfo) *session {
 	s := &session{
-		c: c, stmts: map[string]*prepared{}, portals: map[string]*portal{}, byText: map[string]*prepared{},
-		tx: newTxTracker(c),
+		c: c, stmts: map[string]*prepared{}, portals: map[string]*portal{}, byText: map[analysisKey]*prepared{},
+		reset: startupSearchPath(info.Parameters),
 	}
-	if sp, ok := info.Parameters["search_path"]; ok {
-		s.searchPath = splitSearchPath(sp)
-	}
+	s.tx = newTxTracker(c, s.reset)
 	return s
 }
 
@@ -83,6 +88,9 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 			return nil // the server reports the malformed message
 		}
 		if r := s.settle(); r != nil {
+			// The server answers the raise sent in the Query's place with
+			// an error and ReadyForQuery: keep the tracker in step.
+			s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
 			return r
 		}
 		return s.query(q)
@@ -104,6 +112,12 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 		st := s.stmts[string(stmtName)]
 		if st == nil {
 			st = plain
+		}
+		if st.sql != "" {
+			if now := s.underCurrentPath(st); now != st {
+				st = now
+				s.stmts[string(stmtName)] = now
+			}
 		}
 		if len(st.analyses) == 0 {
 			s.portals[string(portalName)] = st.bare
@@ -174,59 +188,60 @@ func (s *session) lock(f func()) {
 	s.mu.Unlock()
 }
 
-// followSearchPath tracks the session's search_path from the statements it
-// sends: SET/RESET/set_config change it; SET LOCAL changes it until the
-// transaction ends (COMMIT, ROLLBACK), when the previous path returns.
-func (s *session) followSearchPath(sql string, tx extract.TxControl) {
-	switch tx.Kind {
-	case extract.TxCommit, extract.TxRollback, extract.TxPrepare:
-		if s.beforeLocal != nil {
-			s.searchPath, s.beforeLocal = s.beforeLocal, nil
-		}
-		return
-	}
-	path, ok := extract.SearchPathSet(sql)
-	if !ok {
-		return
-	}
-	if extract.SetsLocally(sql) && s.beforeLocal == nil {
-		s.beforeLocal = append([]string{}, s.searchPath...)
-	}
-	s.searchPath = path
-}
-
 // maxCachedAnalyses bounds the per-connection cache of analyses, since a
 // client may send endless distinct texts as unnamed statements.
 const maxCachedAnalyses = 256
 
 // prepare classifies a statement text and, when it names a configured
-// table, analyses it once per connection (cached by text and search_path).
+// table, analyses it under the search_paths it may be bound under now.
 func (s *session) prepare(sql string, types []uint32) *prepared {
-	tx := extract.ClassifyTx(sql)
-	s.followSearchPath(sql, tx)
+	e := s.effectOf(sql)
 	if !s.c.cfg.Rules.Mentions(sql) {
-		if tx.Kind == extract.TxNone {
+		if e.none() {
 			return plain
 		}
-		return newPlain(tx)
+		return newPlain(e)
 	}
-	key := strings.Join(s.searchPath, ",") + "\x00" + sql // unqualified names resolve by search_path
-	if st, ok := s.byText[key]; ok && sameTypes(st.types, types) {
+	var key string
+	var paths [][]string
+	s.lock(func() { key, paths = s.tx.paths.candidates() })
+	return s.analysed(sql, e, types, key, paths)
+}
+
+// underCurrentPath returns st analysed under the search_paths a Bind sent
+// now may run under: st itself unless they changed since it was analysed.
+func (s *session) underCurrentPath(st *prepared) *prepared {
+	var key string
+	var paths [][]string
+	s.lock(func() { key, paths = s.tx.paths.candidates() })
+	if key == st.paths {
 		return st
 	}
-	st := &prepared{tx: tx, types: append([]uint32(nil), types...)}
-	st.analyses, st.refusal = s.analyze(sql)
+	return s.analysed(st.sql, st.eff, st.types, key, paths)
+}
+
+// analysed returns the analyses of sql under paths (named by key),
+// computed once per connection.
+func (s *session) analysed(sql string, e effect, types []uint32, key string, paths [][]string) *prepared {
+	k := analysisKey{paths: key, sql: sql}
+	if st, ok := s.byText[k]; ok && sameTypes(st.types, types) {
+		return st
+	}
+	st := &prepared{eff: e, sql: sql, paths: key, types: append([]uint32(nil), types...)}
+	st.bare = &portal{stmt: st}
+	st.analyses, st.refusal = s.analyze(sql, paths)
 	if len(s.byText) >= maxCachedAnalyses {
 		clear(s.byText)
 	}
-	s.byText[key] = st
+	s.byText[k] = st
 	return st
 }
 
-// analyze parses a statement that names a configured table and refuses it
-// in strict mode when its writes cannot be attributed.
-func (s *session) analyze(sql string) ([]*extract.Analysis, *pgwire.Refusal) {
-	as, err := s.c.cfg.Rules.Analyze(sql, s.searchPath)
+// analyze parses a statement that names a configured table, resolving
+// unqualified names under each of paths, and refuses it in strict mode
+// when its writes cannot be attributed.
+func (s *session) analyze(sql string, paths [][]string) ([]*extract.Analysis, *pgwire.Refusal) {
+	as, err := s.c.cfg.Rules.AnalyzeUnder(sql, s.resolvable(paths))
 	if err != nil {
 		if s.c.cfg.Mode == Strict {
 			return nil, s.refuse("it names a configured table but could not be parsed: " + err.Error())
@@ -274,13 +289,13 @@ func (s *session) bind(st *prepared, b pgproto3.Bind) *portal {
 // but a write of ours (transaction control, a function call, a SELECT)
 // first waits for the intents in flight.
 func (s *session) execute(pt *portal) *pgwire.Refusal {
-	if pt == nil || pt.stmt.tx.Kind != extract.TxNone || len(pt.stmt.analyses) == 0 {
+	if pt == nil || pt.stmt.eff.tx.Kind != extract.TxNone || len(pt.stmt.analyses) == 0 {
 		if r := s.settle(); r != nil {
 			return r
 		}
 	}
 	if pt == nil {
-		s.lock(func() { s.tx.Statement(extract.TxControl{}, nil) })
+		s.lock(func() { s.tx.Statement(effect{}, nil) })
 		return nil
 	}
 	if pt.stmt.refusal != nil {
@@ -316,7 +331,7 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 	var refusal *pgwire.Refusal
 	var seq uint64
 	s.lock(func() {
-		seq = s.tx.Statement(pt.stmt.tx, deletes)
+		seq = s.tx.Statement(pt.stmt.eff, deletes)
 		if copyAnalysis != nil {
 			refusal = s.startCopy(copyAnalysis, seq)
 		}
@@ -358,15 +373,4 @@ func sameTypes(a, b []uint32) bool {
 		}
 	}
 	return true
-}
-
-// splitSearchPath reads a search_path given as a startup parameter.
-func splitSearchPath(v string) []string {
-	var out []string
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.Trim(strings.TrimSpace(p), `"`); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -21,7 +21,7 @@ type request struct {
 	seq     uint64            // identifies a statement still in flight (see AddIntent)
 	sync    bool              // Sync, or the end of a simple Query: answered by ReadyForQuery
 	opaque  bool              // a simple Query of unknown statements: absorbs completions until its end
-	tx      extract.TxControl // transaction control, if the statement is one
+	eff     effect            // transaction control or search_path change, if the statement is one
 	intents []ledger.IntentID // write-ahead intents of this statement's writes (COPY adds them as rows stream)
 	deletes []extract.Tag     // the application's deletes by id, applied if they commit
 }
@@ -52,42 +52,68 @@ type savepoint struct {
 // writes committed (PostgreSQL protocol, "Extended Query" and "Simple
 // Query"; FACTS.md, transaction boundaries). It never guesses: when the
 // outcome cannot be known (the session ends mid-transaction, PREPARE
-// TRANSACTION) the intent stays pending for recovery to resolve.
+// TRANSACTION) the intent stays pending for recovery to resolve. Pairing
+// answers with requests, it also feeds the session's pathTracker.
 //
 // Not safe for concurrent use: the caller serializes client-side and
 // server-side calls.
 type txTracker struct {
 	out        Decisions
 	queue      []request // values: queuing a request allocates nothing once the slice has grown
+	qbuf       []request // the array queue is a suffix of (see push)
 	seq        uint64
 	writes     []ledger.IntentID // executed writes of the current transaction
 	deletes    []extract.Tag     // executed deletes by id of the current transaction
 	savepoints []savepoint
 	inBlock    bool // in an explicit transaction block
 	failed     bool // an error aborted the current implicit transaction
+	paths      pathTracker
 }
 
-func newTxTracker(out Decisions) *txTracker { return &txTracker{out: out} }
+// newTxTracker returns a tracker for a session that starts with
+// searchPath.
+func newTxTracker(out Decisions, searchPath []string) *txTracker {
+	return &txTracker{out: out, paths: newPathTracker(searchPath)}
+}
 
 // Statement records a statement about to be executed (Execute, or one
-// statement of a simple Query) with the application's deletes by id and
-// the intents of its writes, if any. The returned seq takes intents made
-// later (COPY rows, see AddIntent).
-func (t *txTracker) Statement(tx extract.TxControl, deletes []extract.Tag, intents ...ledger.IntentID) uint64 {
+// statement of a simple Query) with its effect on the transaction or
+// search_path, the application's deletes by id and the intents of its
+// writes, if any. The returned seq takes intents made later (COPY rows,
+// see AddIntent).
+func (t *txTracker) Statement(e effect, deletes []extract.Tag, intents ...ledger.IntentID) uint64 {
 	t.seq++
-	t.queue = append(t.queue, request{seq: t.seq, tx: tx, intents: intents, deletes: deletes})
+	t.push(request{seq: t.seq, eff: e, intents: intents, deletes: deletes})
+	if !e.none() {
+		t.paths.sent(e)
+	}
 	return t.seq
+}
+
+// push queues a request. Answered requests leave from the front, so an
+// emptied queue starts again at the front of its array, which it outgrows
+// only when more requests are in flight than ever before.
+func (t *txTracker) push(r request) {
+	if len(t.queue) == 0 {
+		t.queue = t.qbuf[:0]
+	}
+	before := cap(t.queue)
+	t.queue = append(t.queue, r)
+	if cap(t.queue) != before {
+		t.qbuf = t.queue[:0] // a new array, which the queue starts
+	}
 }
 
 // Opaque records a simple Query whose statements the caller did not split
 // because none writes a configured table or controls the transaction.
 func (t *txTracker) Opaque() {
-	t.queue = append(t.queue, request{opaque: true})
+	t.push(request{opaque: true})
 }
 
 // Sync records a Sync message or the end of a simple Query.
 func (t *txTracker) Sync() {
-	t.queue = append(t.queue, request{sync: true})
+	t.push(request{sync: true})
+	t.paths.synced()
 }
 
 // Complete records a CommandComplete (also EmptyQueryResponse and
@@ -103,7 +129,11 @@ func (t *txTracker) Complete(tag string) {
 	t.queue = t.queue[1:]
 	t.writes = append(t.writes, r.intents...)
 	t.deletes = append(t.deletes, r.deletes...)
-	switch r.tx.Kind {
+	if !r.eff.none() {
+		t.paths.ran(r.eff, tag)
+	}
+	tx := r.eff.tx
+	switch tx.Kind {
 	case extract.TxBegin:
 		t.inBlock = true
 	case extract.TxCommit:
@@ -113,27 +143,33 @@ func (t *txTracker) Complete(tag string) {
 		} else {
 			t.confirmAll()
 		}
-		t.endBlock()
+		t.endBlock(tx.Chain)
 	case extract.TxRollback:
 		t.dropFrom(0, 0)
-		t.endBlock()
+		t.endBlock(tx.Chain)
 	case extract.TxSavepoint:
-		t.savepoints = append(t.savepoints, savepoint{name: r.tx.Savepoint, writes: len(t.writes), deletes: len(t.deletes)})
+		t.savepoints = append(t.savepoints, savepoint{name: tx.Savepoint, writes: len(t.writes), deletes: len(t.deletes)})
 	case extract.TxRelease:
-		if i := t.findSavepoint(r.tx.Savepoint); i >= 0 {
+		if i := t.findSavepoint(tx.Savepoint); i >= 0 {
 			t.savepoints = t.savepoints[:i]
 		}
 	case extract.TxRollbackTo:
-		if i := t.findSavepoint(r.tx.Savepoint); i >= 0 {
+		if i := t.findSavepoint(tx.Savepoint); i >= 0 {
 			t.dropFrom(t.savepoints[i].writes, t.savepoints[i].deletes)
 			t.savepoints = t.savepoints[:i+1] // ROLLBACK TO keeps the savepoint itself
 		}
 	case extract.TxPrepare:
-		// The transaction now lives on as a prepared transaction whose
-		// outcome will be decided by COMMIT/ROLLBACK PREPARED, possibly from
-		// another session: leave its intents pending.
-		t.writes, t.deletes = t.writes[:0], t.deletes[:0]
-		t.endBlock()
+		if tag == "ROLLBACK" {
+			// PREPARE TRANSACTION of a failed block answers ROLLBACK:
+			// nothing was prepared.
+			t.dropFrom(0, 0)
+		} else {
+			// The transaction now lives on as a prepared transaction whose
+			// outcome will be decided by COMMIT/ROLLBACK PREPARED, possibly
+			// from another session: leave its intents pending.
+			t.writes, t.deletes = t.writes[:0], t.deletes[:0]
+		}
+		t.endBlock(false)
 	}
 }
 
@@ -152,6 +188,7 @@ func (t *txTracker) Error() {
 	if !t.inBlock {
 		t.failed = true // the implicit transaction rolls back at Sync
 	}
+	t.paths.failed()
 	// In a block the server is now in the failed state ('E'); ROLLBACK or
 	// ROLLBACK TO SAVEPOINT decides what happens to the writes so far.
 }
@@ -173,10 +210,11 @@ func (t *txTracker) Ready(status byte) {
 		} else {
 			t.confirmAll() // the implicit transaction committed at Sync
 		}
-		t.endBlock()
+		t.endBlock(false)
 	case 'T', 'E':
 		t.inBlock = true
 	}
+	t.paths.ready(status, t.queue)
 }
 
 // Abandon is called when the session ends. Writes whose transaction had
@@ -206,8 +244,9 @@ func (t *txTracker) dropFrom(w, d int) {
 	t.deletes = t.deletes[:min(d, len(t.deletes))]
 }
 
-func (t *txTracker) endBlock() {
-	t.inBlock, t.failed = false, false
+// endBlock ends the transaction; chain: AND CHAIN began the next block.
+func (t *txTracker) endBlock(chain bool) {
+	t.inBlock, t.failed = chain, false
 	t.savepoints = t.savepoints[:0]
 }
 

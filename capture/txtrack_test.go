@@ -45,17 +45,17 @@ func (r *recorder) Drop(ids []ledger.IntentID) {
 //	X         the session ends
 func play(script string) []string {
 	r := &recorder{}
-	t := newTxTracker(r)
+	t := newTxTracker(r, nil)
 	for _, ev := range strings.Fields(script) {
 		switch {
 		case ev[0] == 'd':
-			t.Statement(extract.TxControl{}, []extract.Tag{{Op: extract.OpDelete, ID: ev[1:]}})
+			t.Statement(effect{}, []extract.Tag{{Op: extract.OpDelete, ID: ev[1:]}})
 		case ev[0] == 'w':
 			var id int
 			fmt.Sscanf(ev[1:], "%d", &id)
-			t.Statement(extract.TxControl{}, nil, ledger.IntentID(id))
+			t.Statement(effect{}, nil, ledger.IntentID(id))
 		case strings.HasPrefix(ev, "s:"):
-			t.Statement(extract.ClassifyTx(strings.ReplaceAll(ev[2:], "_", " ")), nil)
+			t.Statement(effect{tx: extract.ClassifyTx(strings.ReplaceAll(ev[2:], "_", " "))}, nil)
 		case ev == "o":
 			t.Opaque()
 		case ev == "S":
@@ -116,6 +116,11 @@ func TestTxTracker_DecidesEachWriteAsPostgreSQLDoes(t *testing.T) {
 			"w1 S C:INSERT_0_1 X", nil},
 		{"PREPARE TRANSACTION leaves the writes pending",
 			"s:BEGIN S C:BEGIN Z:T w1 S C:INSERT_0_1 Z:T s:PREPARE_TRANSACTION_'g' S C:PREPARE_TRANSACTION Z:I", nil},
+		{"PREPARE TRANSACTION of a failed block answers ROLLBACK and drops the writes",
+			"s:BEGIN S C:BEGIN Z:T w1 S C:INSERT_0_1 Z:T w2 S E Z:E s:PREPARE_TRANSACTION_'g' S C:ROLLBACK Z:I", []string{"-2", "-1"}},
+		{"COMMIT AND CHAIN confirms and opens the next block",
+			"s:BEGIN S C:BEGIN Z:T w1 S C:INSERT_0_1 Z:T s:COMMIT_AND_CHAIN w2 S C:COMMIT C:INSERT_0_1 Z:T s:ROLLBACK S C:ROLLBACK Z:I",
+			[]string{"+1", "-2"}},
 		{"a failed statement in a block drops only itself until the block ends",
 			"s:BEGIN S C:BEGIN Z:T w1 S C:INSERT_0_1 Z:T w2 S E Z:E", []string{"-2"}},
 		{"a committed delete is applied after the writes are confirmed",

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"reflect"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -10,106 +11,321 @@ import (
 // restores (absent a per-role or per-database setting Lethe cannot see).
 var defaultSearchPath = []string{"$user", "public"}
 
-// SearchPathSet reports whether sql changes search_path and to what: SET
+// SearchPathChange is what one statement does to search_path.
+type SearchPathChange struct {
+	// Path is the new search_path, each name a schema name as stored
+	// (already case-folded); nil when Reset or Unknown.
+	Path []string
+	// Reset: RESET search_path, SET search_path TO DEFAULT, RESET ALL or
+	// DISCARD ALL restore the session's reset value (the startup
+	// parameter, else the role's, the database's or the server's setting).
+	Reset bool
+	// Local: SET LOCAL or set_config(…, true), undone when the transaction
+	// ends, commit or not.
+	Local bool
+	// Unknown: the statement sets search_path to a value it does not spell
+	// out (set_config with a parameter or an expression, or called from a
+	// query whose rows decide whether it runs at all).
+	Unknown bool
+}
+
+// ClassifySearchPath reports whether sql changes search_path and how: SET
 // [SESSION|LOCAL] search_path TO/= a, b; SET search_path TO DEFAULT; RESET
-// search_path; RESET ALL; and SELECT set_config('search_path', 'a, b', …)
-// with literal arguments. When the text holds several statements the last
-// change wins. Each returned name is a schema name as stored (already
-// case-folded). SET LOCAL is reported like SET; the caller must restore the
-// old path when the transaction ends.
-func SearchPathSet(sql string) ([]string, bool) {
-	if !strings.Contains(sql, ";") && !startsSettingStatement(sql) {
-		// One statement that is not SET, RESET or SELECT: spare the scans
-		// of what may be a megabyte of inline vectors.
-		return nil, false
-	}
-	if !containsFold(sql, []byte("search_path")) && !containsFold(sql, []byte("reset")) {
-		return nil, false
+// search_path; RESET ALL; DISCARD ALL; and SELECT set_config('search_path',
+// 'a, b', is_local). When the text holds several statements the last change
+// wins (Unknown if they disagree on Local). Like ClassifyTx it turns other
+// statements away without a parse, so that a megabyte of inline vectors is
+// not scanned.
+//
+// Not seen: changes made by functions, procedures or DO blocks, and
+// set_config called from a statement that does not begin with SELECT.
+func ClassifySearchPath(sql string) (SearchPathChange, bool) {
+	if strings.Contains(sql, ";") {
+		if !containsFold(sql, []byte("search_path")) && !containsFold(sql, []byte("reset")) && !containsFold(sql, []byte("discard")) {
+			return SearchPathChange{}, false
+		}
+	} else {
+		switch w := firstWord(sql); {
+		case strings.EqualFold(w, "reset"), strings.EqualFold(w, "discard"):
+		case strings.EqualFold(w, "set"), strings.EqualFold(w, "select"):
+			if !containsFold(sql, []byte("search_path")) {
+				return SearchPathChange{}, false
+			}
+		default:
+			return SearchPathChange{}, false
+		}
 	}
 	res, err := pg.Parse(sql)
 	if err != nil {
-		return nil, false
+		return SearchPathChange{}, false // PostgreSQL refuses it too
 	}
-	var path []string
+	var change SearchPathChange
 	found := false
 	for _, raw := range res.Stmts {
-		if p, ok := stmtSearchPath(raw.Stmt); ok {
-			path, found = p, true
+		var c SearchPathChange
+		var ok bool
+		if sel := raw.Stmt.GetSelectStmt(); sel != nil {
+			var seen int
+			c, ok, seen = selectSearchPathChange(sel)
+			if countFold(statementText(sql, raw), []byte("set_config")) > seen {
+				// set_config called where the statement's shape does not
+				// show it (inside CASE, a subquery, a CTE): do not guess.
+				c, ok = SearchPathChange{Unknown: true}, true
+			}
+		} else {
+			c, ok = stmtSearchPathChange(raw.Stmt)
 		}
+		if !ok {
+			continue
+		}
+		if found && c.Local != change.Local {
+			c = SearchPathChange{Unknown: true}
+		}
+		change, found = c, true
 	}
-	return path, found
+	return change, found
 }
 
+// statementText is the text of one of the statements sql was parsed into.
+func statementText(sql string, raw *pg.RawStmt) string {
+	start := min(int(raw.StmtLocation), len(sql))
+	if raw.StmtLen == 0 {
+		return sql[start:] // the last statement runs to the end
+	}
+	return sql[start:min(start+int(raw.StmtLen), len(sql))]
+}
+
+// countFold counts the occurrences of lower (already lower case) in s,
+// ignoring ASCII case.
+func countFold(s string, lower []byte) int {
+	n := 0
+	for i := 0; i+len(lower) <= len(s); i++ {
+		if hasPrefixFold(s[i:], lower) {
+			n++
+		}
+	}
+	return n
+}
+
+// SearchPathSet is ClassifySearchPath for callers that follow only the
+// path: RESET yields PostgreSQL's default, and a change to a value the
+// statement does not spell out is not reported.
+func SearchPathSet(sql string) ([]string, bool) {
+	c, ok := ClassifySearchPath(sql)
+	return c.pathOrDefault(ok)
+}
+
+func (c SearchPathChange) pathOrDefault(ok bool) ([]string, bool) {
+	switch {
+	case !ok || c.Unknown:
+		return nil, false
+	case c.Reset:
+		return defaultSearchPath, true
+	}
+	return c.Path, true
+}
+
+// stmtSearchPath is stmtSearchPathChange for Analyze, which follows a SET
+// search_path earlier in the same text.
 func stmtSearchPath(n *pg.Node) ([]string, bool) {
+	c, ok := stmtSearchPathChange(n)
+	return c.pathOrDefault(ok)
+}
+
+func stmtSearchPathChange(n *pg.Node) (SearchPathChange, bool) {
 	if v := n.GetVariableSetStmt(); v != nil {
+		// GUC names are case-insensitive: SET "Search_Path" works too.
+		isPath := strings.EqualFold(v.Name, "search_path")
 		switch v.Kind {
 		case pg.VariableSetKind_VAR_RESET_ALL:
-			return defaultSearchPath, true
+			return SearchPathChange{Reset: true}, true
 		case pg.VariableSetKind_VAR_RESET, pg.VariableSetKind_VAR_SET_DEFAULT:
-			if v.Name == "search_path" {
-				return defaultSearchPath, true
+			if isPath {
+				return SearchPathChange{Reset: true, Local: v.IsLocal}, true
 			}
 		case pg.VariableSetKind_VAR_SET_VALUE:
-			if v.Name != "search_path" {
-				return nil, false
+			if !isPath {
+				return SearchPathChange{}, false
 			}
 			// Each argument is one schema name, quoted or not: PostgreSQL
 			// quotes string arguments as identifiers, so '"a, b"' is one
 			// schema named "a, b".
-			var out []string
+			out := []string{}
 			for _, a := range v.Args {
-				if c := a.GetAConst(); c != nil && !c.Isnull {
-					out = append(out, constText(c))
+				c := a.GetAConst()
+				if c == nil || c.Isnull {
+					return SearchPathChange{Unknown: true, Local: v.IsLocal}, true
 				}
+				out = append(out, constText(c))
 			}
-			return out, true
+			return SearchPathChange{Path: out, Local: v.IsLocal}, true
 		}
-		return nil, false
+		return SearchPathChange{}, false
 	}
-	sel := n.GetSelectStmt()
-	if sel == nil {
-		return nil, false
+	if d := n.GetDiscardStmt(); d != nil {
+		// DISCARD ALL includes RESET ALL.
+		return SearchPathChange{Reset: true}, d.Target == pg.DiscardMode_DISCARD_ALL
 	}
-	var path []string
-	found := false
+	if sel := n.GetSelectStmt(); sel != nil {
+		c, ok, _ := selectSearchPathChange(sel)
+		return c, ok
+	}
+	return SearchPathChange{}, false
+}
+
+// selectSearchPathChange reads set_config('search_path', …) calls at the
+// top of a SELECT's target list; seen counts the set_config calls found
+// there, whatever the setting.
+func selectSearchPathChange(sel *pg.SelectStmt) (change SearchPathChange, ok bool, seen int) {
+	calls := 0
 	for _, t := range sel.TargetList {
 		rt := t.GetResTarget()
 		if rt == nil {
 			continue
 		}
 		fc := rt.Val.GetFuncCall()
-		if fc == nil || len(fc.Args) != 3 || !strings.EqualFold(operatorName(fc.Funcname), "set_config") {
+		if fc == nil || !strings.EqualFold(operatorName(fc.Funcname), "set_config") {
 			continue
 		}
-		name, val := fc.Args[0].GetAConst(), fc.Args[1].GetAConst()
-		if name == nil || val == nil || name.GetSval() == nil || name.GetSval().Sval != "search_path" || val.GetSval() == nil {
+		seen++
+		if len(fc.Args) != 3 {
+			continue // PostgreSQL refuses it
+		}
+		name := fc.Args[0].GetAConst()
+		if name == nil || name.GetSval() == nil {
+			change, calls = SearchPathChange{Unknown: true}, calls+1 // which setting? assume ours
 			continue
 		}
-		// set_config takes the GUC's text form, a list PostgreSQL splits as
-		// identifiers (unquoted names fold to lower case).
-		p := []string{}
-		var err error
-		if strings.TrimSpace(val.GetSval().Sval) != "" {
-			p, err = splitIdentifiers(val.GetSval().Sval, ',')
-		}
-		if err != nil {
+		if !strings.EqualFold(name.GetSval().Sval, "search_path") {
 			continue
 		}
-		path, found = p, true
+		calls++
+		change = setConfigChange(fc.Args[1].GetAConst(), fc.Args[2].GetAConst())
 	}
-	return path, found
+	if calls == 0 {
+		return SearchPathChange{}, false, seen
+	}
+	// Run zero or several times, or twice with different is_local: the
+	// statement does not say what the path becomes.
+	if calls > 1 || len(sel.FromClause) > 0 || sel.WhereClause != nil || sel.HavingClause != nil ||
+		len(sel.GroupClause) > 0 || sel.LimitCount != nil || sel.LimitOffset != nil || sel.Op != pg.SetOperation_SETOP_NONE {
+		return SearchPathChange{Unknown: true}, true, seen
+	}
+	return change, true, seen
 }
 
-// startsSettingStatement reports whether sql begins (after blanks and
-// comments) with SET, RESET or SELECT, the statements that can change
-// search_path.
-func startsSettingStatement(sql string) bool {
-	return firstWordIs(sql, "set", "reset", "select")
+// setConfigChange reads set_config('search_path', value, is_local) with
+// literal arguments; value is the GUC's text form, a list PostgreSQL splits
+// as identifiers (unquoted names fold to lower case).
+func setConfigChange(val, local *pg.A_Const) SearchPathChange {
+	isLocal, ok := boolConst(local)
+	if !ok || val == nil || val.GetSval() == nil {
+		return SearchPathChange{Unknown: true}
+	}
+	p, err := ParseSearchPath(val.GetSval().Sval)
+	if err != nil {
+		// PostgreSQL would likely refuse it too, but if Lethe's reading of
+		// the list is wrong, guessing could lose a tag.
+		return SearchPathChange{Unknown: true, Local: isLocal}
+	}
+	return SearchPathChange{Path: p, Local: isLocal}
+}
+
+// boolConst reads a literal boolean argument: true, or a string PostgreSQL's
+// boolin accepts ('t', 'off', …).
+func boolConst(c *pg.A_Const) (v, ok bool) {
+	switch {
+	case c == nil || c.Isnull:
+		return false, false
+	case c.GetBoolval() != nil:
+		return c.GetBoolval().Boolval, true
+	case c.GetSval() != nil:
+		switch strings.ToLower(strings.TrimSpace(c.GetSval().Sval)) {
+		case "t", "true", "y", "yes", "on", "1":
+			return true, true
+		case "f", "false", "n", "no", "off", "0":
+			return false, true
+		}
+	}
+	return false, false
 }
 
 // SetsLocally reports whether sql is SET LOCAL, whose effect ends with the
-// transaction.
+// transaction. ClassifySearchPath reports it too, with set_config(…, true).
 func SetsLocally(sql string) bool {
 	w := words(sql, 2)
 	return len(w) == 2 && w[0] == "set" && w[1] == "local"
+}
+
+// Schemas returns the schemas of the configured tables, each once, in no
+// particular order. Resolving an unqualified name against each of them in
+// turn finds every configured table it may denote, whatever search_path
+// the session has.
+func (r *Rules) Schemas() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range r.tables {
+		if !seen[t.schema] {
+			seen[t.schema] = true
+			out = append(out, t.schema)
+		}
+	}
+	return out
+}
+
+// AnalyzeUnder is Analyze for a session whose search_path is one of
+// several candidates (a proxy that has not yet seen the server's answer to
+// a SET or a ROLLBACK cannot know which): it returns every write that any
+// of them resolves the statement to, each once. Attributing a write to a
+// table that did not get the row is harmless; missing one is not.
+func (r *Rules) AnalyzeUnder(sql string, paths [][]string) ([]*Analysis, error) {
+	if len(paths) == 0 {
+		return r.Analyze(sql, nil)
+	}
+	out, err := r.Analyze(sql, paths[0])
+	if err != nil || len(paths) == 1 {
+		return out, err
+	}
+	for _, p := range paths[1:] {
+		as, err := r.Analyze(sql, p)
+		if err != nil {
+			return nil, err
+		}
+		out = mergeAnalyses(out, as)
+	}
+	return out, nil
+}
+
+// mergeAnalyses adds to out each analysis of as that out lacks, as a
+// multiset: a text that writes the same rows twice keeps both.
+func mergeAnalyses(out, as []*Analysis) []*Analysis {
+	matched := make([]bool, len(out), len(out)+len(as))
+	for _, a := range as {
+		found := false
+		for j, b := range out {
+			if !matched[j] && reflect.DeepEqual(a, b) {
+				matched[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			out = append(out, a)
+			matched = append(matched, true)
+		}
+	}
+	return out
+}
+
+// DefaultSearchPath is PostgreSQL's default search_path, "$user", public.
+// The slice is shared: do not modify it.
+func DefaultSearchPath() []string { return defaultSearchPath }
+
+// ParseSearchPath reads search_path in its text form (a startup parameter,
+// set_config's argument) as PostgreSQL splits it: a comma-separated list of
+// identifiers, unquoted ones folded to lower case.
+func ParseSearchPath(v string) ([]string, error) {
+	if strings.TrimSpace(v) == "" {
+		return []string{}, nil
+	}
+	return splitIdentifiers(v, ',')
 }

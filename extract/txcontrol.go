@@ -24,6 +24,9 @@ const (
 type TxControl struct {
 	Kind      TxKind
 	Savepoint string // for SAVEPOINT, RELEASE, ROLLBACK TO
+	// Chain: COMMIT AND CHAIN or ROLLBACK AND CHAIN, which start a new
+	// transaction block at once.
+	Chain bool
 }
 
 // ClassifyTx recognises transaction control in one statement's text. Those
@@ -70,9 +73,11 @@ func ClassifyTx(sql string) TxControl {
 		if at(1) == "prepared" {
 			return TxControl{Kind: TxEndPrepared}
 		}
-		return TxControl{Kind: TxCommit}
+		i := skip(1, "work", "transaction")
+		return TxControl{Kind: TxCommit, Chain: at(i) == "and" && at(i+1) == "chain"}
 	case "abort":
-		return TxControl{Kind: TxRollback}
+		i := skip(1, "work", "transaction")
+		return TxControl{Kind: TxRollback, Chain: at(i) == "and" && at(i+1) == "chain"}
 	case "rollback":
 		if at(1) == "prepared" {
 			return TxControl{Kind: TxEndPrepared}
@@ -82,7 +87,7 @@ func ClassifyTx(sql string) TxControl {
 			i = skip(i+1, "savepoint")
 			return TxControl{Kind: TxRollbackTo, Savepoint: at(i)}
 		}
-		return TxControl{Kind: TxRollback}
+		return TxControl{Kind: TxRollback, Chain: at(i) == "and" && at(i+1) == "chain"}
 	case "savepoint":
 		return TxControl{Kind: TxSavepoint, Savepoint: at(1)}
 	case "release":
