@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -129,83 +130,56 @@ func Parse(data []byte) (*Envelope, error) {
 	return e, nil
 }
 
-// wireEnvelope is the envelope as JSON spells it, before base64 decoding.
-type wireEnvelope struct {
-	Version       json.Number `json:"lethe_certificate"`
-	Payload       string      `json:"payload"`
-	PayloadSHA256 string      `json:"payload_sha256"`
-	Signature     struct {
-		Alg       string `json:"alg"`
-		KeyID     string `json:"key_id"`
-		PublicKey string `json:"public_key"`
-		Sig       string `json:"sig"`
-	} `json:"signature"`
-	Log *struct {
-		Leaf       string   `json:"leaf"`
-		Index      int64    `json:"index"`
-		Proof      []string `json:"proof"`
-		Checkpoint string   `json:"checkpoint"`
-	} `json:"log,omitempty"`
-}
-
 // parseEnvelope runs checks 1–6 and returns the envelope, or the verdict
 // and reason of the first failure.
 func parseEnvelope(data []byte) (*Envelope, Verdict, string) {
 	if len(data) > MaxSize {
 		return nil, VerdictOversized, fmt.Sprintf("%d bytes; a certificate is at most %d", len(data), MaxSize)
 	}
-	obj, err := decodeObject(data)
+	// An envelope has some 30 values, a few of them proof hashes.
+	r, err := newJSONReader(string(data), 64)
 	if err != nil {
 		return nil, VerdictMalformed, fmt.Sprintf("not a JSON object: %v", err)
 	}
-	if !isNumberOne(obj["lethe_certificate"]) {
-		return nil, VerdictSchemaMismatch, fmt.Sprintf("lethe_certificate is %v; this verifier reads version %d", obj["lethe_certificate"], EnvelopeVersion)
+	f := r.fields(0, envelopeMembers)
+	if v := f.vals[0]; !isVersionOne(&r, v) {
+		return nil, VerdictSchemaMismatch, fmt.Sprintf("lethe_certificate is %v; this verifier reads version %d", r.generic(v), EnvelopeVersion)
 	}
-	var w wireEnvelope
-	if c := decodeShaped(obj, &w); c != nil {
-		if c.members != "" {
-			return nil, VerdictSchemaMismatch, "envelope: " + c.members
-		}
-		return nil, VerdictMalformed, "envelope: " + c.types
+	w := readEnvelope(&r, &f)
+	if v, why := r.verdict(); v != "" {
+		return nil, v, "envelope: " + why
 	}
-	if w.Signature.Alg != AlgEd25519 {
-		return nil, VerdictSchemaMismatch, fmt.Sprintf("signature.alg %q; v1 certificates use %q", w.Signature.Alg, AlgEd25519)
+	if w.Alg != AlgEd25519 {
+		return nil, VerdictSchemaMismatch, fmt.Sprintf("signature.alg %q; v1 certificates use %q", w.Alg, AlgEd25519)
 	}
-	// b64 decodes one field; after the first failure it records nothing more.
-	var bad string
-	b64 := func(name, s string, n int) []byte {
-		b, err := decodeBase64(s, n)
-		if err != nil && bad == "" {
-			bad = fmt.Sprintf("%s: %v", name, err)
-		}
-		return b
-	}
+	// The strings of w share the input's copy in r; those kept in the
+	// envelope are cloned so that it does not hold on to all of it.
 	e := &Envelope{
 		Version:       EnvelopeVersion,
-		Payload:       b64("payload", w.Payload, -1),
-		PayloadSHA256: w.PayloadSHA256,
-		Signature: Signature{
-			Alg:       w.Signature.Alg,
-			KeyID:     w.Signature.KeyID,
-			PublicKey: b64("signature.public_key", w.Signature.PublicKey, ed25519.PublicKeySize),
-			Sig:       b64("signature.sig", w.Signature.Sig, ed25519.SignatureSize),
-		},
+		PayloadSHA256: strings.Clone(w.PayloadSHA256),
+		Signature:     Signature{Alg: AlgEd25519, KeyID: strings.Clone(w.KeyID)},
 	}
-	if w.Log != nil {
-		e.Log = &LogProof{
-			Leaf:       b64("log.leaf", w.Log.Leaf, -1),
-			Index:      w.Log.Index,
-			Proof:      make(tlog.RecordProof, len(w.Log.Proof)),
-			Checkpoint: w.Log.Checkpoint,
+	if e.Payload, err = decodeBase64(w.Payload, -1); err != nil {
+		return nil, VerdictMalformed, "payload: " + err.Error()
+	}
+	if e.Signature.PublicKey, err = decodeBase64(w.PublicKey, ed25519.PublicKeySize); err != nil {
+		return nil, VerdictMalformed, "signature.public_key: " + err.Error()
+	}
+	if e.Signature.Sig, err = decodeBase64(w.Sig, ed25519.SignatureSize); err != nil {
+		return nil, VerdictMalformed, "signature.sig: " + err.Error()
+	}
+	if w.HasLog {
+		e.Log = &LogProof{Index: w.Index, Proof: make(tlog.RecordProof, len(w.Proof)), Checkpoint: strings.Clone(w.Checkpoint)}
+		if e.Log.Leaf, err = decodeBase64(w.Leaf, -1); err != nil {
+			return nil, VerdictMalformed, "log.leaf: " + err.Error()
 		}
-		for i, s := range w.Log.Proof {
-			if h := b64(fmt.Sprintf("log.proof[%d]", i), s, 32); len(h) == 32 {
-				e.Log.Proof[i] = tlog.Hash(h)
+		for i, s := range w.Proof {
+			h, err := decodeBase64(s, len(tlog.Hash{}))
+			if err != nil {
+				return nil, VerdictMalformed, fmt.Sprintf("log.proof[%d]: %v", i, err)
 			}
+			e.Log.Proof[i] = tlog.Hash(h)
 		}
-	}
-	if bad != "" {
-		return nil, VerdictMalformed, bad
 	}
 	if !isHex256(e.PayloadSHA256) {
 		return nil, VerdictMalformed, fmt.Sprintf("payload_sha256 %q: want 64 lowercase hex digits", e.PayloadSHA256)
@@ -214,15 +188,4 @@ func parseEnvelope(data []byte) (*Envelope, Verdict, string) {
 		return nil, VerdictMalformed, fmt.Sprintf("log.index %d is negative", e.Log.Index)
 	}
 	return e, "", ""
-}
-
-// isNumberOne reports whether a decoded JSON value is the number 1 (in any
-// spelling, 1.0 or 1e0, as every JSON parser reads them alike).
-func isNumberOne(v any) bool {
-	n, ok := v.(json.Number)
-	if !ok {
-		return false
-	}
-	f, err := n.Float64()
-	return err == nil && f == 1
 }

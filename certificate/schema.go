@@ -1,256 +1,143 @@
 package certificate
 
-import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"reflect"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
-)
+import "strconv"
 
-// decodeStrict decodes exactly one JSON value into v, refusing unknown
-// members and trailing data.
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the JSON value")
-	}
-	return nil
-}
-
-// decodeObject decodes one JSON object generically, numbers kept as text
-// so that no number is rejected here for being out of range.
-func decodeObject(data []byte) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the JSON value")
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, errors.New("not a JSON object")
-	}
-	return m, nil
-}
-
-// shapeCheck compares a generically decoded JSON value with the Go type
-// it must fill. It exists because encoding/json alone cannot tell a missing
-// member from a zero one, matches member names case-insensitively, and
-// reads null as zero: a certificate must spell every member exactly.
-type shapeCheck struct {
-	members string   // first unknown or missing member: schema_mismatch
-	types   string   // first member of the wrong JSON type: malformed
-	path    []string // where the walk is, joined only to report a problem
-}
-
+// The members of each object of a v1 certificate, in the order of the Go
+// struct fields (TestSchema_MembersMatchStructs keeps them in step with the
+// json tags), and the decoders that read them member for member with a
+// jsonReader: checks 3–4 and 13–14 of docs/certificate.md.
 var (
-	timeType   = reflect.TypeFor[time.Time]()
-	numberType = reflect.TypeFor[json.Number]()
+	envelopeMembers  = []string{"lethe_certificate", "payload", "payload_sha256", "signature", "log"}
+	signatureMembers = []string{"alg", "key_id", "public_key", "sig"}
+	logMembers       = []string{"leaf", "index", "proof", "checkpoint"}
+
+	payloadMembers = []string{"schema", "request_id", "issued_at", "valid_until", "subject", "scope",
+		"layers", "deleted_ids", "rules_sha256", "tool", "claim"}
+	subjectMembers = []string{"hmac_sha256", "commitment"}
+	scopeMembers   = []string{"store", "table"}
+	layerMembers   = []string{"store", "table", "requested", "deleted", "residual",
+		"verified_absent", "verify_method", "verify_queries"}
+	idsDigestMembers = []string{"count", "root"}
+	claimMembers     = []string{"statement", "covers", "excludes"}
 )
 
-// member is one JSON member a struct declares.
-type member struct {
-	name     string
-	index    int
-	optional bool // omitempty
+// wireEnvelope is the envelope as JSON spells it, before base64 decoding.
+type wireEnvelope struct {
+	Payload, PayloadSHA256     string
+	Alg, KeyID, PublicKey, Sig string
+	HasLog                     bool // log present and not null
+	Leaf                       string
+	Index                      int64
+	Proof                      []string
+	Checkpoint                 string
 }
 
-// membersCache maps a struct type to its []member, computed once: reading
-// struct tags on every verification would cost more than the JSON scan.
-var membersCache sync.Map
-
-func membersOf(t reflect.Type) []member {
-	if m, ok := membersCache.Load(t); ok {
-		return m.([]member)
+// isVersionOne reports whether member t (0: absent) is the number 1, in
+// any spelling (1.0, 1e0), as every JSON parser reads them alike.
+func isVersionOne(r *jsonReader, t int32) bool {
+	if t == 0 || r.toks[t].kind != jsonNumber {
+		return false
 	}
-	ms := make([]member, t.NumField())
-	for i := range ms {
-		f := t.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" {
-			name = f.Name
+	f, err := strconv.ParseFloat(r.raw(t), 64)
+	return err == nil && f == 1
+}
+
+// readEnvelope reads the members of the envelope f, the document's object,
+// whose version has been checked.
+func readEnvelope(r *jsonReader, f *jsonFields) (w wireEnvelope) {
+	// f.vals[0], lethe_certificate, is 1: parseEnvelope checked it first.
+	w.Payload = r.str(r.get(f, 1))
+	w.PayloadSHA256 = r.str(r.get(f, 2))
+	if s, ok := r.object(r.get(f, 3), signatureMembers); ok {
+		w.Alg = r.str(r.get(&s, 0))
+		w.KeyID = r.str(r.get(&s, 1))
+		w.PublicKey = r.str(r.get(&s, 2))
+		w.Sig = r.str(r.get(&s, 3))
+		r.done(&s)
+	}
+	// The log section is absent, or null, until the certificate is logged.
+	if t := f.vals[4]; t != 0 && r.toks[t].kind != jsonNull {
+		if l, ok := r.object(t, logMembers); ok {
+			w.HasLog = true
+			w.Leaf = r.str(r.get(&l, 0))
+			w.Index = r.int(r.get(&l, 1))
+			w.Proof = r.stringList(r.get(&l, 2))
+			w.Checkpoint = r.str(r.get(&l, 3))
+			r.done(&l)
 		}
-		ms[i] = member{name: name, index: i, optional: strings.Contains(opts, "omitempty")}
 	}
-	membersCache.Store(t, ms)
-	return ms
+	r.done(f)
+	return w
 }
 
-// checkShape walks v against t. Member problems outrank type problems,
-// wherever each occurs in the document.
-func checkShape(v any, t reflect.Type) *shapeCheck {
-	c := &shapeCheck{}
-	c.walk(v, t)
-	if c.members == "" && c.types == "" {
-		return nil
+// readPayload reads the members of the payload f, the document's object.
+func readPayload(r *jsonReader, f *jsonFields) *Payload {
+	p := &Payload{
+		Schema:      r.str(r.get(f, 0)),
+		RequestID:   r.str(r.get(f, 1)),
+		IssuedAt:    r.time(r.get(f, 2)),
+		ValidUntil:  r.time(r.get(f, 3)),
+		Subject:     readSubject(r, r.get(f, 4)),
+		Scope:       readArray(r, r.get(f, 5), func(t int32) Scope { return readScope(r, t) }),
+		Layers:      readArray(r, r.get(f, 6), func(t int32) Layer { return readLayer(r, t) }),
+		DeletedIDs:  readIDsDigest(r, r.get(f, 7)),
+		RulesSHA256: r.str(r.get(f, 8)),
+		Tool:        r.str(r.get(f, 9)),
+		Claim:       readClaim(r, r.get(f, 10)),
+	}
+	r.done(f)
+	return p
+}
+
+func readSubject(r *jsonReader, t int32) (s Subject) {
+	if f, ok := r.object(t, subjectMembers); ok {
+		s = Subject{HMAC: r.str(r.get(&f, 0)), Commitment: r.str(r.get(&f, 1))}
+		r.done(&f)
+	}
+	return s
+}
+
+func readScope(r *jsonReader, t int32) (s Scope) {
+	if f, ok := r.object(t, scopeMembers); ok {
+		s = Scope{Store: r.str(r.get(&f, 0)), Table: r.str(r.get(&f, 1))}
+		r.done(&f)
+	}
+	return s
+}
+
+func readLayer(r *jsonReader, t int32) (l Layer) {
+	if f, ok := r.object(t, layerMembers); ok {
+		l = Layer{
+			Store:          r.str(r.get(&f, 0)),
+			Table:          r.str(r.get(&f, 1)),
+			Requested:      r.int(r.get(&f, 2)),
+			Deleted:        r.int(r.get(&f, 3)),
+			Residual:       r.int(r.get(&f, 4)),
+			VerifiedAbsent: r.bool(r.get(&f, 5)),
+			VerifyMethod:   r.str(r.get(&f, 6)),
+			VerifyQueries:  r.stringList(r.get(&f, 7)),
+		}
+		r.done(&f)
+	}
+	return l
+}
+
+func readIDsDigest(r *jsonReader, t int32) (d IDsDigest) {
+	if f, ok := r.object(t, idsDigestMembers); ok {
+		d = IDsDigest{Count: r.int(r.get(&f, 0)), Root: r.str(r.get(&f, 1))}
+		r.done(&f)
+	}
+	return d
+}
+
+func readClaim(r *jsonReader, t int32) (c Claim) {
+	if f, ok := r.object(t, claimMembers); ok {
+		c = Claim{
+			Statement: r.str(r.get(&f, 0)),
+			Covers:    r.stringList(r.get(&f, 1)),
+			Excludes:  r.stringList(r.get(&f, 2)),
+		}
+		r.done(&f)
 	}
 	return c
-}
-
-func (c *shapeCheck) where() string { return strings.Join(c.path, "") }
-
-func (c *shapeCheck) wrongType(want string) {
-	if c.types == "" {
-		c.types = fmt.Sprintf("%s is not %s", strings.TrimPrefix(c.where(), "."), want)
-	}
-}
-
-func (c *shapeCheck) walk(v any, t reflect.Type) {
-	if t.Kind() == reflect.Pointer {
-		if v == nil {
-			return
-		}
-		t = t.Elem()
-	}
-	var ok bool
-	switch {
-	case t == timeType, t.Kind() == reflect.String && t != numberType:
-		if _, ok = v.(string); !ok {
-			c.wrongType("a string")
-		}
-	case t == numberType, t.Kind() == reflect.Int64:
-		if _, ok = v.(json.Number); !ok {
-			c.wrongType("a number")
-		}
-	case t.Kind() == reflect.Bool:
-		if _, ok = v.(bool); !ok {
-			c.wrongType("a boolean")
-		}
-	case t.Kind() == reflect.Slice:
-		list, ok := v.([]any)
-		if !ok {
-			c.wrongType("an array")
-			return
-		}
-		for i, e := range list {
-			c.path = append(c.path, "["+strconv.Itoa(i)+"]")
-			c.walk(e, t.Elem())
-			c.path = c.path[:len(c.path)-1]
-		}
-	case t.Kind() == reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			c.wrongType("an object")
-			return
-		}
-		c.walkObject(obj, t)
-	default:
-		// A type this package never decodes certificates into.
-		c.wrongType("decodable")
-	}
-}
-
-func (c *shapeCheck) walkObject(obj map[string]any, t reflect.Type) {
-	ms := membersOf(t)
-	for _, m := range ms {
-		c.path = append(c.path, "."+m.name)
-		if v, present := obj[m.name]; present {
-			c.walk(v, t.Field(m.index).Type)
-		} else if !m.optional && c.members == "" {
-			c.members = fmt.Sprintf("member %q is missing", strings.TrimPrefix(c.where(), "."))
-		}
-		c.path = c.path[:len(c.path)-1]
-	}
-	if c.members != "" || len(obj) == len(ms) {
-		return // every declared member present: no room for an unknown one
-	}
-	var unknown []string
-	for name := range obj {
-		if !slices.ContainsFunc(ms, func(m member) bool { return m.name == name }) {
-			unknown = append(unknown, name)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		c.members = fmt.Sprintf("unknown member %q", strings.TrimPrefix(c.where()+"."+unknown[0], "."))
-	}
-}
-
-// fill copies a JSON value that checkShape accepted into dst, so each
-// document is scanned once. It reads integers and times the way
-// encoding/json does, and returns an error rather than panic on any value.
-func fill(v any, dst reflect.Value) error {
-	t := dst.Type()
-	switch {
-	case t == timeType:
-		s, _ := v.(string)
-		if err := dst.Addr().Interface().(*time.Time).UnmarshalText([]byte(s)); err != nil {
-			return fmt.Errorf(": %w", err)
-		}
-	case t.Kind() == reflect.Pointer:
-		if v == nil {
-			return nil
-		}
-		p := reflect.New(t.Elem())
-		if err := fill(v, p.Elem()); err != nil {
-			return err
-		}
-		dst.Set(p)
-	case t == numberType:
-		n, _ := v.(json.Number)
-		dst.SetString(string(n))
-	case t.Kind() == reflect.String:
-		s, _ := v.(string)
-		dst.SetString(s)
-	case t.Kind() == reflect.Int64:
-		n, _ := v.(json.Number)
-		i, err := strconv.ParseInt(string(n), 10, 64)
-		if err != nil {
-			return fmt.Errorf(": %s is not a 64-bit integer", n)
-		}
-		dst.SetInt(i)
-	case t.Kind() == reflect.Bool:
-		b, _ := v.(bool)
-		dst.SetBool(b)
-	case t.Kind() == reflect.Slice:
-		list, _ := v.([]any)
-		s := reflect.MakeSlice(t, len(list), len(list))
-		for i, e := range list {
-			if err := fill(e, s.Index(i)); err != nil {
-				return fmt.Errorf("[%d]%w", i, err)
-			}
-		}
-		dst.Set(s)
-	case t.Kind() == reflect.Struct:
-		obj, _ := v.(map[string]any)
-		for _, m := range membersOf(t) {
-			if e, ok := obj[m.name]; ok {
-				if err := fill(e, dst.Field(m.index)); err != nil {
-					return fmt.Errorf(".%s%w", m.name, err)
-				}
-			}
-		}
-	default:
-		return fmt.Errorf(": cannot decode into %s", t)
-	}
-	return nil
-}
-
-// decodeShaped fills dst (a pointer to struct) from obj after checkShape:
-// an unknown or missing member gives a members problem, a wrong type or
-// unreadable value a types problem.
-func decodeShaped(obj map[string]any, dst any) *shapeCheck {
-	rv := reflect.ValueOf(dst).Elem()
-	if c := checkShape(obj, rv.Type()); c != nil {
-		return c
-	}
-	if err := fill(obj, rv); err != nil {
-		// fill builds the path on its way back up: ".a.b[2]: reason".
-		return &shapeCheck{types: strings.TrimPrefix(err.Error(), ".")}
-	}
-	return nil
 }

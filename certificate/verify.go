@@ -87,21 +87,21 @@ func Verify(data []byte, keys KeySet, now time.Time) Result {
 // parsePayload runs checks 12–14: the signed bytes must be a v1
 // payload, spelled member for member.
 func parsePayload(data []byte) (*Payload, Verdict, string) {
-	obj, err := decodeObject(data)
+	// One copy of the payload text backs all the strings of the Payload.
+	text := string(data)
+	r, err := newJSONReader(text, len(text)/16+16) // a value per 16 bytes or so
 	if err != nil {
 		return nil, VerdictMalformed, err.Error()
 	}
-	if s, _ := obj["schema"].(string); s != SchemaV1 {
-		return nil, VerdictSchemaMismatch, fmt.Sprintf("schema is %v; this verifier reads %q", obj["schema"], SchemaV1)
+	f := r.fields(0, payloadMembers)
+	if t := f.vals[0]; t == 0 || r.toks[t].kind != jsonString || r.stringAt(t) != SchemaV1 {
+		return nil, VerdictSchemaMismatch, fmt.Sprintf("schema is %v; this verifier reads %q", r.generic(t), SchemaV1)
 	}
-	var p Payload
-	if c := decodeShaped(obj, &p); c != nil {
-		if c.members != "" {
-			return nil, VerdictSchemaMismatch, c.members
-		}
-		return nil, VerdictMalformed, c.types
+	p := readPayload(&r, &f)
+	if v, why := r.verdict(); v != "" {
+		return nil, v, why
 	}
-	return &p, "", ""
+	return p, "", ""
 }
 
 // checkLog runs check 17: the log section proves that a checkpoint signed

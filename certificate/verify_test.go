@@ -138,6 +138,10 @@ func verifyCases() []verifyCase {
 		{name: "unknown field in the envelope", want: VerdictSchemaMismatch, cert: envelopeEdit(func(m map[string]any) {
 			m["comment"] = "trust me"
 		})},
+		{name: "unknown field in an envelope without a log", want: VerdictSchemaMismatch, cert: envelopeEdit(func(m map[string]any) {
+			delete(m, "log")
+			m["comment"] = "trust me"
+		})},
 		{name: "unknown field in the signature", want: VerdictSchemaMismatch, cert: envelopeEdit(func(m map[string]any) {
 			m["signature"].(map[string]any)["cert_chain"] = []string{}
 		})},
