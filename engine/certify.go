@@ -22,7 +22,6 @@ type Certifier struct {
 	rulesSHA256 string
 	tool        string
 	now         func() time.Time
-	scope       []certificate.Scope
 }
 
 // CertifierConfig wires a Certifier.
