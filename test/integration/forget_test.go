@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -404,5 +404,62 @@ func TestForget_SQLMetacharactersInSubjects(t *testing.T) {
 	require.Equal(t, [2]int{0, 0}, [2]int{c, m})
 }
 
-var _ = errors.Is
-var _ = sort.Strings
+// TestForget_ConcurrentSubjectsRunSafelyAndOneSubjectOnce forgets two
+// subjects at once (both complete, each certificate verifies, each removes
+// only its own rows) and the same subject twice at once with two tokens
+// (one request; the other is refused as in progress, or as stale once the
+// first has deleted).
+func TestForget_ConcurrentSubjectsRunSafelyAndOneSubjectOnce(t *testing.T) {
+	db := loadTestDB(t)
+	schema, rules, tables := forgetTables(t, db)
+	rig := startForgetRig(t, db, rules, tables, sqliteLedger)
+	writeForgetData(t, db.URL(rig.proxy.Addr, "sslmode=disable"), schema)
+	rig.settle(t)
+	ctx := ctxT(t)
+
+	subjects := []string{"alice", "bob", "alice"}
+	tokens := make([]string, len(subjects))
+	for i, who := range subjects {
+		pv, err := rig.engine.Preview(ctx, who)
+		require.NoError(t, err)
+		tokens[i] = pv.Token
+	}
+	receipts := make([]engine.Receipt, len(subjects))
+	errs := make([]error, len(subjects))
+	var wg sync.WaitGroup
+	for i, who := range subjects {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			receipts[i], errs[i] = rig.engine.Forget(ctx, who, tokens[i])
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, errs[1], "bob")
+	aliceOK := 0
+	for _, i := range []int{0, 2} {
+		if errs[i] == nil {
+			aliceOK++
+			continue
+		}
+		if !errors.Is(errs[i], engine.ErrInProgress) {
+			require.ErrorIs(t, errs[i], engine.ErrTokenStale)
+		}
+	}
+	require.Equal(t, 1, aliceOK, "one forget of alice")
+	for i, r := range receipts {
+		if errs[i] != nil {
+			continue
+		}
+		require.Equal(t, ledger.ForgetCompleted, rig.waitDone(t, r.RequestID).Status)
+		cert, err := rig.engine.Certificate(ctx, r.RequestID)
+		require.NoError(t, err)
+		res := certificate.Verify(cert, rig.keys, *rig.now)
+		require.Equal(t, certificate.VerdictValid, res.Verdict, res.Reason)
+		require.Equal(t, rig.hasher.Hash(subjects[i]).String(), res.Payload.Subject.HMAC)
+	}
+	for _, who := range []string{"alice", "bob"} {
+		c, m := subjectRows(t, db, schema, who)
+		require.Equal(t, [2]int{0, 0}, [2]int{c, m}, who)
+	}
+}
