@@ -59,6 +59,16 @@ func OpenSQLite(path string, opts Options) (*SQLite, error) {
 	// that explicit and keeps BEGIN IMMEDIATE from waiting on ourselves.
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
+	// Checkpoint every ~40 MB of WAL instead of SQLite's 4 MB: a confirm
+	// rewrites a random leaf page of the subject index per tag, and the
+	// default made every few statements' confirmations pay a checkpoint on
+	// the writer (100-entry Intend+Confirm: ~11-14 ms → ~7-9 ms as the
+	// ledger grew to 120k tags). Per connection: the writer is one
+	// long-lived connection; a reopened one only checkpoints more often.
+	if _, err := w.Exec("PRAGMA wal_autocheckpoint = 10000"); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("%w: sqlite ledger %s: %w", ErrUnavailable, path, err)
+	}
 	if err := migrateSQLite(w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("%w: sqlite ledger %s: %w", ErrUnavailable, path, err)
