@@ -68,6 +68,16 @@ type Capture struct {
 	log       *slog.Logger
 	decisions chan decision
 	done      chan struct{}
+	// abandon ends the wait for decisions still queued at a shutdown that
+	// ran out of time; they are skipped (their intents stay pending).
+	abandoned atomic.Bool
+	skipped   atomic.Int64
+	closeOnce sync.Once
+	// decideCtx bounds every ledger decision; a shutdown out of time
+	// cancels it, so that decisions in flight or queued in the ledger's
+	// committer are skipped too.
+	decideCtx    context.Context
+	stopDeciding context.CancelFunc
 	Stats     Stats
 }
 
@@ -93,6 +103,7 @@ func New(cfg Config) *Capture {
 		log = slog.Default()
 	}
 	c := &Capture{cfg: cfg, log: log, decisions: make(chan decision, 1024), done: make(chan struct{})}
+	c.decideCtx, c.stopDeciding = context.WithCancel(context.Background())
 	go c.decide()
 	return c
 }
@@ -103,9 +114,28 @@ func (c *Capture) Open(info pgwire.SessionInfo) pgwire.Session {
 }
 
 // Close waits for queued decisions to reach the ledger.
-func (c *Capture) Close() {
-	close(c.decisions)
-	<-c.done
+func (c *Capture) Close() { c.Shutdown(context.Background()) }
+
+// Shutdown is Close bounded by ctx: decisions still queued when ctx ends
+// are skipped, and their intents stay pending for recovery to resolve at
+// the next start (a big COPY can leave many confirmations queued, and the
+// proxy's shutdown_timeout must hold). It returns how many were skipped.
+// Calls after the first return at once.
+func (c *Capture) Shutdown(ctx context.Context) int64 {
+	c.closeOnce.Do(func() { close(c.decisions) })
+	select {
+	case <-c.done:
+		c.stopDeciding()
+		return 0
+	case <-ctx.Done():
+	}
+	c.abandoned.Store(true)
+	c.stopDeciding()
+	<-c.done // quick now: queued and in-flight decisions give up
+	n := c.skipped.Load()
+	c.log.Warn("shutdown timeout: ledger decisions left undone; their intents stay pending and are resolved at the next start (capture.store)",
+		"intents", n)
+	return n
 }
 
 // decisionWorkers bounds the confirmations in flight; running them
@@ -133,13 +163,21 @@ func (c *Capture) decide() {
 }
 
 func (c *Capture) apply(confirm bool, id ledger.IntentID) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	if c.abandoned.Load() {
+		c.skipped.Add(1)
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.decideCtx, 30*time.Second)
 	defer cancel()
 	var err error
 	if confirm {
 		err = c.cfg.Ledger.Confirm(ctx, id)
 	} else {
 		err = c.cfg.Ledger.Drop(ctx, id)
+	}
+	if err != nil && c.abandoned.Load() {
+		c.skipped.Add(1) // may still be committed: the ledger's batch was under way
+		return
 	}
 	if err != nil {
 		c.Stats.DecisionErrors.Add(1)
@@ -157,6 +195,9 @@ func (c *Capture) Deleted(tags []extract.Tag)    { c.decisions <- decision{delet
 // queued before them have been handed out already; a delete that races a
 // confirmation of the same record is re-checked by forget in the store.
 func (c *Capture) markDeleted(tags []extract.Tag) {
+	if c.abandoned.Load() {
+		return // forget checks the store, so a missed mark costs nothing
+	}
 	byTable := map[string][]string{}
 	for _, t := range tags {
 		byTable[t.Table] = append(byTable[t.Table], t.ID)

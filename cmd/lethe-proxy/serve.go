@@ -49,7 +49,7 @@ func serve(args []string, stderr io.Writer) int {
 	if capt != nil {
 		srv.Observer = capt.capture
 		defer capt.ledger.Close()
-		defer capt.capture.Close() // runs first: queued confirmations reach the ledger
+		defer capt.capture.Close() // runs first: queued confirmations reach the ledger (a no-op after the Shutdown below)
 	}
 	fg, err := newForget(cfg, capt, log)
 	if err != nil {
@@ -100,6 +100,11 @@ func serve(args []string, stderr io.Writer) int {
 	}
 	if err := <-served; !errors.Is(err, pgwire.ErrServerClosed) {
 		log.Error("listener failed", "err", err)
+	}
+	if capt != nil {
+		// Within what is left of shutdown_timeout: confirmations still
+		// queued after it stay pending for recovery.
+		capt.capture.Shutdown(sctx)
 	}
 	log.Info("stopped")
 	return 0
