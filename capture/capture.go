@@ -78,7 +78,7 @@ type Capture struct {
 	// committer are skipped too.
 	decideCtx    context.Context
 	stopDeciding context.CancelFunc
-	Stats     Stats
+	Stats        Stats
 }
 
 // decision is a Confirm, Drop or application delete handed to the background worker: the
