@@ -65,6 +65,10 @@ type Capture struct {
 type LedgerStore struct {
 	SQLite   string `yaml:"sqlite"`
 	Postgres string `yaml:"postgres"`
+	// Owner names this proxy in the ledger, so that after a crash its next
+	// run resolves its own pending intents at once. Default: host name and
+	// postgres.listen. Proxies sharing a ledger need distinct names.
+	Owner string `yaml:"owner"`
 }
 
 // TableRule names a vector table, its id column and its subject expressions.

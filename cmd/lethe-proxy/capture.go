@@ -54,7 +54,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	if err != nil {
 		return nil, fmt.Errorf("%w (from %s or %s)", err, envSalt, envSaltFile)
 	}
-	l, where, err := openLedgerWith(cfg.Capture.Ledger, configPath, ledger.Options{Logger: log})
+	l, where, err := openLedgerWith(cfg.Capture.Ledger, configPath, ledger.Options{Logger: log, Owner: ledgerOwner(cfg)})
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +115,19 @@ func loadSalt() ([]byte, error) {
 	return nil, errors.New("capture is configured but no subject salt is set: create one with " +
 		"`head -c 32 /dev/urandom > /etc/lethe/salt && chmod 600 /etc/lethe/salt` and set " +
 		envSaltFile + "=/etc/lethe/salt (or " + envSalt + " to 64 hex digits); keep it secret and never change it, or earlier tags stop matching")
+}
+
+// ledgerOwner is this proxy's name in the ledger: capture.ledger.owner, or
+// the host name and listen address, which a restarted proxy keeps (so its
+// intents left by a crash are its own, resolved at start) and which no
+// other live proxy can have. Inspection commands open the ledger under a
+// fresh random name instead (openLedger), never the proxy's.
+func ledgerOwner(cfg *config.Config) string {
+	if cfg.Capture.Ledger.Owner != "" {
+		return cfg.Capture.Ledger.Owner
+	}
+	host, _ := os.Hostname()
+	return host + "/" + cfg.Postgres.Listen
 }
 
 func openLedger(s config.LedgerStore, configPath string) (ledger.Ledger, string, error) {
