@@ -195,13 +195,21 @@ func (t *txTracker) Error() {
 
 // Ready records a ReadyForQuery with its transaction status.
 func (t *txTracker) Ready(status byte) {
-	// Everything up to and including the Sync is answered now.
+	// Everything up to and including the Sync is answered now. A statement
+	// still queued before it got no completion: the server skipped it after
+	// an error that Error saw before the statement was queued (pipelined
+	// behind the failing one), so its writes did not happen.
+	var skipped []ledger.IntentID
 	for len(t.queue) > 0 {
-		sync := t.queue[0].sync
+		r := t.queue[0]
 		t.queue = t.queue[1:]
-		if sync {
+		if r.sync {
 			break
 		}
+		skipped = append(skipped, r.intents...)
+	}
+	if len(skipped) > 0 {
+		t.out.Drop(skipped)
 	}
 	switch status {
 	case 'I':

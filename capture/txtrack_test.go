@@ -86,6 +86,8 @@ func TestTxTracker_DecidesEachWriteAsPostgreSQLDoes(t *testing.T) {
 			"w1 w2 w3 S C:INSERT_0_1 C:INSERT_0_1 C:INSERT_0_1 Z:I", []string{"+1", "+2", "+3"}},
 		{"error mid-pipeline rolls back the whole implicit transaction",
 			"w1 w2 w3 S C:INSERT_0_1 E Z:I", []string{"-2", "-3", "-1"}},
+		{"a statement queued after the server's error (pipelined behind it) is dropped at Ready",
+			"w1 w2 C:INSERT_0_1 E w3 S Z:I", []string{"-2", "-3", "-1"}},
 		{"batches pipelined across Syncs are decided separately",
 			"w1 S w2 S C:INSERT_0_1 Z:I E Z:I", []string{"+1", "-2"}},
 		{"explicit COMMIT confirms",
