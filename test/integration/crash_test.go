@@ -126,7 +126,20 @@ log:
 				}
 			}()
 		}
+		// Kill mid-load: after a while, and once this round has written
+		// enough that a loaded machine still exercises the invariant.
+		mu.Lock()
+		roundStart := seq
+		mu.Unlock()
 		time.Sleep(time.Duration(300+100*round) * time.Millisecond)
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			mu.Lock()
+			enough := seq-roundStart >= 20
+			mu.Unlock()
+			if enough {
+				break
+			}
+		}
 		require.NoError(t, proc.Process.Signal(syscall.SIGKILL))
 		proc.Wait()
 		close(stop)
