@@ -142,25 +142,70 @@ func (c *Capture) Shutdown(ctx context.Context) int64 {
 // concurrently lets the ledger's group commit put many in one transaction.
 const decisionWorkers = 64
 
+// confirmHold is how long confirmations wait to be committed together.
+// A confirmation writes one random leaf page of the ledger's subject index
+// per tag; one transaction for many statements writes each shared page
+// once. It delays only the pending → confirmed step, which nothing waits
+// for (a crash meanwhile leaves intents pending, which recovery resolves).
+const confirmHold = 500 * time.Millisecond
+
 func (c *Capture) decide() {
 	defer close(c.done)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, decisionWorkers)
-	for d := range c.decisions {
-		if len(d.deletes) > 0 {
-			c.markDeleted(d.deletes)
-		}
-		for _, id := range d.ids {
+	run := func(confirm bool, ids []ledger.IntentID) {
+		for _, id := range ids {
 			sem <- struct{}{}
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				c.apply(d.confirm, id)
+				c.apply(confirm, id)
 			}()
 		}
 	}
-	wg.Wait()
+	var held []ledger.IntentID
+	hold := time.NewTimer(time.Hour)
+	hold.Stop()
+	flush := func() {
+		run(true, held)
+		held = nil
+		hold.Stop()
+	}
+	for {
+		select {
+		case d, ok := <-c.decisions:
+			if !ok {
+				flush()
+				wg.Wait()
+				return
+			}
+			if len(d.deletes) > 0 {
+				// Confirmations first, committed, in the order they were
+				// queued: a confirmation after the delete would mark the
+				// record confirmed again.
+				flush()
+				wg.Wait()
+				c.markDeleted(d.deletes)
+			}
+			if !d.confirm {
+				run(false, d.ids)
+				continue
+			}
+			if len(held) == 0 && len(d.ids) > 0 {
+				hold.Reset(confirmHold)
+			}
+			if held = append(held, d.ids...); len(held) >= maxHeldConfirms {
+				flush()
+			}
+		case <-hold.C:
+			flush()
+		}
+	}
 }
+
+// maxHeldConfirms flushes held confirmations early under heavy load (the
+// ledger commits up to 256 requests per transaction).
+const maxHeldConfirms = 256
 
 func (c *Capture) apply(confirm bool, id ledger.IntentID) {
 	if c.abandoned.Load() {
