@@ -68,14 +68,11 @@ type Capture struct {
 	log       *slog.Logger
 	decisions chan decision
 	done      chan struct{}
-	// abandon ends the wait for decisions still queued at a shutdown that
-	// ran out of time; they are skipped (their intents stay pending).
-	abandoned atomic.Bool
-	skipped   atomic.Int64
+	skipped   atomic.Int64 // decisions given up at a shutdown out of time
 	closeOnce sync.Once
 	// decideCtx bounds every ledger decision; a shutdown out of time
-	// cancels it, so that decisions in flight or queued in the ledger's
-	// committer are skipped too.
+	// cancels it, so that decisions queued, in flight or queued in the
+	// ledger's committer are skipped (their intents stay pending).
 	decideCtx    context.Context
 	stopDeciding context.CancelFunc
 	Stats        Stats
@@ -129,7 +126,6 @@ func (c *Capture) Shutdown(ctx context.Context) int64 {
 		return 0
 	case <-ctx.Done():
 	}
-	c.abandoned.Store(true)
 	c.stopDeciding()
 	<-c.done // quick now: queued and in-flight decisions give up
 	n := c.skipped.Load()
@@ -208,7 +204,7 @@ func (c *Capture) decide() {
 const maxHeldConfirms = 256
 
 func (c *Capture) apply(confirm bool, id ledger.IntentID) {
-	if c.abandoned.Load() {
+	if c.abandoned() {
 		c.skipped.Add(1)
 		return
 	}
@@ -220,7 +216,7 @@ func (c *Capture) apply(confirm bool, id ledger.IntentID) {
 	} else {
 		err = c.cfg.Ledger.Drop(ctx, id)
 	}
-	if err != nil && c.abandoned.Load() {
+	if err != nil && c.abandoned() {
 		c.skipped.Add(1) // may still be committed: the ledger's batch was under way
 		return
 	}
@@ -231,6 +227,11 @@ func (c *Capture) apply(confirm bool, id ledger.IntentID) {
 	}
 }
 
+// abandoned reports whether a shutdown ran out of time (see Shutdown).
+// Only decide's goroutines ask, and only before done is closed: the
+// normal end of Shutdown cancels decideCtx after done.
+func (c *Capture) abandoned() bool { return c.decideCtx.Err() != nil }
+
 // Confirm, Drop and Deleted implement Decisions for every session's tracker.
 func (c *Capture) Confirm(ids []ledger.IntentID) { c.decisions <- decision{confirm: true, ids: ids} }
 func (c *Capture) Drop(ids []ledger.IntentID)    { c.decisions <- decision{ids: ids} }
@@ -240,7 +241,7 @@ func (c *Capture) Deleted(tags []extract.Tag)    { c.decisions <- decision{delet
 // queued before them have been handed out already; a delete that races a
 // confirmation of the same record is re-checked by forget in the store.
 func (c *Capture) markDeleted(tags []extract.Tag) {
-	if c.abandoned.Load() {
+	if c.abandoned() {
 		return // forget checks the store, so a missed mark costs nothing
 	}
 	byTable := map[string][]string{}

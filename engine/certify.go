@@ -190,13 +190,8 @@ func (c *Certifier) announceKey(ctx context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// logEvent appends an event (no subject data) to the transparency log.
-func (c *Certifier) logEvent(ctx context.Context, kind, requestID string) error {
-	_, err := c.appendEvent(ctx, kind, requestID)
-	return err
-}
-
-// appendEvent appends an event and returns its index.
+// appendEvent appends an event (no subject data) to the transparency log
+// and returns its index.
 func (c *Certifier) appendEvent(ctx context.Context, kind, requestID string) (int64, error) {
 	leaf, err := certificate.EncodeEvent(certificate.Event{Event: kind, RequestID: requestID})
 	if err != nil {

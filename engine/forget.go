@@ -77,7 +77,7 @@ func (e *Engine) Forget(ctx context.Context, subject, confirmToken string) (Rece
 		return Receipt{}, err
 	}
 	e.cfg.Tombstoned(h, true)
-	if err := e.cfg.Certifier.logEvent(ctx, certificate.EventRequested, id); err != nil {
+	if _, err := e.cfg.Certifier.appendEvent(ctx, certificate.EventRequested, id); err != nil {
 		// The request is journaled and will complete; its certificate is
 		// logged then. The requested event is best effort.
 		e.log.Warn("forget: could not log the request event", "request", id, "err", err)
@@ -163,7 +163,7 @@ func (e *Engine) Lift(ctx context.Context, subject string) (bool, error) {
 		return lifted, err
 	}
 	e.cfg.Tombstoned(h, false)
-	if err := e.cfg.Certifier.logEvent(ctx, certificate.EventLifted, requestID); err != nil {
+	if _, err := e.cfg.Certifier.appendEvent(ctx, certificate.EventLifted, requestID); err != nil {
 		return true, fmt.Errorf("engine: the tombstone was lifted but the event could not be logged: %w", err)
 	}
 	e.log.Info("forget: tombstone lifted", "request", requestID)

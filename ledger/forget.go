@@ -81,6 +81,18 @@ var (
 	ErrForgetFinished   = errors.New("ledger: the forget request is already finished")
 )
 
+// firstForget is the one request a lookup by a unique key found, or
+// ErrNotFound.
+func firstForget(rs []ForgetRequest, err error) (ForgetRequest, error) {
+	if err != nil {
+		return ForgetRequest{}, err
+	}
+	if len(rs) == 0 {
+		return ForgetRequest{}, ErrNotFound
+	}
+	return rs[0], nil
+}
+
 // Derive returns a key for purpose derived from the subject salt, so that
 // secrets the engine needs (confirm-token MACs) follow the salt without
 // another setting and differ from the subject hashes.

@@ -58,14 +58,7 @@ func (l *Postgres) ForgetByToken(ctx context.Context, tokenHash [32]byte) (Forge
 }
 
 func (l *Postgres) oneForget(ctx context.Context, where string, arg any) (ForgetRequest, error) {
-	rs, err := l.forgets(ctx, where, arg)
-	if err != nil {
-		return ForgetRequest{}, err
-	}
-	if len(rs) == 0 {
-		return ForgetRequest{}, ErrNotFound
-	}
-	return rs[0], nil
+	return firstForget(l.forgets(ctx, where, arg))
 }
 
 func (l *Postgres) OpenForgets(ctx context.Context) ([]ForgetRequest, error) {

@@ -79,14 +79,7 @@ func (l *SQLite) ForgetByToken(ctx context.Context, tokenHash [32]byte) (ForgetR
 }
 
 func (l *SQLite) oneForget(ctx context.Context, where string, arg any) (ForgetRequest, error) {
-	rs, err := l.forgets(ctx, where, arg)
-	if err != nil {
-		return ForgetRequest{}, err
-	}
-	if len(rs) == 0 {
-		return ForgetRequest{}, ErrNotFound
-	}
-	return rs[0], nil
+	return firstForget(l.forgets(ctx, where, arg))
 }
 
 func (l *SQLite) OpenForgets(ctx context.Context) ([]ForgetRequest, error) {

@@ -31,6 +31,36 @@ func checkStoredHashes(n int64, hashes []tlog.Hash) error {
 	return nil
 }
 
+// hashRows is what both drivers' result sets offer (*sql.Rows, pgx.Rows).
+type hashRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scanHashes reads (idx, hash) rows and returns the hashes in the order of
+// indexes.
+func scanHashes(rows hashRows, indexes []int64) ([]tlog.Hash, error) {
+	found := make(map[int64]tlog.Hash, len(indexes))
+	for rows.Next() {
+		var (
+			idx int64
+			b   []byte
+			err error
+		)
+		if err := rows.Scan(&idx, &b); err != nil {
+			return nil, unavailable(err)
+		}
+		if found[idx], err = scanHash(idx, b); err != nil {
+			return nil, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, unavailable(err)
+	}
+	return hashesInOrder(indexes, found)
+}
+
 // hashesInOrder returns the hashes of found in the order of indexes.
 func hashesInOrder(indexes []int64, found map[int64]tlog.Hash) ([]tlog.Hash, error) {
 	out := make([]tlog.Hash, len(indexes))

@@ -84,23 +84,7 @@ func (s *PostgresTlog) readHashes(ctx context.Context, q pgQuerier, indexes []in
 		return nil, unavailable(err)
 	}
 	defer rows.Close()
-	found := make(map[int64]tlog.Hash, len(indexes))
-	for rows.Next() {
-		var (
-			idx int64
-			b   []byte
-		)
-		if err := rows.Scan(&idx, &b); err != nil {
-			return nil, unavailable(err)
-		}
-		if found[idx], err = scanHash(idx, b); err != nil {
-			return nil, err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, unavailable(err)
-	}
-	return hashesInOrder(indexes, found)
+	return scanHashes(rows, indexes)
 }
 
 // ReadHashes returns the stored hashes at indexes.
