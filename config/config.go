@@ -56,8 +56,11 @@ type Capture struct {
 	// Store is a connection string the proxy uses itself to check the
 	// database (resolving intents left pending by a crash). Give the
 	// password through PGPASSWORD or ~/.pgpass, not here.
-	Store  string      `yaml:"store"`
-	Tables []TableRule `yaml:"tables"`
+	Store string `yaml:"store"`
+	// RecoveryInterval is how often intents that dead proxies left
+	// pending are looked for and resolved against capture.store.
+	RecoveryInterval Duration    `yaml:"recovery_interval"`
+	Tables           []TableRule `yaml:"tables"`
 }
 
 // LedgerStore says where the ledger lives: an SQLite file (default) or a
@@ -69,6 +72,10 @@ type LedgerStore struct {
 	// run resolves its own pending intents at once. Default: host name and
 	// postgres.listen. Proxies sharing a ledger need distinct names.
 	Owner string `yaml:"owner"`
+	// Lease is how long a proxy's claim on a shared PostgreSQL ledger lasts
+	// without renewal (renewed every sixth of it). Past it, other proxies
+	// resolve its pending intents and it refuses writes until it renews.
+	Lease Duration `yaml:"lease"`
 }
 
 // TableRule names a vector table, its id column and its subject expressions.
@@ -104,7 +111,11 @@ type Forget struct {
 	// Forgotten says what happens to a new write about a forgotten
 	// subject: refuse (default, SQLSTATE LT003) or flag (forward, log).
 	Forgotten string `yaml:"forgotten"`
-	Admin     Admin  `yaml:"admin"`
+	// TombstoneRefresh is how often the proxy re-reads the forgotten
+	// subjects, so that a forget accepted by another proxy sharing the
+	// ledger (or a lift) takes effect here too.
+	TombstoneRefresh Duration `yaml:"tombstone_refresh"`
+	Admin            Admin    `yaml:"admin"`
 }
 
 // Admin configures the admin HTTP API.
@@ -129,13 +140,18 @@ func Defaults() Config {
 			ConnectTimeout: Duration(10e9),
 			MaxMessageSize: 64 << 20,
 		},
-		Capture: Capture{Mode: "strict"},
+		Capture: Capture{
+			Mode:             "strict",
+			Ledger:           LedgerStore{Lease: Duration(time.Minute)},
+			RecoveryInterval: Duration(time.Minute),
+		},
 		Forget: Forget{
 			LogOrigin:           "lethe.local/forget-log",
 			Deadline:            Duration(720 * time.Hour),
 			TokenTTL:            Duration(10 * time.Minute),
 			CertificateValidity: Duration(8760 * time.Hour),
 			Forgotten:           "refuse",
+			TombstoneRefresh:    Duration(10 * time.Second),
 			Admin:               Admin{Listen: "127.0.0.1:7070"},
 		},
 		Log:             Log{Level: "info", Format: "text"},

@@ -401,3 +401,27 @@ func TestParse_ForgetSectionIsValidated(t *testing.T) {
 		})
 	}
 }
+
+func TestParse_LeaseAndRefreshIntervals(t *testing.T) {
+	base := "postgres: {upstream: 'db:5432'}\n"
+	cfg, err := Parse("cfg.yaml", []byte(base))
+	require.NoError(t, err)
+	assert.Equal(t, time.Minute, cfg.Capture.Ledger.Lease.D())
+	assert.Equal(t, time.Minute, cfg.Capture.RecoveryInterval.D())
+	assert.Equal(t, 10*time.Second, cfg.Forget.TombstoneRefresh.D())
+
+	cfg, err = Parse("cfg.yaml", []byte(base+"capture: {recovery_interval: 30s, ledger: {lease: 2m}}\nforget: {tombstone_refresh: 1s}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 2*time.Minute, cfg.Capture.Ledger.Lease.D())
+	assert.Equal(t, 30*time.Second, cfg.Capture.RecoveryInterval.D())
+	assert.Equal(t, time.Second, cfg.Forget.TombstoneRefresh.D())
+
+	for src, want := range map[string]string{
+		"capture: {ledger: {lease: 1s}}\n":      "capture.ledger.lease: must be at least 3s",
+		"capture: {recovery_interval: 0s}\n":    "capture.recovery_interval: must be positive",
+		"capture: {recovery_interval: never}\n": `"never" is not a duration`,
+	} {
+		_, err := Parse("cfg.yaml", []byte(base+src))
+		require.ErrorContains(t, err, want, src)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lethe-privacy/lethe/extract"
 )
@@ -100,6 +101,13 @@ func (c *Config) validateCapture() []error {
 	if cp.Ledger.SQLite != "" && cp.Ledger.Postgres != "" {
 		errs = append(errs, c.at("capture.ledger", "set sqlite or postgres, not both"))
 	}
+	if cp.Ledger.Lease < Duration(3*time.Second) {
+		// Renewed every sixth of it: shorter leases lapse on a slow query.
+		errs = append(errs, c.at("capture.ledger.lease", "must be at least 3s (write e.g. 60s)"))
+	}
+	if cp.RecoveryInterval <= 0 {
+		errs = append(errs, c.at("capture.recovery_interval", "must be positive (write e.g. 1m)"))
+	}
 	seen := map[string]bool{}
 	for i, t := range cp.Tables {
 		path := fmt.Sprintf("capture.tables[%d]", i)
@@ -147,7 +155,7 @@ func (c *Config) validateForget() []error {
 	if f.LogOrigin == "" || strings.ContainsAny(f.LogOrigin, " \t\n+") {
 		errs = append(errs, c.at("forget.log_origin", "%q must be a non-empty name without spaces or '+' (e.g. example.com/lethe-log)", f.LogOrigin))
 	}
-	for key, d := range map[string]Duration{"forget.deadline": f.Deadline, "forget.token_ttl": f.TokenTTL, "forget.certificate_validity": f.CertificateValidity} {
+	for key, d := range map[string]Duration{"forget.deadline": f.Deadline, "forget.token_ttl": f.TokenTTL, "forget.certificate_validity": f.CertificateValidity, "forget.tombstone_refresh": f.TombstoneRefresh} {
 		if d <= 0 {
 			errs = append(errs, c.at(key, "must be positive"))
 		}

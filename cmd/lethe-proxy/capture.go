@@ -54,7 +54,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	if err != nil {
 		return nil, fmt.Errorf("%w (from %s or %s)", err, envSalt, envSaltFile)
 	}
-	l, where, err := openLedgerWith(cfg.Capture.Ledger, configPath, ledger.Options{Logger: log, Owner: ledgerOwner(cfg)})
+	l, where, err := openLedgerWith(cfg.Capture.Ledger, configPath, ledger.Options{Logger: log, Owner: ledgerOwner(cfg), LeaseDuration: cfg.Capture.Ledger.Lease.D()})
 	if err != nil {
 		return nil, err
 	}
@@ -147,16 +147,10 @@ func openLedgerWith(s config.LedgerStore, configPath string, opts ledger.Options
 	return l, path, err
 }
 
-// recoveryInterval is how often a running proxy looks for intents that
-// dead proxies left pending on a shared ledger. A dead proxy's intents
-// become orphans when its lease expires (a minute), so they are resolved
-// within about two minutes of its death.
-const recoveryInterval = time.Minute
-
 // recoverIntents resolves the intents that dead ledger handles left
 // pending (ledger.Ledger.PendingOrphans), when the config names the store
 // to check: once now, which must succeed for the proxy to start, then
-// every recoveryInterval in the background until the ledger is closed.
+// every capture.recovery_interval in the background until the ledger is closed.
 // On a shared PostgreSQL ledger the background runs clean up after the
 // other proxies that die.
 func recoverIntents(c config.Capture, l ledger.Ledger, log *slog.Logger) error {
@@ -184,7 +178,7 @@ func recoverIntents(c config.Capture, l ledger.Ledger, log *slog.Logger) error {
 	go func() {
 		// Returns when the ledger is closed at shutdown.
 		defer store.Close()
-		capture.RecoverEvery(context.Background(), recoveryInterval, l, idColumns, store, log)
+		capture.RecoverEvery(context.Background(), c.RecoveryInterval.D(), l, idColumns, store, log)
 	}()
 	return nil
 }

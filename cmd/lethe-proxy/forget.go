@@ -105,7 +105,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 		log.Info("signing key recorded in the transparency log (key.rotated)", "key_id", signer.KeyID())
 	}
 	e.Start(time.Minute)
-	go c.tombstones.Watch(ctx, led, 10*time.Second, log)
+	go c.tombstones.Watch(ctx, led, cfg.Forget.TombstoneRefresh.D(), log)
 	log.Info("forget enabled", "key_id", signer.KeyID(), "log_origin", fc.LogOrigin, "layers", len(layers))
 	return &forgetting{engine: e, store: store, ctx: ctx, stop: stop}, nil
 }
