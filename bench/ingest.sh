@@ -38,6 +38,7 @@
 #   LETHE_PROXY_ENV  extra "K=V K=V" environment for lethe-proxy only
 #   QUIET_PCT    before each run, wait until the host was at most this % busy over 1s [20]; 0 = don't
 #   QUIET_MAX    give up waiting after this many seconds [60]
+#   CAPTURE      0 = the proxy captures no table: the relay's own cost [1]
 #   PERF         1 = `perf record -e cpu-clock -g` the proxy for the whole run and
 #                print its top symbols [0]
 #   RESULTS_DIR  [bench/results]; each invocation writes RESULTS_DIR/ingest-<UTC stamp>/
@@ -57,6 +58,7 @@ TABLE=${TABLE:-public.lethe_ingest_bench}
 PROXY_PORT=${PROXY_PORT:-0}
 LETHE_PROXY_ENV=${LETHE_PROXY_ENV:-}
 PERF=${PERF:-0}
+CAPTURE=${CAPTURE:-1}
 RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
 
 log() { printf '[ingest %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -146,9 +148,12 @@ capture:
   ledger:
     sqlite: $WORK/ledger.db
   tables:
+$(if [ "$CAPTURE" = 1 ]; then cat <<RULE
     - table: $TABLE
       id: id
       subjects: ["metadata->>'user_id'"]
+RULE
+else echo "    []"; fi)
 log:
   level: warn
 shutdown_timeout: 2s

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 )
@@ -127,3 +128,50 @@ func decodeEntries(b []byte) ([]Entry, error) {
 	}
 	return out, nil
 }
+
+// entriesJSON renders entries as the JSON array SQLite's confirm statement
+// reads: [store, table, record id, hex subject, 0|1] per entry.
+func entriesJSON(entries []Entry) string {
+	b := make([]byte, 0, len(entries)*(len(entries[0].Table)+len(entries[0].RecordID)+96))
+	b = append(b, '[')
+	for i, e := range entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = appendJSONString(b, string(e.Store))
+		b = append(b, ',')
+		b = appendJSONString(b, e.Table)
+		b = append(b, ',')
+		b = appendJSONString(b, e.RecordID)
+		b = append(b, ',', '"')
+		b = hex.AppendEncode(b, e.Subject[:])
+		b = append(b, '"', ',', '0')
+		if e.Unattributed {
+			b[len(b)-1] = '1'
+		}
+		b = append(b, ']')
+	}
+	return string(append(b, ']'))
+}
+
+// appendJSONString appends s as a JSON string. Bytes are kept as they are
+// (json.Marshal would replace invalid UTF-8, changing a record id); only
+// the quote, the backslash and control bytes are escaped, which is all
+// SQLite's JSON reader requires.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+const hexDigits = "0123456789abcdef"

@@ -199,6 +199,28 @@ func runContract(t *testing.T, b backend) {
 		require.Empty(t, pendingIDs(t, l), "nothing of a refused Intend is stored")
 	})
 
+	t.Run("ConfirmKeepsIDsAndTablesExactly", func(t *testing.T) {
+		// SQLite confirms through a JSON array: its metacharacters and
+		// control bytes must come back as they went in.
+		l := fresh(t)
+		odd := []string{`a"b`, `back\slash`, "line\nfeed\ttab\x01\x1f", "[1,2]", "ünï©ødé 🙂", `\u0041`, " "}
+		var es []Entry
+		var want []key
+		for _, id := range odd {
+			es = append(es, entry(`public."We""ird"`, id, "alice"))
+		}
+		es = append(es, entry(`public."We""ird"`, odd[0], "alice")) // the same record twice: one row
+		id := intend(t, l, es...)
+		require.NoError(t, l.Confirm(ctx, id))
+		for _, rid := range odd {
+			want = append(want, key{`public."We""ird"`, rid, StateConfirmed, id})
+		}
+		got := bySubject(t, l, "alice")
+		sort.Slice(got, func(i, j int) bool { return got[i].RecordID < got[j].RecordID })
+		sort.Slice(want, func(i, j int) bool { return want[i].RecordID < want[j].RecordID })
+		require.Equal(t, want, got)
+	})
+
 	t.Run("MarkDeleted", func(t *testing.T) {
 		l := fresh(t)
 		id := intend(t, l, entry("public.docs", "1", "alice"), entry("public.docs", "2", "alice"), entry("public.notes", "1", "alice"))
