@@ -94,6 +94,11 @@ func (s *session) WillWait(typ byte) bool {
 	return false
 }
 
+// NeverRefuses tells the relay that a Bind is never refused, so that a big
+// one may stream to the server as it arrives (pgwire.Streamer): its tags
+// are computed when it is complete, and any refusal is made at its Execute.
+func (s *session) NeverRefuses(typ byte) bool { return typ == 'B' }
+
 // attach gives statement seq its intent once durable: to the statement
 // while the server has not answered it, or to the transaction's executed
 // writes when it has. The transaction cannot have ended meanwhile: every

@@ -20,7 +20,7 @@ var fuzzPrefix = []byte("<prefix>")
 
 // fuzzPumpSettings derives everything but the chunk sizes from the seed:
 // bits 32-39 choose maxLen, bits 40-47 the largest read, bit 48 dropping
-// 'X' and bit 49 a prefix before 'S'. There is always a limit: without one
+// 'X', bit 49 a prefix before 'S' and bit 50 streaming 'P' and 'd'. There is always a limit: without one
 // the pump allocates whatever an inspected header announces, up to 1 GiB,
 // which takes up to a second per input and exercises nothing new (the unit
 // tests cover maxLen 0).
@@ -29,7 +29,10 @@ type fuzzPumpSettings struct {
 	maxChunk   int
 	dropX      bool // verdict{drop: true} for 'X'
 	prefixSync bool // verdict{prefix: fuzzPrefix} for 'S'
+	stream     bool // pump.stream for 'P' and 'd' (never refused here)
 }
+
+func (s fuzzPumpSettings) streams(typ byte) bool { return s.stream && (typ == 'P' || typ == 'd') }
 
 func fuzzSettings(seed uint64) fuzzPumpSettings {
 	return fuzzPumpSettings{
@@ -37,6 +40,7 @@ func fuzzSettings(seed uint64) fuzzPumpSettings {
 		maxChunk:   []int{1, 3, 7, 64, 1 << 20}[(seed>>40&0xff)%5],
 		dropX:      seed>>48&1 != 0,
 		prefixSync: seed>>49&1 != 0,
+		stream:     seed>>50&1 != 0,
 	}
 }
 
@@ -78,7 +82,7 @@ func modelPump(data []byte, s fuzzPumpSettings) pumpModel {
 		}
 		if size > len(rem) {
 			m.err = io.ErrUnexpectedEOF
-			if !inspect(typ) {
+			if !inspect(typ) || s.streams(typ) {
 				m.out = append(m.out, rem...) // streamed as it arrives
 			}
 			return m
@@ -127,6 +131,7 @@ func FuzzPump(f *testing.F) {
 		p := newPump(src, &out, s.maxLen)
 		var seen []recorded
 		p.inspect = inspectTypes(fuzzInspected)
+		p.stream = s.streams
 		p.handle = func(typ byte, body []byte) (verdict, error) {
 			if !p.inspect(typ) {
 				t.Fatalf("handle called for uninspected type %q", typ)

@@ -47,6 +47,16 @@ type Waiter interface {
 	WillWait(typ byte) bool
 }
 
+// Streamer is implemented by a Session that never refuses some of the
+// message types it observes. The relay then forwards a large message of
+// such a type as it arrives and shows it to ClientMessage once complete,
+// instead of holding all of it first: the server receives a 100-row vector
+// INSERT's ~600 KB Bind while the client is still sending it. A Session
+// that refuses such a message anyway has its connection closed.
+type Streamer interface {
+	NeverRefuses(typ byte) bool
+}
+
 // ObservedClientTypes are the client message types a Session sees: Query,
 // Parse, Bind, Execute, Sync, Close, CopyData, CopyDone, CopyFail.
 const ObservedClientTypes = "QPBESCdcf"

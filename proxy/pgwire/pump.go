@@ -27,6 +27,11 @@ const keepBigFor = 32
 // the configured maximum.
 var ErrMessageTooLarge = errors.New("message exceeds the configured maximum size")
 
+// errRefusedStreamed is returned when a handler refuses or alters a message
+// that was already forwarded as it arrived (see pump.stream): a bug in the
+// Observer, which closes the session rather than relay a half-refused one.
+var errRefusedStreamed = errors.New("observer refused a message already forwarded as it arrived")
+
 // ErrMalformed is returned when a message header announces an impossible length.
 var ErrMalformed = errors.New("malformed message header")
 
@@ -60,6 +65,13 @@ type pump struct {
 	// flushFirst, when set and true for a message about to be handled,
 	// has what precedes it written first: its handler may wait.
 	flushFirst func(typ byte) bool
+	// stream, when set and true for an inspected message that has not
+	// fully arrived, has it forwarded as it arrives while it is still
+	// assembled for handle, which then sees it whole but can no longer
+	// refuse it. A 600 KB vector Bind then reaches the server while the
+	// client is still sending it, instead of after its last byte.
+	stream func(typ byte) bool
+	tee    bool // the incomplete message at p.r is being streamed (buf[r:fwd] is written)
 }
 
 func newPump(src io.Reader, dst io.Writer, maxLen int) *pump {
@@ -156,6 +168,7 @@ func (p *pump) scan() error {
 		}
 		if size > avail {
 			p.reserve(size)
+			p.tee = p.stream != nil && p.stream(typ)
 			return nil
 		}
 		if p.flushFirst != nil && p.fwd < p.r && p.flushFirst(typ) {
@@ -163,9 +176,14 @@ func (p *pump) scan() error {
 				return err
 			}
 		}
+		teed := p.tee
+		p.tee = false
 		v, err := p.handle(typ, p.buf[p.r+headerLen:p.r+size])
 		if err != nil {
 			return err
+		}
+		if teed && (v.prefix != nil || v.drop) {
+			return fmt.Errorf("%w: type %q", errRefusedStreamed, typ)
 		}
 		if v.prefix == nil && !v.drop {
 			p.r += size
@@ -211,7 +229,8 @@ func (p *pump) reserve(size int) {
 func (p *pump) makeRoom() {
 	if p.r > 0 {
 		n := copy(p.buf, p.buf[p.r:p.w])
-		p.r, p.w, p.fwd = 0, n, 0
+		p.fwd -= p.r // p.r outside a streamed message; further inside one
+		p.r, p.w = 0, n
 	}
 	if p.w < len(p.buf) {
 		return
@@ -229,11 +248,15 @@ func (p *pump) makeRoom() {
 }
 
 func (p *pump) flush() error {
-	if p.fwd == p.r {
+	end := p.r
+	if p.tee {
+		end = p.w // the streamed message, as far as it has arrived
+	}
+	if p.fwd >= end {
 		return nil
 	}
-	_, err := p.dst.Write(p.buf[p.fwd:p.r])
-	p.fwd = p.r
+	_, err := p.dst.Write(p.buf[p.fwd:end])
+	p.fwd = end
 	return err
 }
 

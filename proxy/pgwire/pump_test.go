@@ -721,3 +721,52 @@ func TestPump_KeepsABigBufferWhileBigMessagesKeepComing(t *testing.T) {
 	require.ErrorIs(t, p.run(), io.EOF)
 	assert.LessOrEqual(t, len(p.buf), 4*initialBufSize, "given back once big messages stopped")
 }
+
+// TestPump_StreamsABigMessageWhileAssemblingIt: with stream, a big
+// inspected Bind goes out as its chunks arrive; handle still sees it whole,
+// before its last chunk is written. Without stream nothing of it is written
+// before handle.
+func TestPump_StreamsABigMessageWhileAssemblingIt(t *testing.T) {
+	parse := msg('P', []byte("\x00INSERT INTO docs VALUES ($1)\x00\x00\x00"))
+	bind := msg('B', filled(200<<10))
+	sync := msg('S', nil)
+	stream := msgs(parse, bind, sync)
+	for _, streamed := range []bool{true, false} {
+		var out bytes.Buffer
+		p := newPump(&chunkReader{data: stream, next: fixedChunks(16 << 10)}, &out, 0)
+		p.inspect = func(typ byte) bool { return typ == 'B' || typ == 'S' }
+		if streamed {
+			p.stream = func(typ byte) bool { return typ == 'B' }
+		}
+		var atBind int
+		p.handle = func(typ byte, body []byte) (verdict, error) {
+			if typ == 'B' {
+				atBind = out.Len()
+				require.Equal(t, bind[headerLen:], body)
+			}
+			return verdict{}, nil
+		}
+		require.ErrorIs(t, p.run(), io.EOF)
+		require.Equal(t, stream, out.Bytes())
+		if streamed {
+			assert.Greater(t, atBind, len(parse)+len(bind)-16<<10, "all but the last chunk was forwarded before the Bind was handled")
+			assert.Less(t, atBind, len(parse)+len(bind), "handle ran before the Bind's last byte went out")
+		} else {
+			assert.LessOrEqual(t, atBind, len(parse), "a held message is written after its handler")
+		}
+	}
+}
+
+// TestPump_RefusingAStreamedMessageEndsTheSession: a handler cannot refuse
+// what is already on its way to the server; the pump stops with an error
+// instead of forwarding half of a message.
+func TestPump_RefusingAStreamedMessageEndsTheSession(t *testing.T) {
+	bind := msg('B', filled(100<<10))
+	var out bytes.Buffer
+	p := newPump(&chunkReader{data: msgs(bind, msg('S', nil)), next: fixedChunks(8 << 10)}, &out, 0)
+	p.inspect = func(typ byte) bool { return typ == 'B' }
+	p.stream = p.inspect
+	p.handle = func(byte, []byte) (verdict, error) { return verdict{drop: true}, nil }
+	require.ErrorIs(t, p.run(), errRefusedStreamed)
+	assert.Less(t, out.Len(), len(bind), "the Bind's last part was not sent")
+}

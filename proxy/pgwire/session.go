@@ -116,6 +116,9 @@ func (ss *session) relay() {
 	if w, ok := ss.obs.(Waiter); ok {
 		up.flushFirst = w.WillWait
 	}
+	if st, ok := ss.obs.(Streamer); ok {
+		up.stream = st.NeverRefuses
+	}
 	down.inspect, down.handle = ss.inspectServer, ss.fromServer
 
 	upDone := make(chan error, 1)
@@ -177,6 +180,8 @@ func clientFault(err error) errorFields {
 		}
 	case errors.Is(err, ErrMalformed):
 		return protocolViolation(fmt.Sprintf("lethe-proxy: %v", err))
+	case errors.Is(err, errRefusedStreamed):
+		return errorFields{Severity: "FATAL", Code: "XX000", Message: fmt.Sprintf("lethe-proxy: internal error: %v", err)}
 	default:
 		// The upstream side failed while writing; report it as lost.
 		return errUpstreamLost

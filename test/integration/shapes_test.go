@@ -316,8 +316,11 @@ func shapeAppendVector(buf []byte, v shapeVector) []byte {
 }
 
 // shapeEmbedding is a deterministic 8-dimensional embedding.
-func shapeEmbedding(s, i int) shapeVector {
-	v := make(shapeVector, 8)
+func shapeEmbedding(s, i int) shapeVector { return shapeEmbeddingOf(s, i, 8) }
+
+// shapeEmbeddingOf is a deterministic embedding of dim dimensions.
+func shapeEmbeddingOf(s, i, dim int) shapeVector {
+	v := make(shapeVector, dim)
 	for k := range v {
 		v[k] = 0.125*float32(k+1) + 0.5*float32(s) + 0.01*float32(i)
 	}
@@ -363,11 +366,11 @@ func shapeSummaryJSON(t testing.TB, shape, table string, rows []shapeRow, wire m
 
 // shapePgxTable connects pgx to addr, creates the pgx shapes' table and
 // returns the connection with vector's type OID.
-func shapePgxTable(t *testing.T, db testDB, addr, table string) (*pgx.Conn, uint32) {
+func shapePgxTable(t *testing.T, db testDB, addr, table string, dim int) (*pgx.Conn, uint32) {
 	t.Helper()
 	ctx := ctxT(t)
 	conn := connect(t, db.DSN(addr, "connect_timeout=10 application_name=lethe-shapes"))
-	_, err := conn.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+table+" (id text PRIMARY KEY, embedding vector(8), metadata jsonb)")
+	_, err := conn.Exec(ctx, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (id text PRIMARY KEY, embedding vector(%d), metadata jsonb)", table, dim))
 	require.NoError(t, err)
 	var vectorOID uint32
 	require.NoError(t, conn.QueryRow(ctx, "SELECT 'vector'::regtype::oid").Scan(&vectorOID))
@@ -378,12 +381,15 @@ func shapePgxTable(t *testing.T, db testDB, addr, table string) (*pgx.Conn, uint
 // pgconn.ExecParams over the extended protocol (unnamed statement), every
 // parameter in binary with explicit type OIDs: id text (25), embedding
 // vector (pgvector's binary format, OID looked up), metadata jsonb (3802,
-// version byte 1 + JSON). No extra types are registered.
+// version byte 1 + JSON). No extra types are registered. The embeddings
+// have 1536 dimensions, as OpenAI's do: the Bind (~37 KB) is bigger than
+// the relay's buffer, so capture reads it while it streams to the server.
 func shapePgxParams(t *testing.T, db testDB, addr string) string {
 	t.Helper()
 	ctx := ctxT(t)
 	table := shapePrefix + "_pgx"
-	conn, vectorOID := shapePgxTable(t, db, addr, table)
+	const dim = 1536
+	conn, vectorOID := shapePgxTable(t, db, addr, table, dim)
 	defer conn.Close(ctx)
 
 	rows := shapeRows("pgx")
@@ -395,7 +401,8 @@ func shapePgxParams(t *testing.T, db testDB, addr string) string {
 		values = append(values, fmt.Sprintf("($%d, $%d, $%d)", 3*i+1, 3*i+2, 3*i+3))
 		meta, err := json.Marshal(r.metadata)
 		require.NoError(t, err)
-		params = append(params, []byte(r.id), shapeAppendVector(nil, r.vec), append([]byte{1}, meta...))
+		vec := shapeEmbeddingOf(len(params), i, dim)
+		params = append(params, []byte(r.id), shapeAppendVector(nil, vec), append([]byte{1}, meta...))
 		oids = append(oids, pgtype.TextOID, vectorOID, pgtype.JSONBOID)
 		formats = append(formats, pgtype.BinaryFormatCode, pgtype.BinaryFormatCode, pgtype.BinaryFormatCode)
 	}
@@ -420,7 +427,7 @@ func shapePgxCopyFrom(t *testing.T, db testDB, addr string) string {
 	t.Helper()
 	ctx := ctxT(t)
 	table := shapePrefix + "_pgxcopy"
-	conn, vectorOID := shapePgxTable(t, db, addr, table)
+	conn, vectorOID := shapePgxTable(t, db, addr, table, 8)
 	defer conn.Close(ctx)
 	conn.TypeMap().RegisterType(&pgtype.Type{Name: "vector", OID: vectorOID, Codec: shapeVectorCodec{}})
 
