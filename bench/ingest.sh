@@ -30,6 +30,9 @@
 #   R            rounds [3]                 ROWS       rows per run [20000]
 #   BATCH        rows per INSERT [100]      DIM        vector dimensions [1536]
 #   WORKLOADS    ["extended simple copy"] (order within a round)
+#   PAIRED_ROWS  rows per target of the paired extended measurement: statements
+#                alternate direct/proxy, and the ratio of summed statement times
+#                is reported (steadier than whole runs on a noisy host) [20000], 0 = none
 #   WARMUP_ROWS  unrecorded rows per workload and target before round 1 [1000], 0 = none
 #   BIG_MB       size of the bounded-memory COPY in MiB [1024], 0 = skip
 #   BENCH_DB     database (created if missing) [lethe_bench]
@@ -51,7 +54,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 export R=${R:-3} ROWS=${ROWS:-20000} BATCH=${BATCH:-100} DIM=${DIM:-1536}
 export WORKLOADS=${WORKLOADS:-extended simple copy}
-export WARMUP_ROWS=${WARMUP_ROWS:-1000} BIG_MB=${BIG_MB:-1024}
+export WARMUP_ROWS=${WARMUP_ROWS:-1000} BIG_MB=${BIG_MB:-1024} PAIRED_ROWS=${PAIRED_ROWS:-20000}
 export QUIET_PCT=${QUIET_PCT:-20} QUIET_MAX=${QUIET_MAX:-60}
 BENCH_DB=${BENCH_DB:-lethe_bench}
 TABLE=${TABLE:-public.lethe_ingest_bench}
@@ -64,7 +67,7 @@ RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
 log() { printf '[ingest %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[ingest] ERROR: %s\n' "$*" >&2; exit 1; }
 
-for v in R ROWS BATCH DIM WARMUP_ROWS BIG_MB QUIET_PCT QUIET_MAX PROXY_PORT; do
+for v in R ROWS BATCH DIM WARMUP_ROWS PAIRED_ROWS BIG_MB QUIET_PCT QUIET_MAX PROXY_PORT; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 [[ $TABLE =~ ^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$ ]] || die "TABLE must be schema.table in lower case (got '$TABLE')"
@@ -190,7 +193,7 @@ fi
     echo "postgres=$(psql_direct -d postgres -c 'show server_version')"
     echo "pgvector=$(psql_direct -d "$BENCH_DB" -c "select coalesce((select extversion from pg_extension where extname = 'vector'), 'not yet installed')")"
     echo "go=$(go version)"
-    echo "rounds=$R rows=$ROWS batch=$BATCH dim=$DIM warmup_rows=$WARMUP_ROWS big_mb=$BIG_MB"
+    echo "rounds=$R rows=$ROWS batch=$BATCH dim=$DIM warmup_rows=$WARMUP_ROWS paired_rows=$PAIRED_ROWS big_mb=$BIG_MB"
     echo "workloads=$WORKLOADS table=$TABLE db=$BENCH_DB"
     echo "lethe_proxy_env=$LETHE_PROXY_ENV quiet_pct=$QUIET_PCT quiet_max_s=$QUIET_MAX perf=$PERF"
 } >"$OUT/meta.txt"

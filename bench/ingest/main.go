@@ -41,6 +41,7 @@ type config struct {
 	proxyPID                   int
 	rows, rounds, batch, dim   int
 	warmupRows                 int
+	pairedRows                 int
 	workloads                  []string
 	bigMB                      int
 	quietPct                   float64
@@ -81,6 +82,7 @@ func loadConfig() config {
 		batch:      envInt("BATCH", 100),
 		dim:        envInt("DIM", 1536),
 		warmupRows: envInt("WARMUP_ROWS", 1000),
+		pairedRows: envInt("PAIRED_ROWS", 20000),
 		bigMB:      envInt("BIG_MB", 1024),
 		quietPct:   float64(envInt("QUIET_PCT", 20)),
 		quietMax:   time.Duration(envInt("QUIET_MAX", 60)) * time.Second,
@@ -181,11 +183,17 @@ func main() {
 		}
 	}
 
+	var pr *paired
+	if cfg.pairedRows > 0 && slices.Contains(cfg.workloads, "extended") {
+		logf("paired extended: %d rows per target, statements alternating", cfg.pairedRows)
+		p := b.runPaired(ctx, cfg.pairedRows)
+		pr = &p
+	}
 	var big *run
 	if cfg.bigMB > 0 {
 		big = b.bigCopy(ctx)
 	}
-	report(cfg, runs, big)
+	report(cfg, runs, big, pr)
 }
 
 func (b *bench) setup(ctx context.Context) {
@@ -275,33 +283,57 @@ func (b *bench) runOne(ctx context.Context, round int, w, t string, n int, quiet
 }
 
 func (b *bench) loadExtended(ctx context.Context, conn *pgconn.PgConn, n int) error {
-	g := b.gen
-	sqlFull := insertSQL(b.cfg.table, b.cfg.batch)
-	vals := make([][]byte, 0, 3*b.cfg.batch)
-	oids := make([]uint32, 0, 3*b.cfg.batch)
-	formats := make([]int16, 0, 3*b.cfg.batch)
-	for r := 0; r < b.cfg.batch; r++ {
-		oids = append(oids, 25, b.vectorOID, 3802) // text, vector, jsonb
-		formats = append(formats, 1, 1, 1)
-	}
-	metaBuf := make([]byte, 0, 64*b.cfg.batch)
+	ins := b.newExtendedInserter()
 	for from := 0; from < n; from += b.cfg.batch {
-		k := min(b.cfg.batch, n-from)
-		sql := sqlFull
-		if k != b.cfg.batch {
-			sql = insertSQL(b.cfg.table, k)
+		if err := ins.exec(ctx, conn, from, min(b.cfg.batch, n-from)); err != nil {
+			return err
 		}
-		vals, metaBuf = vals[:0], metaBuf[:0]
-		for i := from; i < from+k; i++ {
-			m0 := len(metaBuf)
-			metaBuf = append(metaBuf, 1) // jsonb binary format version
-			metaBuf = append(metaBuf, g.meta(i)...)
-			vals = append(vals, []byte(g.id(i)), g.vecBin(i), metaBuf[m0:len(metaBuf):len(metaBuf)])
-		}
-		res := conn.ExecParams(ctx, sql, vals, oids[:3*k], formats[:3*k], nil).Read()
-		if res.Err != nil {
-			return fmt.Errorf("INSERT rows %d..%d: %v", from, from+k-1, describe(res.Err))
-		}
+	}
+	return nil
+}
+
+// extendedInserter sends the extended workload's multi-row INSERTs,
+// reusing its buffers from one statement to the next.
+type extendedInserter struct {
+	b       *bench
+	sqlFull string
+	vals    [][]byte
+	oids    []uint32
+	formats []int16
+	metaBuf []byte
+}
+
+func (b *bench) newExtendedInserter() *extendedInserter {
+	ins := &extendedInserter{
+		b:       b,
+		sqlFull: insertSQL(b.cfg.table, b.cfg.batch),
+		vals:    make([][]byte, 0, 3*b.cfg.batch),
+		metaBuf: make([]byte, 0, 64*b.cfg.batch),
+	}
+	for r := 0; r < b.cfg.batch; r++ {
+		ins.oids = append(ins.oids, 25, b.vectorOID, 3802) // text, vector, jsonb
+		ins.formats = append(ins.formats, 1, 1, 1)
+	}
+	return ins
+}
+
+// exec inserts rows from..from+k-1 in one statement.
+func (ins *extendedInserter) exec(ctx context.Context, conn *pgconn.PgConn, from, k int) error {
+	g := ins.b.gen
+	sql := ins.sqlFull
+	if k != ins.b.cfg.batch {
+		sql = insertSQL(ins.b.cfg.table, k)
+	}
+	ins.vals, ins.metaBuf = ins.vals[:0], ins.metaBuf[:0]
+	for i := from; i < from+k; i++ {
+		m0 := len(ins.metaBuf)
+		ins.metaBuf = append(ins.metaBuf, 1) // jsonb binary format version
+		ins.metaBuf = append(ins.metaBuf, g.meta(i)...)
+		ins.vals = append(ins.vals, []byte(g.id(i)), g.vecBin(i), ins.metaBuf[m0:len(ins.metaBuf):len(ins.metaBuf)])
+	}
+	res := conn.ExecParams(ctx, sql, ins.vals, ins.oids[:3*k], ins.formats[:3*k], nil).Read()
+	if res.Err != nil {
+		return fmt.Errorf("INSERT rows %d..%d: %v", from, from+k-1, describe(res.Err))
 	}
 	return nil
 }
@@ -411,7 +443,7 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-func report(cfg config, runs []run, big *run) {
+func report(cfg config, runs []run, big *run, pr *paired) {
 	var out io.Writer = os.Stdout
 	var files []io.Writer
 	if cfg.outDir != "" {
@@ -477,6 +509,9 @@ func report(cfg config, runs []run, big *run) {
 			fmt.Fprintf(out, "  (%d failed run(s))", fails)
 		}
 		fmt.Fprintln(out)
+	}
+	if pr != nil {
+		pr.report(out, thresholds["extended"])
 	}
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "per run (rows/s, in round order; host busy % during the run in brackets):")
