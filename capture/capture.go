@@ -35,6 +35,7 @@ const (
 
 // Config wires a Capture.
 type Config struct {
+	// Rules are the rules to start with; SetRules replaces them.
 	Rules  *extract.Rules
 	Ledger ledger.Ledger
 	Hasher *ledger.Hasher
@@ -65,6 +66,7 @@ type Stats struct {
 // table in the ledger before it is forwarded.
 type Capture struct {
 	cfg       Config
+	rules     atomic.Pointer[extract.Rules] // the rules in force (rules.go)
 	log       *slog.Logger
 	decisions chan decision
 	done      chan struct{}
@@ -100,6 +102,7 @@ func New(cfg Config) *Capture {
 		log = slog.Default()
 	}
 	c := &Capture{cfg: cfg, log: log, decisions: make(chan decision, 1024), done: make(chan struct{})}
+	c.rules.Store(cfg.Rules)
 	c.decideCtx, c.stopDeciding = context.WithCancel(context.Background())
 	go c.decide()
 	return c

@@ -20,7 +20,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 			stmts = split
 		}
 	}
-	mentions := s.c.cfg.Rules.Mentions(q)
+	mentions := s.rules.Mentions(q)
 	var only effect // of the one statement
 	if len(stmts) == 1 {
 		if only = s.effectOf(q); !mentions && only.none() {
@@ -53,7 +53,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 		if len(stmts) > 1 {
 			p.eff = s.effectOf(sql)
 		}
-		if mentions && s.c.cfg.Rules.Mentions(sql) {
+		if mentions && s.rules.Mentions(sql) {
 			var paths [][]string
 			s.lock(func() { _, paths = s.tx.paths.after(before) })
 			as, refusal := s.analyze(sql, paths)

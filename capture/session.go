@@ -58,6 +58,11 @@ type session struct {
 	stmts   map[string]*prepared // by name; "" is the unnamed statement
 	portals map[string]*portal
 	byText  map[analysisKey]*prepared
+	// rules are the rules stmts and byText were analysed with; texts are
+	// the prepared statements' texts, to analyse them again when the rules
+	// change (rules.go).
+	rules *extract.Rules
+	texts map[string]stmtText
 
 	copyDec  *extract.CopyDecoder
 	copyReq  uint64 // the COPY statement in the tracker
@@ -75,12 +80,14 @@ func newSession(c *Capture, info pgwire.SessionInfo) *session {
 	s := &session{
 		c: c, stmts: map[string]*prepared{}, portals: map[string]*portal{}, byText: map[analysisKey]*prepared{},
 		reset: startupSearchPath(info.Parameters),
+		rules: c.rules.Load(), texts: map[string]stmtText{},
 	}
 	s.tx = newTxTracker(c, s.reset)
 	return s
 }
 
 func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
+	s.followRules()
 	switch m.Type {
 	case 'Q':
 		q, err := m.Query()
@@ -101,6 +108,7 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 		}
 		st := s.prepare(p.Query, p.ParameterOIDs)
 		s.stmts[p.Name] = st
+		s.texts[p.Name] = stmtText{p.Query, p.ParameterOIDs}
 		return st.refusal
 	case 'B':
 		// Only the names first: most statements write nothing of ours, and
@@ -145,6 +153,7 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 		}
 		if c.ObjectType == 'S' {
 			delete(s.stmts, c.Name)
+			delete(s.texts, c.Name)
 		} else {
 			delete(s.portals, c.Name)
 		}
@@ -196,7 +205,7 @@ const maxCachedAnalyses = 256
 // table, analyses it under the search_paths it may be bound under now.
 func (s *session) prepare(sql string, types []uint32) *prepared {
 	e := s.effectOf(sql)
-	if !s.c.cfg.Rules.Mentions(sql) {
+	if !s.rules.Mentions(sql) {
 		if e.none() {
 			return plain
 		}
@@ -241,7 +250,7 @@ func (s *session) analysed(sql string, e effect, types []uint32, key string, pat
 // unqualified names under each of paths, and refuses it in strict mode
 // when its writes cannot be attributed.
 func (s *session) analyze(sql string, paths [][]string) ([]*extract.Analysis, *pgwire.Refusal) {
-	as, err := s.c.cfg.Rules.AnalyzeUnder(sql, s.resolvable(paths))
+	as, err := s.rules.AnalyzeUnder(sql, s.resolvable(paths))
 	if err != nil {
 		if s.c.cfg.Mode == Strict {
 			return nil, s.refuse("it names a configured table but could not be parsed: " + err.Error())

@@ -96,6 +96,7 @@ func (r *Rules) analyze(sql string, searchPath []string) ([]*Analysis, error) {
 		return nil, fmt.Errorf("extract: parse: %w", err)
 	}
 	var out []*Analysis
+	mayCall := r.writers != nil && r.writers.calls.in(sql)
 	for _, raw := range res.Stmts {
 		// A SET search_path earlier in the same text applies to the
 		// statements after it.
@@ -104,6 +105,7 @@ func (r *Rules) analyze(sql string, searchPath []string) ([]*Analysis, error) {
 			continue
 		}
 		out = append(out, r.analyzeStmt(raw.Stmt, searchPath)...)
+		out = append(out, r.serverSideWrites(raw.Stmt, statementText(sql, raw), mayCall)...)
 	}
 	return out, nil
 }

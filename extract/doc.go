@@ -25,7 +25,11 @@
 // file or program, SQL-level PREPARE of a write) yield one OpUnattributed
 // tag with a reason.
 //
-// Not seen at all: writes made by code running inside the server (functions,
-// procedures, DO blocks, triggers, rules) — only the statement the client
-// sends is read.
+// Writes made by code running inside the server are unattributed too: a
+// DO block naming a configured table, and, with the writers a connector
+// found in the database's catalog (Rules.FindWriters, Rules.WithWriters),
+// calls of functions and procedures that write configured tables and
+// writes to relations whose triggers or rules do (serverside.go). Only the
+// statement the client sends is read: the catalog says what the server
+// will run.
 package extract

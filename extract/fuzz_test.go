@@ -90,3 +90,58 @@ func equalTags(a, b []Tag) bool {
 	}
 	return true
 }
+
+// FuzzServerSideWrites is FuzzAnalyzeTags' prefilter check for rules with
+// server-side writers: calls, fired relations and DO blocks are only found
+// in text Mentions lets through, and every analysis names a configured
+// table.
+func FuzzServerSideWrites(f *testing.F) {
+	f.Add(`SELECT add_doc($1, $2)`)
+	f.Add(`CALL app.store_memory('m')`)
+	f.Add(`INSERT INTO messages (id) VALUES (1)`)
+	f.Add(`DO $$ BEGIN PERFORM add_doc('a', 'u'); DELETE FROM docs; END $$`)
+	f.Add(`EXPLAIN (ANALYZE) WITH w AS (UPDATE staging SET x = 1 RETURNING 1) SELECT "Odd_Name"(1)`)
+	r := writerRules(f)
+	f.Fuzz(func(t *testing.T, sql string) {
+		as, err := r.Analyze(sql, nil)
+		if err != nil {
+			return
+		}
+		if len(as) > 0 && !r.Mentions(sql) {
+			t.Fatalf("Analyze found %s in %q but Mentions said no", as[0].Table, sql)
+		}
+		for _, a := range as {
+			if a.t == nil || r.tables[a.Table] != a.t {
+				t.Fatalf("analysis of an unconfigured table %q", a.Table)
+			}
+			if a.Kind == KindUnattributed && a.Reason == "" {
+				t.Fatalf("unattributed %s without a reason", a.Table)
+			}
+		}
+	})
+}
+
+// FuzzFindWriters feeds arbitrary function bodies and rule definitions to
+// the catalog reader: no panics, and only configured tables come out.
+func FuzzFindWriters(f *testing.F) {
+	f.Add("sql", `INSERT INTO docs (id, user_id) VALUES ($1, $2)`, "", `CREATE RULE r AS ON INSERT TO x DO ALSO DELETE FROM mem0`)
+	f.Add("plpgsql", "BEGIN EXECUTE 'delete from docs'; END", "CREATE FUNCTION public.f() RETURNS void LANGUAGE plpgsql AS $$BEGIN EXECUTE 'delete from docs'; PERFORM g(); END$$", "")
+	f.Add("sql", "", "CREATE FUNCTION f() RETURNS void LANGUAGE sql BEGIN ATOMIC INSERT INTO items VALUES (1); END", "not a rule")
+	f.Add("plpython3u", `plpy.execute("update docs set x = 1")`, "", "")
+	r := testRules(f)
+	f.Fuzz(func(t *testing.T, lang, src, def, rule string) {
+		w := r.FindWriters(Catalog{
+			Routines: []Routine{{Schema: "public", Name: "f", Language: lang, Source: src, Definition: def}, {Schema: "public", Name: "g", Language: "sql", Source: src}},
+			Triggers: []Trigger{{Schema: "public", Table: "x", Name: "t", FunctionSchema: "public", Function: "f"}},
+			Rules:    []RewriteRule{{Schema: "public", Table: "y", Name: "r", Definition: rule}},
+		})
+		for _, fn := range w.Functions {
+			for _, tb := range fn.Tables {
+				if r.tables[tb] == nil {
+					t.Fatalf("writer %s writes unconfigured %q", fn.Name, tb)
+				}
+			}
+		}
+		r.WithWriters(w)
+	})
+}

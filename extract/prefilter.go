@@ -1,21 +1,52 @@
 package extract
 
-// Mentions reports whether sql may name a configured table: a
-// case-insensitive substring search for the configured relation names, with
-// no parsing and no allocation. False means Analyze would return nothing.
+// Mentions reports whether sql may name a configured table, or a function
+// or relation through which the server writes one (Rules.WithWriters): a
+// case-insensitive substring search for those names, with no parsing and
+// no allocation. False means Analyze would return nothing.
 //
 // Text with a Unicode-escaped identifier (U&"d\0061ta") could spell a table
 // name without containing it, so any "U&" also answers true.
-func (r *Rules) Mentions(sql string) bool {
+func (r *Rules) Mentions(sql string) bool { return r.mentioned.in(sql) }
+
+// nameSet finds any of a set of names in a text, ignoring ASCII case,
+// without allocating. Any "U&" in the text counts as a match too.
+type nameSet struct {
+	// names are the lower-cased names; byFirst indexes them by their
+	// first byte.
+	names   [][]byte
+	byFirst [256][]int
+	starts  [256]bool // bytes that may start a name or "U&", either case
+}
+
+// add puts name in the set (once, however often it is added).
+func (s *nameSet) add(name string) {
+	s.starts['u'], s.starts['U'] = true, true
+	if name == "" {
+		return
+	}
+	low := lowerASCII(name)
+	for _, n := range s.byFirst[low[0]] {
+		if string(s.names[n]) == string(low) {
+			return
+		}
+	}
+	s.byFirst[low[0]] = append(s.byFirst[low[0]], len(s.names))
+	s.starts[low[0]], s.starts[toUpper(low[0])] = true, true
+	s.names = append(s.names, low)
+}
+
+// in reports whether sql contains any name of the set, or "U&".
+func (s *nameSet) in(sql string) bool {
 	// One pass over the text: only bytes that can start a name (in either
 	// case) are looked at further.
 	for i := 0; i < len(sql); i++ {
-		if !r.starts[sql[i]] {
+		if !s.starts[sql[i]] {
 			continue
 		}
 		c := toLower(sql[i])
-		for _, n := range r.byFirst[c] {
-			if hasPrefixFold(sql[i:], r.names[n]) {
+		for _, n := range s.byFirst[c] {
+			if hasPrefixFold(sql[i:], s.names[n]) {
 				return true
 			}
 		}
@@ -49,6 +80,17 @@ func hasPrefixFold(s string, lower []byte) bool {
 		}
 	}
 	return true
+}
+
+// lowerASCII lower-cases the ASCII letters of s only, as the comparisons
+// here do (strings.ToLower would also change non-ASCII letters, which then
+// never match).
+func lowerASCII(s string) []byte {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = toLower(c)
+	}
+	return b
 }
 
 func toLower(c byte) byte {

@@ -1,20 +1,17 @@
 package extract
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // Rules is the compiled rule set, safe for concurrent use (it is never
-// modified after NewRules).
+// modified after NewRules or WithWriters, which returns a new one).
 type Rules struct {
 	tables map[string]*table // by "schema.name"
 	byName map[string]bool   // relation names (no schema) of configured tables
-	// names are the lower-cased relation names Mentions looks for;
-	// byFirst indexes them by their first byte.
-	names   [][]byte
-	byFirst [256][]int
-	starts  [256]bool // bytes that may start a name or "U&", either case
+	// mentioned holds the names Mentions looks for: the configured
+	// relation names, and the names of writers when there are any.
+	mentioned nameSet
+	// writers are the server-side writers (WithWriters); nil when none.
+	writers *writerIndex
 }
 
 // table is one compiled rule.
@@ -54,7 +51,6 @@ func (t *table) jsonColumn(col int) bool {
 // with ParseSubject.
 func NewRules(rules []Rule) (*Rules, error) {
 	r := &Rules{tables: map[string]*table{}, byName: map[string]bool{}}
-	seen := map[string]bool{}
 	for _, rule := range rules {
 		var t table
 		var err error
@@ -90,15 +86,9 @@ func NewRules(rules []Rule) (*Rules, error) {
 		}
 		r.tables[t.name] = &t
 		r.byName[t.relname] = true
-		low := strings.ToLower(t.relname)
-		if !seen[low] {
-			seen[low] = true
-			r.byFirst[low[0]] = append(r.byFirst[low[0]], len(r.names))
-			r.starts[low[0]], r.starts[toUpper(low[0])] = true, true
-			r.names = append(r.names, []byte(low))
-		}
+		r.mentioned.add(t.relname)
 	}
-	r.starts['u'], r.starts['U'] = true, true
+	r.mentioned.add("") // "U&" alone, even with no table
 	return r, nil
 }
 

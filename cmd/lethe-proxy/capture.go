@@ -78,6 +78,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 		Mode: capture.Mode(cfg.Capture.Mode), FailOpen: cfg.Capture.FailOpen, Logger: log,
 		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == "flag",
 	})
+	watchWriters(cfg.Capture, rules, c, log)
 	return &captured{capture: c, ledger: l, hasher: hasher, tombstones: tombs}, nil
 }
 
@@ -195,4 +196,47 @@ func idColumnsByTable(tables []config.TableRule) (map[string]string, error) {
 		out[name] = t.ID
 	}
 	return out, nil
+}
+
+// writersInterval is how often the store's catalog is read again for
+// functions, procedures, triggers and rules that write configured tables;
+// writersRetry, how soon after a failed read.
+const (
+	writersInterval = time.Minute
+	writersRetry    = 10 * time.Second
+)
+
+// watchWriters keeps capture's rules in step with the server-side writers
+// of the store named by capture.store: read now (a failure is logged and
+// retried, not fatal: capture works without them, only blind to such
+// writes), then every writersInterval until the capture closes.
+func watchWriters(c config.Capture, rules *extract.Rules, capt *capture.Capture, log *slog.Logger) {
+	if c.Store == "" {
+		log.Info("writes made inside the database by functions, procedures, triggers and rules are not checked: capture.store is not set (DO blocks naming a configured table still are)")
+		return
+	}
+	var store *pgvector.Store // opened on first use, so that a store down at start is retried
+	catalog := capt.WriterCatalog(func(ctx context.Context) (extract.Writers, error) {
+		if store == nil {
+			s, err := pgvector.Open(ctx, c.Store)
+			if err != nil {
+				return extract.Writers{}, err
+			}
+			store = s
+		}
+		return store.Writers(ctx, rules)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err := catalog.Refresh(ctx)
+	cancel()
+	if err != nil {
+		log.Warn("could not read the server-side writers of configured tables; calls of them are not refused until a retry succeeds",
+			"err", err, "retry_in", writersRetry)
+	}
+	go func() {
+		catalog.Watch(context.Background(), writersInterval, writersRetry)
+		if store != nil {
+			store.Close()
+		}
+	}()
 }

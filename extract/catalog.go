@@ -1,0 +1,217 @@
+package extract
+
+import "slices"
+
+// Catalog is what a connector read of a database's server-side code: its
+// functions and procedures, triggers and rules. FindWriters works out which
+// of them write configured tables.
+type Catalog struct {
+	Routines []Routine
+	Triggers []Trigger
+	Rules    []RewriteRule
+}
+
+// Routine is one function or procedure (pg_proc).
+type Routine struct {
+	Schema, Name string
+	Language     string // pg_language.lanname: "sql", "plpgsql", "plpython3u"…
+	Source       string // prosrc: the body as written ("" for BEGIN ATOMIC)
+	// Definition is pg_get_functiondef: the whole CREATE FUNCTION, which
+	// PL/pgSQL's parser needs and which holds a BEGIN ATOMIC body. It may
+	// be empty for other languages.
+	Definition string
+}
+
+// Trigger is one trigger (pg_trigger, not internal): writes to the
+// relation Schema.Table run Function.
+type Trigger struct {
+	Schema, Table            string
+	Name                     string
+	Events                   Events // 0 means any
+	FunctionSchema, Function string
+}
+
+// RewriteRule is one rule (pg_rewrite, other than a view's _RETURN).
+type RewriteRule struct {
+	Schema, Table, Name string
+	Event               Events // 0 means any
+	Definition          string // pg_get_ruledef: the whole CREATE RULE
+}
+
+// qualName is a function or relation name as a statement spells it;
+// schema is "" when unqualified.
+type qualName struct{ schema, name string }
+
+// matches reports whether a name spelled as q may denote s.name: an
+// unqualified name may be any schema's (over-attributing rather than
+// missing a write).
+func (q qualName) matches(schema, name string) bool {
+	return q.name == name && (q.schema == "" || q.schema == schema)
+}
+
+// relWrite is a relation a body writes.
+type relWrite struct {
+	rel    qualName
+	events Events
+}
+
+// effects is what a body (function, rule action) makes the server do.
+type effects struct {
+	writes []relWrite
+	calls  []qualName
+	// texts are read by the text rule (textnames.go): sources that could
+	// not be parsed, other languages, dynamic SQL, DO blocks.
+	texts []string
+}
+
+// FindWriters works out which of c's functions and procedures write
+// configured tables (directly, by writing a relation whose trigger or rule
+// does, or by calling a writer) and which relations fire triggers or rules
+// that do, repeating until nothing new is found. Unqualified names in
+// bodies match any schema. Writers come out sorted.
+func (r *Rules) FindWriters(c Catalog) Writers {
+	routines := make([]effects, len(c.Routines))
+	for i, rt := range c.Routines {
+		routines[i] = r.routineEffects(rt)
+	}
+	rules := make([]effects, len(c.Rules))
+	for i, rr := range c.Rules {
+		rules[i] = ruleEffects(rr.Definition)
+	}
+	f := finder{r: r, funcs: tableSets[qualName]{}, fired: tableSets[firedKey]{}}
+	for changed := true; changed; {
+		changed = false
+		for i, rt := range c.Routines {
+			changed = f.funcs.grow(qualName{rt.Schema, rt.Name}, f.tables(routines[i])) || changed
+		}
+		for _, tg := range c.Triggers {
+			k := firedKey{qualName{tg.Schema, tg.Table}, "trigger " + tg.Name, tg.Events}
+			changed = f.fired.grow(k, f.funcs[qualName{tg.FunctionSchema, tg.Function}]) || changed
+		}
+		for i, rr := range c.Rules {
+			k := firedKey{qualName{rr.Schema, rr.Table}, "rule " + rr.Name, rr.Event}
+			changed = f.fired.grow(k, f.tables(rules[i])) || changed
+		}
+	}
+	var w Writers
+	for q, ts := range f.funcs {
+		if len(ts) > 0 {
+			w.Functions = append(w.Functions, WriterFunction{Schema: q.schema, Name: q.name, Tables: ts.names()})
+		}
+	}
+	for k, ts := range f.fired {
+		if len(ts) > 0 {
+			w.Fired = append(w.Fired, FiredRelation{Schema: k.rel.schema, Name: k.rel.name, By: k.by, Events: k.events, Tables: ts.names()})
+		}
+	}
+	w.sort()
+	return w
+}
+
+// finder holds what FindWriters knows so far.
+type finder struct {
+	r     *Rules
+	funcs tableSets[qualName] // writer functions (overloads share a name)
+	fired tableSets[firedKey]
+}
+
+type firedKey struct {
+	rel    qualName
+	by     string
+	events Events
+}
+
+// tables returns the configured tables a body with effects e writes,
+// given the writers known so far.
+func (f *finder) tables(e effects) tableSet {
+	out := tableSet{}
+	for _, w := range e.writes {
+		out.addAll(f.r.named(w.rel))
+		for k, ts := range f.fired {
+			if w.rel.matches(k.rel.schema, k.rel.name) && (k.events == 0 || k.events&w.events != 0) {
+				out.addAll(ts)
+			}
+		}
+	}
+	for _, c := range e.calls {
+		for q, ts := range f.funcs {
+			if c.matches(q.schema, q.name) {
+				out.addAll(ts)
+			}
+		}
+	}
+	for _, text := range e.texts {
+		writes := namesWrite(text)
+		if writes {
+			for _, t := range f.r.tables {
+				if namedIn(text, t.relname) {
+					out[t] = true
+				}
+			}
+			for k, ts := range f.fired {
+				if namedIn(text, k.rel.name) {
+					out.addAll(ts)
+				}
+			}
+		}
+		// A call needs no write verb: SELECT add_doc(…) writes.
+		for q, ts := range f.funcs {
+			if len(ts) > 0 && namedIn(text, q.name) {
+				out.addAll(ts)
+			}
+		}
+	}
+	return out
+}
+
+// named returns the configured tables a relation name may denote.
+func (r *Rules) named(q qualName) tableSet {
+	if !r.byName[q.name] {
+		return nil
+	}
+	out := tableSet{}
+	for _, t := range r.tables {
+		if q.matches(t.schema, t.relname) {
+			out[t] = true
+		}
+	}
+	return out
+}
+
+// tableSet is a set of configured tables.
+type tableSet map[*table]bool
+
+func (s tableSet) addAll(o tableSet) {
+	for t := range o {
+		s[t] = true
+	}
+}
+
+func (s tableSet) names() []string {
+	out := make([]string, 0, len(s))
+	for t := range s {
+		out = append(out, t.name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// tableSets are the tables written through each function or fired
+// relation found so far; they only grow.
+type tableSets[K comparable] map[K]tableSet
+
+// grow adds ts to m[k] and reports whether that added anything.
+func (m tableSets[K]) grow(k K, ts tableSet) bool {
+	cur := m[k]
+	grew := false
+	for t := range ts {
+		if !cur[t] {
+			if cur == nil {
+				cur = tableSet{}
+				m[k] = cur
+			}
+			cur[t], grew = true, true
+		}
+	}
+	return grew
+}

@@ -1,0 +1,154 @@
+package extract
+
+import (
+	"slices"
+	"strings"
+)
+
+// Server-side writers.
+//
+// A statement can make the server write a configured table without naming
+// it: by calling a function or procedure that does (SELECT add_doc($1, $2),
+// CALL p()), or by writing a relation whose triggers or rules do. Lethe
+// cannot know the rows such writes touch, so it treats them like the other
+// unattributable writes (OpUnattributed): refused in strict mode, recorded
+// as an unattributed write of the table in permissive mode. Which functions
+// and relations those are is the database's business: a connector reads
+// its catalog (Rules.FindWriters turns what it read into Writers) and the
+// proxy compiles them in with Rules.WithWriters.
+
+// Writers are the server-side code paths that write configured tables.
+type Writers struct {
+	Functions []WriterFunction
+	Fired     []FiredRelation
+}
+
+// WriterFunction is a function or procedure that writes configured tables
+// when it runs, itself or through what it calls.
+type WriterFunction struct {
+	Schema, Name string   // as stored in the catalog (unquoted names are lower case)
+	Tables       []string // configured tables it writes, "schema.name"
+}
+
+func (f WriterFunction) String() string {
+	return f.Schema + "." + f.Name + " writes " + strings.Join(f.Tables, ", ")
+}
+
+// FiredRelation is a relation with a trigger or rule that writes configured
+// tables when the relation is written. A configured table can be one too
+// (its trigger writes another configured table, or itself).
+type FiredRelation struct {
+	Schema, Name string // the relation whose writes fire it
+	By           string // "trigger docs_audit", "rule log_insert": for messages
+	// Events are the writes that fire it; 0 means any.
+	Events Events
+	Tables []string // configured tables it writes, "schema.name"
+}
+
+func (f FiredRelation) String() string {
+	return f.Schema + "." + f.Name + " (" + f.By + ") writes " + strings.Join(f.Tables, ", ")
+}
+
+// Events is a set of kinds of write to a relation, as triggers and rules
+// are declared for them.
+type Events uint8
+
+const (
+	OnInsert Events = 1 << iota
+	OnUpdate
+	OnDelete
+	OnTruncate
+)
+
+// Equal reports whether w and o list the same writers in the same order
+// (FindWriters sorts them), so that a refresh that found nothing new
+// need not replace the rules.
+func (w Writers) Equal(o Writers) bool {
+	return slices.EqualFunc(w.Functions, o.Functions, func(a, b WriterFunction) bool {
+		return a.Schema == b.Schema && a.Name == b.Name && slices.Equal(a.Tables, b.Tables)
+	}) && slices.EqualFunc(w.Fired, o.Fired, func(a, b FiredRelation) bool {
+		return a.Schema == b.Schema && a.Name == b.Name && a.By == b.By && a.Events == b.Events && slices.Equal(a.Tables, b.Tables)
+	})
+}
+
+// writerIndex is Writers compiled for the hot path.
+type writerIndex struct {
+	funcs map[string][]writerFunc // by function name
+	fired map[string][]firedRel   // by relation name
+	// calls holds the writer function names: only a text that contains
+	// one is searched for function calls, which needs a walk of its tree.
+	calls nameSet
+}
+
+type writerFunc struct {
+	schema string
+	tables []*table
+}
+
+type firedRel struct {
+	schema, by string
+	events     Events
+	tables     []*table
+}
+
+// WithWriters returns rules that also see the writes w says the server
+// makes: a statement calling a writer function, or writing a fired
+// relation, yields an unattributed Analysis for each configured table
+// written that way, and Mentions answers true for their names. r is not
+// modified; the writers of r, if any, are replaced. Tables w names that r
+// does not configure are ignored.
+func (r *Rules) WithWriters(w Writers) *Rules {
+	n := &Rules{tables: r.tables, byName: r.byName}
+	for _, t := range r.tables {
+		n.mentioned.add(t.relname)
+	}
+	n.mentioned.add("")
+	idx := &writerIndex{funcs: map[string][]writerFunc{}, fired: map[string][]firedRel{}}
+	for _, f := range w.Functions {
+		if ts := r.configured(f.Tables); len(ts) > 0 {
+			idx.funcs[f.Name] = append(idx.funcs[f.Name], writerFunc{schema: f.Schema, tables: ts})
+			idx.calls.add(f.Name)
+			n.mentioned.add(f.Name)
+		}
+	}
+	for _, f := range w.Fired {
+		if ts := r.configured(f.Tables); len(ts) > 0 {
+			idx.fired[f.Name] = append(idx.fired[f.Name], firedRel{schema: f.Schema, by: f.By, events: f.Events, tables: ts})
+			n.mentioned.add(f.Name)
+		}
+	}
+	if len(idx.funcs) > 0 || len(idx.fired) > 0 {
+		n.writers = idx
+	}
+	return n
+}
+
+// configured returns the configured tables among names ("schema.name").
+func (r *Rules) configured(names []string) []*table {
+	var out []*table
+	for _, name := range names {
+		if t := r.tables[name]; t != nil && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func tableNames(ts []*table) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.name
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sort puts w in the order Equal expects.
+func (w *Writers) sort() {
+	slices.SortFunc(w.Functions, func(a, b WriterFunction) int {
+		return strings.Compare(a.Schema+"\x00"+a.Name, b.Schema+"\x00"+b.Name)
+	})
+	slices.SortFunc(w.Fired, func(a, b FiredRelation) int {
+		return strings.Compare(a.Schema+"\x00"+a.Name+"\x00"+a.By, b.Schema+"\x00"+b.Name+"\x00"+b.By)
+	})
+}
