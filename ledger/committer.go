@@ -40,12 +40,24 @@ type request struct {
 
 // batchWriter runs one batch of requests in one transaction and commits it.
 // It sets req.id and req.opErr for each request; a returned error means the
-// transaction did not commit (and nothing in it is durable).
-type batchWriter func(ctx context.Context, now time.Time, batch []*request) error
+// transaction did not commit (and nothing in it is durable). It may stop
+// after any request once yield reports that an intent is waiting, and
+// commit what it ran: it returns how many requests that was (a nil yield
+// never stops it).
+type batchWriter func(ctx context.Context, now time.Time, batch []*request, yield func() bool) (int, error)
 
 // committer is the group commit: one goroutine takes every write request,
 // gathers the ones that arrive close together and commits them in one
 // transaction, so that N concurrent Intend calls cost one fsync, not N.
+//
+// Intents go first. The proxy holds a client's Sync until its intent is
+// durable, whereas confirmations, drops and deletions wait for nobody; and
+// a batch of confirmations is heavy (each expands an intent's entries into
+// indexed rows: ~60 ms for 3,500 entries on a busy 2-core host). So the
+// intents of a gathered batch are committed before its other requests, and
+// a transaction of other requests commits early, at the next request
+// boundary, as soon as an intent is queued; the rest waits for the next
+// round. An intent then waits for at most one other request.
 type committer struct {
 	write    batchWriter
 	window   time.Duration
@@ -65,6 +77,8 @@ type committer struct {
 	closed bool
 	reqs   chan *request
 	done   chan struct{}
+	// queuedIntents counts intents sent to reqs and not yet gathered.
+	queuedIntents atomic.Int64
 }
 
 func newCommitter(write batchWriter, opts Options) *committer {
@@ -95,9 +109,15 @@ func (c *committer) submit(r *request) error {
 		c.mu.RUnlock()
 		return ErrClosed
 	}
+	if r.kind == opIntend {
+		c.queuedIntents.Add(1)
+	}
 	select {
 	case c.reqs <- r:
 	case <-r.ctx.Done():
+		if r.kind == opIntend {
+			c.queuedIntents.Add(-1)
+		}
 		c.mu.RUnlock()
 		return r.ctx.Err()
 	}
@@ -131,58 +151,86 @@ func (c *committer) close() {
 
 func (c *committer) run() {
 	defer close(c.done)
+	var backlog []*request // requests other than intents, oldest first
 	for {
-		first, ok := <-c.reqs
-		if !ok {
-			return
+		var first *request
+		if len(backlog) == 0 {
+			r, ok := <-c.reqs
+			if !ok {
+				return
+			}
+			first = r
 		}
-		batch := c.gather(first)
-		c.commit(batch)
+		intents, others := c.gather(first)
+		backlog = append(backlog, others...)
+		if len(intents) > 0 {
+			c.commit(intents, nil)
+		}
+		if len(backlog) > 0 {
+			n := min(len(backlog), c.maxBatch)
+			rest := c.commit(backlog[:n], c.intentWaiting)
+			backlog = append(rest, backlog[n:]...)
+		}
 	}
 }
 
-// gather collects requests after first until the batch is full, the window
-// has passed, or the queue is closed. With a window of 0 it takes only what
-// is already queued (requests that arrived during the previous commit).
-func (c *committer) gather(first *request) []*request {
-	batch := []*request{first}
-	var timeout <-chan time.Time
-	if c.window > 0 {
-		t := time.NewTimer(c.window)
-		defer t.Stop()
-		timeout = t.C
+func (c *committer) intentWaiting() bool { return c.queuedIntents.Load() > 0 }
+
+// gather collects what is queued, intents apart from other requests,
+// until maxBatch requests, the window has passed after first, or the queue
+// is empty (without first, or with a window of 0, it takes only what is
+// already queued: requests that arrived during the previous commit).
+func (c *committer) gather(first *request) (intents, others []*request) {
+	add := func(r *request) {
+		if r.kind == opIntend {
+			c.queuedIntents.Add(-1)
+			intents = append(intents, r)
+		} else {
+			others = append(others, r)
+		}
 	}
-	for len(batch) < c.maxBatch {
+	var timeout <-chan time.Time
+	if first != nil {
+		add(first)
+		if c.window > 0 {
+			t := time.NewTimer(c.window)
+			defer t.Stop()
+			timeout = t.C
+		}
+	}
+	for len(intents)+len(others) < c.maxBatch {
 		if timeout == nil {
 			select {
 			case r, ok := <-c.reqs:
 				if !ok {
-					return batch
+					return intents, others
 				}
-				batch = append(batch, r)
+				add(r)
 				continue
 			default:
-				return batch
+				return intents, others
 			}
 		}
 		select {
 		case r, ok := <-c.reqs:
 			if !ok {
-				return batch
+				return intents, others
 			}
-			batch = append(batch, r)
+			add(r)
 		case <-timeout:
-			return batch
+			return intents, others
 		}
 	}
-	return batch
+	return intents, others
 }
 
-// commit writes batch in one transaction. If that transaction fails, each
-// request is retried in a transaction of its own, so that one bad request
-// cannot fail its neighbours; requests whose caller has gone are skipped.
-func (c *committer) commit(batch []*request) {
-	live := batch[:0]
+// commit writes batch in one transaction, or as much of it as the backend
+// ran before yield stopped it, and returns the requests it did not run. If
+// the transaction fails, each request is retried in a transaction of its
+// own, so that one bad request cannot fail its neighbours; requests whose
+// caller has gone are skipped.
+func (c *committer) commit(batch []*request, yield func() bool) (rest []*request) {
+	live := make([]*request, 0, len(batch))
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			r.done <- err
@@ -191,24 +239,24 @@ func (c *committer) commit(batch []*request) {
 		live = append(live, r)
 	}
 	if len(live) == 0 {
-		return
+		return nil
 	}
-	err := c.try(live)
+	n, err := c.try(live, yield)
 	if err == nil {
 		c.batches.Add(1)
-		c.requests.Add(int64(len(live)))
-		for _, r := range live {
+		c.requests.Add(int64(n))
+		for _, r := range live[:n] {
 			r.done <- r.opErr
 		}
-		return
+		return live[n:]
 	}
 	if len(live) == 1 {
 		live[0].done <- unavailable(err)
-		return
+		return nil
 	}
 	for _, r := range live {
 		one := []*request{r}
-		if err := c.try(one); err != nil {
+		if _, err := c.try(one, nil); err != nil {
 			r.done <- unavailable(err)
 			continue
 		}
@@ -216,9 +264,10 @@ func (c *committer) commit(batch []*request) {
 		c.requests.Add(1)
 		r.done <- r.opErr
 	}
+	return nil
 }
 
-func (c *committer) try(batch []*request) error {
+func (c *committer) try(batch []*request, yield func() bool) (int, error) {
 	for _, r := range batch {
 		r.id, r.opErr = 0, nil
 	}
@@ -226,7 +275,7 @@ func (c *committer) try(batch []*request) error {
 	defer cancel()
 	// Microseconds: what PostgreSQL's timestamptz keeps, so both backends
 	// return the same times.
-	return c.write(ctx, time.Now().UTC().Truncate(time.Microsecond), batch)
+	return c.write(ctx, time.Now().UTC().Truncate(time.Microsecond), batch, yield)
 }
 
 // unavailable wraps err with ErrUnavailable unless it already is.

@@ -18,23 +18,32 @@ type fakeWriter struct {
 	batches [][]*request
 	delay   time.Duration
 	poison  string
+	// perRequest is the time each request takes (an intent's
+	// confirmation expanding into indexed rows).
+	perRequest time.Duration
 }
 
-func (f *fakeWriter) write(ctx context.Context, now time.Time, batch []*request) error {
+func (f *fakeWriter) write(ctx context.Context, now time.Time, batch []*request, yield func() bool) (int, error) {
 	time.Sleep(f.delay) // an fsync
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, r := range batch {
 		if f.poison != "" && r.kind == opIntend && len(r.entries) > 0 && r.entries[0].RecordID == f.poison {
-			return errors.New("disk says no")
+			return 0, errors.New("disk says no")
 		}
 	}
+	n := 0
 	for _, r := range batch {
+		if n > 0 && yield != nil && yield() {
+			break
+		}
+		time.Sleep(f.perRequest)
 		f.next++
 		r.id = f.next
+		n++
 	}
-	f.batches = append(f.batches, batch)
-	return nil
+	f.batches = append(f.batches, batch[:n:n])
+	return n, nil
 }
 
 func intendConcurrently(c *committer, ids []string) ([]IntentID, []error) {
@@ -110,4 +119,54 @@ func TestCommitter_NoWindowStillBatchesWhatQueued(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Less(t, c.batches.Load(), int64(50))
+}
+
+// TestCommitter_IntentsGoBeforeQueuedDecisions: an intent queued behind a
+// long run of confirmations is committed before the rest of them, not after
+// the whole batch; the confirmations all commit.
+func TestCommitter_IntentsGoBeforeQueuedDecisions(t *testing.T) {
+	f := &fakeWriter{perRequest: 20 * time.Millisecond}
+	c := newCommitter(f.write, Options{CommitWindow: -1})
+	defer c.close()
+	ctx := context.Background()
+	w := writes{c}
+	ids, errs := intendConcurrently(c, []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"})
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			require.NoError(t, w.Confirm(ctx, id))
+		}()
+	}
+	for c.requests.Load() < int64(len(ids))+1 { // the confirmations are under way
+		time.Sleep(time.Millisecond)
+	}
+	_, err := w.Intend(ctx, []Entry{entry("t", "late", "s")})
+	require.NoError(t, err)
+	wg.Wait()
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var order []opKind // every committed request, in commit order
+	late := -1
+	for _, b := range f.batches {
+		for _, r := range b {
+			if r.kind == opIntend && r.entries[0].RecordID == "late" {
+				late = len(order)
+			}
+			order = append(order, r.kind)
+		}
+	}
+	require.Equal(t, 2*len(ids)+1, len(order))
+	confirmsAfter := 0
+	for _, k := range order[late+1:] {
+		if k == opConfirm {
+			confirmsAfter++
+		}
+	}
+	require.Positive(t, confirmsAfter, "the late intent was committed after every queued confirmation")
 }

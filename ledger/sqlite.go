@@ -285,23 +285,30 @@ func migrateSQLiteTo(db *sql.DB, n int) error {
 	return tx.Commit()
 }
 
-// writeBatch runs batch in one transaction: one fsync for all of it.
-func (l *SQLite) writeBatch(ctx context.Context, now time.Time, batch []*request) error {
+// writeBatch runs batch in one transaction: one fsync for all of it. It
+// commits early when yield says an intent waits: SQLite has one writer, so
+// the intent would otherwise wait for the whole batch.
+func (l *SQLite) writeBatch(ctx context.Context, now time.Time, batch []*request, yield func() bool) (int, error) {
 	if err := l.syncFor(ctx, batch); err != nil {
-		return err
+		return 0, err
 	}
 	tx, err := l.w.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer tx.Rollback()
 	ts := now.UnixMicro()
+	n := 0
 	for _, r := range batch {
-		if err := l.apply(ctx, tx, ts, r); err != nil {
-			return err
+		if n > 0 && yield != nil && yield() {
+			break
 		}
+		if err := l.apply(ctx, tx, ts, r); err != nil {
+			return 0, err
+		}
+		n++
 	}
-	return tx.Commit()
+	return n, tx.Commit()
 }
 
 // syncFor sets how the next commit reaches the disk. A batch with an
