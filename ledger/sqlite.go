@@ -24,6 +24,7 @@ type SQLite struct {
 	w, r  *sql.DB
 	stmts map[string]*sql.Stmt // sqliteWrites prepared on w, sqliteReads on r
 	owner int64                // this handle's row in owners (see owners.go)
+	cp    *checkpointer
 	log   *slog.Logger
 	// fullSync is the writer's synchronous mode (see syncFor); only the
 	// committer goroutine touches it.
@@ -59,13 +60,10 @@ func OpenSQLite(path string, opts Options) (*SQLite, error) {
 	// that explicit and keeps BEGIN IMMEDIATE from waiting on ourselves.
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
-	// Checkpoint every ~40 MB of WAL instead of SQLite's 4 MB: a confirm
-	// rewrites a random leaf page of the subject index per tag, and the
-	// default made every few statements' confirmations pay a checkpoint on
-	// the writer (100-entry Intend+Confirm: ~11-14 ms → ~7-9 ms as the
-	// ledger grew to 120k tags). Per connection: the writer is one
-	// long-lived connection; a reopened one only checkpoints more often.
-	if _, err := w.Exec("PRAGMA wal_autocheckpoint = 10000"); err != nil {
+	// The writer never checkpoints; the checkpointer does (see
+	// sqlite_checkpoint.go). Per connection: the writer is one long-lived
+	// connection; one reopened after an error only checkpoints itself.
+	if _, err := w.Exec("PRAGMA wal_autocheckpoint = 0"); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("%w: sqlite ledger %s: %w", ErrUnavailable, path, err)
 	}
@@ -87,6 +85,11 @@ func OpenSQLite(path string, opts Options) (*SQLite, error) {
 		return nil, fmt.Errorf("%w: sqlite ledger %s: registering this handle: %w", ErrUnavailable, path, err)
 	}
 	if err := l.prepare(); err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("%w: sqlite ledger %s: %w", ErrUnavailable, path, err)
+	}
+	if l.cp, err = startCheckpointer(dsn(), l.log); err != nil {
 		w.Close()
 		r.Close()
 		return nil, fmt.Errorf("%w: sqlite ledger %s: %w", ErrUnavailable, path, err)
@@ -308,7 +311,16 @@ func (l *SQLite) writeBatch(ctx context.Context, now time.Time, batch []*request
 		}
 		n++
 	}
-	return n, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return 0, err
+	}
+	if !holdsIntent(batch) && l.cp.restartDue() && (yield == nil || !yield()) {
+		// See sqlite_checkpoint.go. A failure only delays the restart.
+		if err := l.cp.checkpoint(ctx, l.w); err != nil {
+			l.log.Warn("ledger checkpoint on the writer failed", "err", err)
+		}
+	}
+	return n, nil
 }
 
 // syncFor sets how the next commit reaches the disk. A batch with an
@@ -614,6 +626,7 @@ func (l *SQLite) Close() error {
 		return nil
 	}
 	l.c.close()
+	l.cp.stop()
 	l.unregister()
 	for _, st := range l.stmts {
 		st.Close()
