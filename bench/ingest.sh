@@ -41,6 +41,9 @@
 #   LETHE_PROXY_ENV  extra "K=V K=V" environment for lethe-proxy only
 #   QUIET_PCT    before each run, wait until the host was at most this % busy over 1s [20]; 0 = don't
 #   QUIET_MAX    give up waiting after this many seconds [60]
+#   PG_DURABLE   1 = fsync and synchronous_commit on in the server for the run, as in
+#                production (the ledger fsyncs too), restored at exit; 0 = leave the
+#                test cluster as it is (fsync=off) [1]
 #   CAPTURE      0 = the proxy captures no table: the relay's own cost [1]
 #   PERF         1 = `perf record -e cpu-clock -g` the proxy for the whole run and
 #                print its top symbols [0]
@@ -62,12 +65,13 @@ PROXY_PORT=${PROXY_PORT:-0}
 LETHE_PROXY_ENV=${LETHE_PROXY_ENV:-}
 PERF=${PERF:-0}
 CAPTURE=${CAPTURE:-1}
+PG_DURABLE=${PG_DURABLE:-1}
 RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
 
 log() { printf '[ingest %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[ingest] ERROR: %s\n' "$*" >&2; exit 1; }
 
-for v in R ROWS BATCH DIM WARMUP_ROWS PAIRED_ROWS BIG_MB QUIET_PCT QUIET_MAX PROXY_PORT; do
+for v in R ROWS BATCH DIM WARMUP_ROWS PAIRED_ROWS BIG_MB QUIET_PCT QUIET_MAX PROXY_PORT PG_DURABLE CAPTURE; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 [[ $TABLE =~ ^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$ ]] || die "TABLE must be schema.table in lower case (got '$TABLE')"
@@ -97,6 +101,7 @@ WORK=$(mktemp -d /tmp/lethe-ingest.XXXXXX)
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT="$RESULTS_DIR/ingest-$STAMP"
 PROXY_PID="" PERF_PID=""
+RESTORE_SQL=() DURABILITY_WAS=""
 
 cleanup() {
     local rc=$? pid
@@ -107,6 +112,12 @@ cleanup() {
         kill -KILL "$pid" 2>/dev/null || true
     done
     if [[ -d $OUT ]]; then cp "$WORK"/proxy.yaml "$WORK"/proxy.log "$OUT"/ 2>/dev/null || true; fi
+    if ((${#RESTORE_SQL[@]})); then
+        local q args=()
+        for q in "${RESTORE_SQL[@]}"; do args+=(-c "$q"); done
+        psql_direct -d postgres "${args[@]}" -c "SELECT pg_reload_conf()" >/dev/null ||
+            log "WARNING: could not restore the server's ${DURABILITY_WAS}; run: ${RESTORE_SQL[*]}"
+    fi
     rm -rf "$WORK"
     exit "$rc"
 }
@@ -127,6 +138,28 @@ else
 fi
 
 psql_direct() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" "$@"; }
+
+# --- server durability -------------------------------------------------------------
+# The ledger fsyncs every write-ahead intent, as a production PostgreSQL fsyncs
+# every commit. The test cluster runs with fsync=off: measured against it, the
+# proxy pays for durability that the direct path skips, and its fsyncs queue
+# behind the server's unsynced write-back on the shared disk. PG_DURABLE=1
+# turns fsync and synchronous_commit on for the run (ALTER SYSTEM, reload) and
+# puts them back at exit.
+if ((PG_DURABLE)); then
+    for name in fsync synchronous_commit; do
+        IFS='|' read -r setting source < <(psql_direct -d postgres -F '|' -c "SELECT setting, source FROM pg_settings WHERE name = '$name'")
+        case $source in
+        "configuration file" | default) RESTORE_SQL+=("ALTER SYSTEM RESET $name") ;;
+        *) RESTORE_SQL+=("ALTER SYSTEM SET $name = '$setting'") ;;
+        esac
+        DURABILITY_WAS+="$name=$setting "
+        psql_direct -d postgres -c "ALTER SYSTEM SET $name = on"
+    done
+    psql_direct -d postgres -c "SELECT pg_reload_conf()" >/dev/null
+    sleep 1
+    log "server made durable for the run: fsync=$(psql_direct -d postgres -c 'SHOW fsync') synchronous_commit=$(psql_direct -d postgres -c 'SHOW synchronous_commit') (was: $DURABILITY_WAS)"
+fi
 
 psql_direct -d postgres -c 'select 1' >/dev/null || die "cannot reach PostgreSQL at $PG_HOST:$PG_PORT as $PG_USER (scripts/testdb.sh start?)"
 if [[ $(psql_direct -d postgres -c "select 1 from pg_database where datname = '$BENCH_DB'") != 1 ]]; then
@@ -149,7 +182,7 @@ postgres:
 capture:
   mode: strict
   ledger:
-    sqlite: $WORK/ledger.db
+    sqlite: ${LEDGER_DIR:-$WORK}/ledger.db
   tables:
 $(if [ "$CAPTURE" = 1 ]; then cat <<RULE
     - table: $TABLE
@@ -193,7 +226,7 @@ fi
     echo "postgres=$(psql_direct -d postgres -c 'show server_version')"
     echo "pgvector=$(psql_direct -d "$BENCH_DB" -c "select coalesce((select extversion from pg_extension where extname = 'vector'), 'not yet installed')")"
     echo "go=$(go version)"
-    echo "rounds=$R rows=$ROWS batch=$BATCH dim=$DIM warmup_rows=$WARMUP_ROWS paired_rows=$PAIRED_ROWS big_mb=$BIG_MB"
+    echo "rounds=$R rows=$ROWS batch=$BATCH dim=$DIM warmup_rows=$WARMUP_ROWS paired_rows=$PAIRED_ROWS pg_durable=$PG_DURABLE (server was: $DURABILITY_WAS) capture=$CAPTURE big_mb=$BIG_MB"
     echo "workloads=$WORKLOADS table=$TABLE db=$BENCH_DB"
     echo "lethe_proxy_env=$LETHE_PROXY_ENV quiet_pct=$QUIET_PCT quiet_max_s=$QUIET_MAX perf=$PERF"
 } >"$OUT/meta.txt"
