@@ -21,6 +21,9 @@ type fakeWriter struct {
 	// perRequest is the time each request takes (an intent's
 	// confirmation expanding into indexed rows).
 	perRequest time.Duration
+	// confirming, when set, is closed as the first confirmation runs.
+	confirming  chan struct{}
+	confirmOnce sync.Once
 }
 
 func (f *fakeWriter) write(ctx context.Context, now time.Time, batch []*request, yield func() bool) (int, error) {
@@ -36,6 +39,9 @@ func (f *fakeWriter) write(ctx context.Context, now time.Time, batch []*request,
 	for _, r := range batch {
 		if n > 0 && yield != nil && yield() {
 			break
+		}
+		if r.kind == opConfirm && f.confirming != nil {
+			f.confirmOnce.Do(func() { close(f.confirming) })
 		}
 		time.Sleep(f.perRequest)
 		f.next++
@@ -125,8 +131,10 @@ func TestCommitter_NoWindowStillBatchesWhatQueued(t *testing.T) {
 // long run of confirmations is committed before the rest of them, not after
 // the whole batch; the confirmations all commit.
 func TestCommitter_IntentsGoBeforeQueuedDecisions(t *testing.T) {
-	f := &fakeWriter{perRequest: 20 * time.Millisecond}
-	c := newCommitter(f.write, Options{CommitWindow: -1})
+	f := &fakeWriter{perRequest: 20 * time.Millisecond, confirming: make(chan struct{})}
+	// The window gathers every confirmation into one batch, which only
+	// yielding can then interrupt.
+	c := newCommitter(f.write, Options{CommitWindow: 50 * time.Millisecond})
 	defer c.close()
 	ctx := context.Background()
 	w := writes{c}
@@ -142,9 +150,7 @@ func TestCommitter_IntentsGoBeforeQueuedDecisions(t *testing.T) {
 			require.NoError(t, w.Confirm(ctx, id))
 		}()
 	}
-	for c.requests.Load() < int64(len(ids))+1 { // the confirmations are under way
-		time.Sleep(time.Millisecond)
-	}
+	<-f.confirming
 	_, err := w.Intend(ctx, []Entry{entry("t", "late", "s")})
 	require.NoError(t, err)
 	wg.Wait()

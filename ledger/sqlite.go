@@ -25,6 +25,9 @@ type SQLite struct {
 	stmts map[string]*sql.Stmt // sqliteWrites prepared on w, sqliteReads on r
 	owner int64                // this handle's row in owners (see owners.go)
 	cp    *checkpointer
+	// bulkAt is when the last batch without intents committed; only the
+	// committer goroutine touches it.
+	bulkAt time.Time
 	log   *slog.Logger
 	// fullSync is the writer's synchronous mode (see syncFor); only the
 	// committer goroutine touches it.
@@ -292,6 +295,15 @@ func migrateSQLiteTo(db *sql.DB, n int) error {
 // commits early when yield says an intent waits: SQLite has one writer, so
 // the intent would otherwise wait for the whole batch.
 func (l *SQLite) writeBatch(ctx context.Context, now time.Time, batch []*request, yield func() bool) (int, error) {
+	bulk := !holdsIntent(batch)
+	if bulk && l.cp.restartDue(l.bulkAt) && (yield == nil || !yield()) {
+		// Before the batch: what is left to copy back is the intents
+		// written since the checkpointer's last run (sqlite_checkpoint.go).
+		// A failure only delays the restart.
+		if err := l.cp.checkpoint(ctx, l.w); err != nil {
+			l.log.Warn("ledger checkpoint on the writer failed", "err", err)
+		}
+	}
 	if err := l.syncFor(ctx, batch); err != nil {
 		return 0, err
 	}
@@ -314,11 +326,8 @@ func (l *SQLite) writeBatch(ctx context.Context, now time.Time, batch []*request
 	if err := tx.Commit(); err != nil {
 		return 0, err
 	}
-	if !holdsIntent(batch) && l.cp.restartDue() && (yield == nil || !yield()) {
-		// See sqlite_checkpoint.go. A failure only delays the restart.
-		if err := l.cp.checkpoint(ctx, l.w); err != nil {
-			l.log.Warn("ledger checkpoint on the writer failed", "err", err)
-		}
+	if bulk {
+		l.bulkAt = time.Now()
 	}
 	return n, nil
 }

@@ -21,10 +21,13 @@ import (
 //   - under a steady load it can never copy back the frames committed
 //     while it ran, and SQLite starts the WAL again from its beginning only
 //     after a checkpoint that copied back every frame. So once the WAL
-//     holds restartFrames frames, the writer itself checkpoints after a
-//     transaction of confirmations when no intent is waiting: nothing is
-//     written meanwhile, so that checkpoint copies back the few frames left
-//     and the next transaction restarts the WAL. The file then stays a
+//     holds restartFrames frames, the writer itself checkpoints before a
+//     transaction of confirmations when no intent is waiting and no such
+//     transaction committed since the checkpointer's last run: nothing is
+//     written meanwhile, so that checkpoint copies back only the intents
+//     written since that run, and the transaction restarts the WAL. When
+//     bulk writes never leave such a gap, the writer checkpoints anyway
+//     once the WAL holds 4 × restartFrames, which bounds the file. The file then stays a
 //     fixed size, overwritten in place, and an intent's fdatasync flushes
 //     its own pages without a filesystem journal commit for newly
 //     allocated blocks.
@@ -38,8 +41,9 @@ type checkpointer struct {
 	log  *slog.Logger
 	quit chan struct{}
 	done chan struct{}
-	// frames is the WAL's length in frames at the last checkpoint.
-	frames atomic.Int64
+	// frames is the WAL's length in frames at the last checkpoint, which
+	// started at ranAt (unix nanoseconds).
+	frames, ranAt atomic.Int64
 	// copied counts the frames checkpoints copied back (tests).
 	copied atomic.Int64
 }
@@ -69,9 +73,12 @@ func (c *checkpointer) run() {
 			return
 		case <-t.C:
 		}
+		start := time.Now()
 		if err := c.checkpoint(context.Background(), c.db); err != nil {
 			c.log.Warn("ledger checkpoint failed; the WAL grows until one succeeds", "err", err)
+			continue
 		}
+		c.ranAt.Store(start.UnixNano())
 	}
 }
 
@@ -88,9 +95,14 @@ func (c *checkpointer) checkpoint(ctx context.Context, db interface {
 	return nil
 }
 
-// restartDue reports whether the WAL is long enough for the writer to
-// finish a checkpoint so that it restarts.
-func (c *checkpointer) restartDue() bool { return c.frames.Load() >= restartFrames }
+// restartDue reports whether the writer should finish a checkpoint so that
+// the WAL restarts: it is long, and the checkpointer's last run started
+// after the last bulk write (at bulkAt), so little is left to copy back;
+// or it is too long to wait for that.
+func (c *checkpointer) restartDue(bulkAt time.Time) bool {
+	frames := c.frames.Load()
+	return frames >= restartFrames && c.ranAt.Load() > bulkAt.UnixNano() || frames >= 4*restartFrames
+}
 
 // stop ends the checkpointer; the writer's own close checkpoints last.
 func (c *checkpointer) stop() {
