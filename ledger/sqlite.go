@@ -28,7 +28,7 @@ type SQLite struct {
 	// bulkAt is when the last batch without intents committed; only the
 	// committer goroutine touches it.
 	bulkAt time.Time
-	log   *slog.Logger
+	log    *slog.Logger
 	// fullSync is the writer's synchronous mode (see syncFor); only the
 	// committer goroutine touches it.
 	fullSync, syncSet bool
