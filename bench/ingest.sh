@@ -33,6 +33,8 @@
 #   PAIRED_ROWS  rows per target of the paired extended measurement: statements
 #                alternate direct/proxy, and the ratio of summed statement times
 #                is reported (steadier than whole runs on a noisy host) [20000], 0 = none
+#   SETTLE_S     seconds to let the proxy finish its background work (held
+#                confirmations) after each proxy run, counted in its CPU [3]
 #   WARMUP_ROWS  unrecorded rows per workload and target before round 1 [1000], 0 = none
 #   BIG_MB       size of the bounded-memory COPY in MiB [1024], 0 = skip
 #   BENCH_DB     database (created if missing) [lethe_bench]
@@ -58,7 +60,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export R=${R:-3} ROWS=${ROWS:-20000} BATCH=${BATCH:-100} DIM=${DIM:-1536}
 export WORKLOADS=${WORKLOADS:-extended simple copy}
 export WARMUP_ROWS=${WARMUP_ROWS:-1000} BIG_MB=${BIG_MB:-1024} PAIRED_ROWS=${PAIRED_ROWS:-20000}
-export QUIET_PCT=${QUIET_PCT:-20} QUIET_MAX=${QUIET_MAX:-60}
+export QUIET_PCT=${QUIET_PCT:-20} QUIET_MAX=${QUIET_MAX:-60} SETTLE_S=${SETTLE_S:-3}
 BENCH_DB=${BENCH_DB:-lethe_bench}
 TABLE=${TABLE:-public.lethe_ingest_bench}
 PROXY_PORT=${PROXY_PORT:-0}
@@ -71,7 +73,7 @@ RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
 log() { printf '[ingest %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[ingest] ERROR: %s\n' "$*" >&2; exit 1; }
 
-for v in R ROWS BATCH DIM WARMUP_ROWS PAIRED_ROWS BIG_MB QUIET_PCT QUIET_MAX PROXY_PORT PG_DURABLE CAPTURE; do
+for v in R ROWS BATCH DIM WARMUP_ROWS PAIRED_ROWS SETTLE_S BIG_MB QUIET_PCT QUIET_MAX PROXY_PORT PG_DURABLE CAPTURE; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 [[ $TABLE =~ ^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$ ]] || die "TABLE must be schema.table in lower case (got '$TABLE')"
