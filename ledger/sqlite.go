@@ -55,7 +55,13 @@ func OpenSQLite(path string, opts Options) (*SQLite, error) {
 		}
 		return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 	}
-	w, err := sql.Open("sqlite3", dsn("_txlock=immediate"))
+	// A 64 MiB page cache for the writer (SQLite's default is 2 MiB): a
+	// confirmation touches the last subject-index page of every subject
+	// it names, and re-reading those from the OS on every batch made its
+	// cost per entry grow with the ledger (~45-60 µs at 100k-260k entries
+	// over 1,000 subjects, ~27-39 µs with the cache, in a 6,600-entry
+	// batch).
+	w, err := sql.Open("sqlite3", dsn("_txlock=immediate", "_cache_size=-65536"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: open sqlite ledger %s: %w", ErrUnavailable, path, err)
 	}
