@@ -32,9 +32,13 @@
 #   WORKLOADS    ["extended simple copy"] (order within a round)
 #   PAIRED_ROWS  rows per target of the paired extended measurement: statements
 #                alternate direct/proxy, and the ratio of summed statement times
-#                is reported (steadier than whole runs on a noisy host) [20000], 0 = none
-#   SETTLE_S     seconds to let the proxy finish its background work (held
-#                confirmations) after each proxy run, counted in its CPU [3]
+#                is reported (steadier than whole runs on a noisy host; ~20 s, so
+#                it sees confirmation batches) [60000], 0 = none
+#   SETTLE_S     seconds to let the proxy finish its background work (it holds
+#                confirmations up to 10 s) after each proxy run, counted in its
+#                CPU [11]. A run shorter than that hold never sees a batch of
+#                confirmations committed while it runs: compare whole runs of
+#                ROWS=100000 or more, or the paired measurement
 #   WARMUP_ROWS  unrecorded rows per workload and target before round 1 [1000], 0 = none
 #   BIG_MB       size of the bounded-memory COPY in MiB [1024], 0 = skip
 #   BENCH_DB     database (created if missing) [lethe_bench]
@@ -59,8 +63,8 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 export R=${R:-3} ROWS=${ROWS:-20000} BATCH=${BATCH:-100} DIM=${DIM:-1536}
 export WORKLOADS=${WORKLOADS:-extended simple copy}
-export WARMUP_ROWS=${WARMUP_ROWS:-1000} BIG_MB=${BIG_MB:-1024} PAIRED_ROWS=${PAIRED_ROWS:-20000}
-export QUIET_PCT=${QUIET_PCT:-20} QUIET_MAX=${QUIET_MAX:-60} SETTLE_S=${SETTLE_S:-3}
+export WARMUP_ROWS=${WARMUP_ROWS:-1000} BIG_MB=${BIG_MB:-1024} PAIRED_ROWS=${PAIRED_ROWS:-60000}
+export QUIET_PCT=${QUIET_PCT:-20} QUIET_MAX=${QUIET_MAX:-60} SETTLE_S=${SETTLE_S:-11}
 BENCH_DB=${BENCH_DB:-lethe_bench}
 TABLE=${TABLE:-public.lethe_ingest_bench}
 PROXY_PORT=${PROXY_PORT:-0}

@@ -83,8 +83,8 @@ func loadConfig() config {
 		batch:      envInt("BATCH", 100),
 		dim:        envInt("DIM", 1536),
 		warmupRows: envInt("WARMUP_ROWS", 1000),
-		pairedRows: envInt("PAIRED_ROWS", 20000),
-		settle:     time.Duration(envInt("SETTLE_S", 3)) * time.Second,
+		pairedRows: envInt("PAIRED_ROWS", 60000),
+		settle:     time.Duration(envInt("SETTLE_S", 11)) * time.Second,
 		bigMB:      envInt("BIG_MB", 1024),
 		quietPct:   float64(envInt("QUIET_PCT", 20)),
 		quietMax:   time.Duration(envInt("QUIET_MAX", 60)) * time.Second,
@@ -264,7 +264,7 @@ func (b *bench) runOne(ctx context.Context, round int, w, t string, n int, quiet
 	r.secs = time.Since(start).Seconds()
 	hb1, ht1 := hostCPU()
 	if t == "proxy" {
-		// The proxy commits its held confirmations up to two seconds
+		// The proxy commits its held confirmations up to ten seconds
 		// after the last statement: let it, so that this work is counted
 		// in its CPU and does not slow the next run (a direct one).
 		time.Sleep(b.cfg.settle)

@@ -38,11 +38,16 @@ func startCaptureProxy(t *testing.T, db testDB, mode capture.Mode, rules []extra
 	require.NoError(t, err)
 	h, err := ledger.NewHasher(testSalt)
 	require.NoError(t, err)
-	c := capture.New(capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: mode})
+	c := capture.New(capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: mode, ConfirmHold: testConfirmHold})
 	t.Cleanup(func() { c.Close(); l.Close() })
 	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = c })
 	return &captured{proxy: p, capture: c, ledger: l, hasher: h}
 }
+
+// testConfirmHold is how long the in-process captures hold confirmations:
+// short, so that tests see them confirmed at once (the binary keeps
+// capture.DefaultConfirmHold).
+const testConfirmHold = 10 * time.Millisecond
 
 // confirmed waits for the asynchronous confirmations to settle and returns
 // the record ids of table confirmed for subject (sorted; "" for

@@ -149,7 +149,7 @@ func TestCapture_FailsClosedWhenTheLedgerIsDown(t *testing.T) {
 	flaky := &flakyLedger{Ledger: c.ledger}
 	compiled, err := extract.NewRules(rules)
 	require.NoError(t, err)
-	cap2 := capture.New(capture.Config{Rules: compiled, Ledger: flaky, Hasher: c.hasher})
+	cap2 := capture.New(capture.Config{Rules: compiled, Ledger: flaky, Hasher: c.hasher, ConfirmHold: testConfirmHold})
 	t.Cleanup(cap2.Close)
 	p := startProxy(t, db, func(s *pgwireServer) { s.Observer = cap2 })
 	conn := connect(t, db.URL(p.Addr, ""))

@@ -105,7 +105,7 @@ func startForgetRig(t *testing.T, db testDB, rules []extract.Rule, tables []pgve
 	require.NoError(t, err)
 	tombs := capture.NewTombstones()
 	require.NoError(t, tombs.Refresh(ctx, l))
-	c := capture.New(capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: capture.Strict, Tombstones: tombs})
+	c := capture.New(capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: capture.Strict, Tombstones: tombs, ConfirmHold: testConfirmHold})
 	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = c })
 
 	signer := testSigner(t)

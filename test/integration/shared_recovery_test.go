@@ -41,7 +41,7 @@ func startSharedCaptureProxy(t *testing.T, db testDB, rules []extract.Rule, ledg
 	require.NoError(t, err)
 	h, err := ledger.NewHasher(testSalt)
 	require.NoError(t, err)
-	c := capture.New(capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: capture.Strict, Logger: opts.Logger})
+	c := capture.New(capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: capture.Strict, Logger: opts.Logger, ConfirmHold: testConfirmHold})
 	t.Cleanup(func() { c.Close(); l.Close() })
 	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = c })
 	return &captured{proxy: p, capture: c, ledger: l, hasher: h}
