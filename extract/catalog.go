@@ -69,15 +69,48 @@ type effects struct {
 // does, or by calling a writer) and which relations fire triggers or rules
 // that do, repeating until nothing new is found. Unqualified names in
 // bodies match any schema. Writers come out sorted.
-func (r *Rules) FindWriters(c Catalog) Writers {
+func (r *Rules) FindWriters(c Catalog) Writers { return r.WriterFinder().Find(c) }
+
+// WriterFinder is FindWriters over successive reads of one database's
+// catalog: a body read before is not parsed again. The proxy re-reads the
+// catalog every minute, and parsing costs ~0.3 ms per PL/pgSQL function.
+// It keeps only the bodies of the latest read. Not safe for concurrent use.
+type WriterFinder struct {
+	r        *Rules
+	routines map[Routine]effects
+	rules    map[string]effects
+}
+
+// WriterFinder returns a WriterFinder for r's tables.
+func (r *Rules) WriterFinder() *WriterFinder { return &WriterFinder{r: r} }
+
+// Find is FindWriters, reusing what earlier calls parsed.
+func (wf *WriterFinder) Find(c Catalog) Writers {
+	seen := make(map[Routine]effects, len(c.Routines))
 	routines := make([]effects, len(c.Routines))
 	for i, rt := range c.Routines {
-		routines[i] = r.routineEffects(rt)
+		e, ok := wf.routines[rt]
+		if !ok {
+			e = routineEffects(rt)
+		}
+		routines[i], seen[rt] = e, e
 	}
+	seenRules := make(map[string]effects, len(c.Rules))
 	rules := make([]effects, len(c.Rules))
 	for i, rr := range c.Rules {
-		rules[i] = ruleEffects(rr.Definition)
+		e, ok := wf.rules[rr.Definition]
+		if !ok {
+			e = ruleEffects(rr.Definition)
+		}
+		rules[i], seenRules[rr.Definition] = e, e
 	}
+	wf.routines, wf.rules = seen, seenRules
+	return wf.r.findWriters(c, routines, rules)
+}
+
+// findWriters runs the fixpoint over c, given the effects of its routines
+// and rules.
+func (r *Rules) findWriters(c Catalog, routines, rules []effects) Writers {
 	f := finder{r: r, funcs: tableSets[qualName]{}, fired: tableSets[firedKey]{}}
 	for changed := true; changed; {
 		changed = false

@@ -176,3 +176,22 @@ func TestWriters_Equal(t *testing.T) {
 	assert.False(t, a.Equal(b))
 	assert.True(t, Writers{}.Equal(Writers{Functions: []WriterFunction{}}))
 }
+
+// TestWriterFinder_FollowsChangesBetweenReads: a WriterFinder reuses what it
+// parsed, yet a body that changed, appeared or went away between two reads
+// of the catalog is seen as it is now.
+func TestWriterFinder_FollowsChangesBetweenReads(t *testing.T) {
+	r := testRules(t)
+	f := r.WriterFinder()
+	reader := plpgsql("add_doc", "void", `BEGIN PERFORM count(*) FROM public.docs; END`)
+	first := Catalog{Routines: []Routine{reader, sqlRoutine("app", "stays", `INSERT INTO public.docs (id, user_id) VALUES ($1, $2)`)}}
+	w := f.Find(first)
+	assert.Equal(t, []WriterFunction{{Schema: "app", Name: "stays", Tables: []string{"public.docs"}}}, w.Functions)
+	assert.Equal(t, w, f.Find(first), "the same catalog, the same writers")
+
+	writer := plpgsql("add_doc", "void", `BEGIN INSERT INTO public.docs (id, user_id) VALUES ('a', 'u'); END`)
+	w = f.Find(Catalog{Routines: []Routine{writer}})
+	assert.Equal(t, []WriterFunction{{Schema: "public", Name: "add_doc", Tables: []string{"public.docs"}}}, w.Functions,
+		"the changed body is read again; the dropped function is gone")
+	assert.Equal(t, r.FindWriters(Catalog{Routines: []Routine{writer}}), w)
+}

@@ -15,7 +15,7 @@ import (
 // anything that does not parse fall to the text rule (textnames.go).
 
 // routineEffects reads one function or procedure.
-func (r *Rules) routineEffects(rt Routine) effects {
+func routineEffects(rt Routine) effects {
 	var e effects
 	switch strings.ToLower(rt.Language) {
 	case "sql":

@@ -216,6 +216,7 @@ func watchWriters(c config.Capture, rules *extract.Rules, capt *capture.Capture,
 		return
 	}
 	var store *pgvector.Store // opened on first use, so that a store down at start is retried
+	finder := rules.WriterFinder()
 	catalog := capt.WriterCatalog(func(ctx context.Context) (extract.Writers, error) {
 		if store == nil {
 			s, err := pgvector.Open(ctx, c.Store)
@@ -224,7 +225,7 @@ func watchWriters(c config.Capture, rules *extract.Rules, capt *capture.Capture,
 			}
 			store = s
 		}
-		return store.Writers(ctx, rules)
+		return store.Writers(ctx, finder)
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	err := catalog.Refresh(ctx)

@@ -10,16 +10,16 @@ import (
 )
 
 // Writers reads the store's server-side code and returns what of it writes
-// the tables of rules: functions and procedures (their bodies parsed by
-// extract), and the relations whose triggers or rules do. Capture refuses
-// (strict) or records as unattributed (permissive) the statements that
-// run them.
-func (s *Store) Writers(ctx context.Context, rules *extract.Rules) (extract.Writers, error) {
+// the configured tables: functions and procedures (their bodies parsed by
+// extract, through f, which remembers the bodies it read before), and the
+// relations whose triggers or rules do. Capture refuses (strict) or
+// records as unattributed (permissive) the statements that run them.
+func (s *Store) Writers(ctx context.Context, f *extract.WriterFinder) (extract.Writers, error) {
 	c, err := s.Catalog(ctx)
 	if err != nil {
 		return extract.Writers{}, err
 	}
-	return rules.FindWriters(c), nil
+	return f.Find(c), nil
 }
 
 // Catalog reads the functions, procedures, triggers and rules of the

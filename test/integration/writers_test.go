@@ -96,8 +96,8 @@ func writersProxy(t *testing.T, db testDB, mode capture.Mode, rules []extract.Ru
 	store, err := pgvector.Open(ctxT(t), db.URL(db.Addr(), ""))
 	require.NoError(t, err)
 	t.Cleanup(store.Close)
-	base := c.capture.Rules()
-	wc := c.capture.WriterCatalog(func(ctx context.Context) (extract.Writers, error) { return store.Writers(ctx, base) })
+	finder := c.capture.Rules().WriterFinder()
+	wc := c.capture.WriterCatalog(func(ctx context.Context) (extract.Writers, error) { return store.Writers(ctx, finder) })
 	require.NoError(t, wc.Refresh(ctxT(t)))
 	return c, wc
 }
@@ -111,7 +111,7 @@ func TestWriters_LoaderFindsFunctionsTriggersAndRules(t *testing.T) {
 	require.NoError(t, err)
 	defer store.Close()
 
-	w, err := store.Writers(ctxT(t), compiled)
+	w, err := store.Writers(ctxT(t), compiled.WriterFinder())
 	require.NoError(t, err)
 	wdocs := []string{wSchema + ".wdocs"}
 	assert.Equal(t, extract.Writers{
