@@ -216,8 +216,8 @@ func (c *Capture) decide() {
 	}
 }
 
-// maxHeldConfirms flushes held confirmations early under heavy load (the
-// ledger commits up to 256 requests per transaction, so this is a few).
+// maxHeldConfirms flushes held confirmations early under heavy load; the
+// ledger commits them in transactions of up to 256.
 const maxHeldConfirms = 1024
 
 func (c *Capture) apply(confirm bool, id ledger.IntentID) {

@@ -302,7 +302,8 @@ func migrateSQLiteTo(db *sql.DB, n int) error {
 // the intent would otherwise wait for the whole batch.
 func (l *SQLite) writeBatch(ctx context.Context, now time.Time, batch []*request, yield func() bool) (int, error) {
 	bulk := !holdsIntent(batch)
-	if bulk && l.cp.restartDue(l.bulkAt) && (yield == nil || !yield()) {
+	intentWaits := func() bool { return yield != nil && yield() }
+	if bulk && l.cp.restartDue(l.bulkAt) && !intentWaits() {
 		// Before the batch: what is left to copy back is the intents
 		// written since the checkpointer's last run (sqlite_checkpoint.go).
 		// A failure only delays the restart.
@@ -310,7 +311,7 @@ func (l *SQLite) writeBatch(ctx context.Context, now time.Time, batch []*request
 			l.log.Warn("ledger checkpoint on the writer failed", "err", err)
 		}
 	}
-	if err := l.syncFor(ctx, batch); err != nil {
+	if err := l.syncFor(ctx, !bulk); err != nil {
 		return 0, err
 	}
 	tx, err := l.w.BeginTx(ctx, nil)
@@ -321,7 +322,7 @@ func (l *SQLite) writeBatch(ctx context.Context, now time.Time, batch []*request
 	ts := now.UnixMicro()
 	n := 0
 	for _, r := range batch {
-		if n > 0 && yield != nil && yield() {
+		if n > 0 && intentWaits() {
 			break
 		}
 		if err := l.apply(ctx, tx, ts, r); err != nil {
@@ -345,8 +346,7 @@ func (l *SQLite) writeBatch(ctx context.Context, now time.Time, batch []*request
 // at the next checkpoint or FULL commit); losing one to power loss leaves
 // its intent pending, which recovery resolves. Skipping that fsync keeps
 // confirmations from delaying the next intent on the single writer.
-func (l *SQLite) syncFor(ctx context.Context, batch []*request) error {
-	full := holdsIntent(batch)
+func (l *SQLite) syncFor(ctx context.Context, full bool) error {
 	if l.syncSet && full == l.fullSync {
 		return nil
 	}
