@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -147,6 +148,28 @@ func runContract(t *testing.T, b backend) {
 		c := intend(t, l, entry("public.docs", "1", "alice"), entry("public.docs", "1", "alice"))
 		require.NoError(t, l.Confirm(ctx, c))
 		require.Equal(t, []key{{"public.docs", "1", StateConfirmed, c}}, bySubject(t, l, "alice"))
+	})
+
+	t.Run("LargeConfirmationWithRewritesAmongNewRecords", func(t *testing.T) {
+		// 300 entries (several statements on SQLite), two of them records
+		// the ledger has already, marked deleted: all 300 end confirmed by
+		// the later intent, none twice.
+		l := fresh(t)
+		a := intend(t, l, entry("public.docs", "r150", "alice"), entry("public.docs", "r299", "alice"))
+		require.NoError(t, l.Confirm(ctx, a))
+		require.NoError(t, l.MarkDeleted(ctx, StorePostgres, "public.docs", []string{"r150", "r299"}))
+		entries := make([]Entry, 300)
+		want := make([]key, 300)
+		for i := range entries {
+			entries[i] = entry("public.docs", "r"+strconv.Itoa(i), "alice")
+		}
+		b := intend(t, l, entries...)
+		for i, e := range entries {
+			want[i] = key{"public.docs", e.RecordID, StateConfirmed, b}
+		}
+		require.NoError(t, l.Confirm(ctx, b))
+		got := bySubject(t, l, "alice")
+		require.ElementsMatch(t, want, got)
 	})
 
 	t.Run("SeveralSubjectsPerRecord", func(t *testing.T) {

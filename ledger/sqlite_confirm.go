@@ -1,0 +1,96 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/bits"
+	"strings"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// A confirmation writes an intent's entries into entries. The common case,
+// records new to the ledger, goes through plain multi-row INSERTs with the
+// values bound as they are. SQLite keeps a statement journal, a copy of
+// every page a statement changes, for any statement that writes several
+// rows and may abort halfway: one that calls a function (JSON's included)
+// or upserts. That copy was half the cost of a confirmation (~35 µs an
+// entry against ~17 µs without it, in a 50,000-entry transaction).
+//
+// The INSERT stops at the first record the ledger already has (a rewrite,
+// or one record twice in an intent) and keeps what it wrote (OR FAIL);
+// the upsert over the JSON array then writes the rest, that chunk
+// included, and rewrites what the INSERT wrote to the same values.
+
+// maxConfirmInsert is the most entries one INSERT names; insertSizes
+// INSERTs are prepared, for 1, 2, 4, … maxConfirmInsert entries, so an
+// intent of n entries takes at most about log2(n) statements plus one per
+// 128 entries.
+const (
+	maxConfirmInsert = 128
+	insertSizes      = 8 // 1 << (insertSizes-1) == maxConfirmInsert
+)
+
+// confirmInsertSQL is the INSERT of n entries: five parameters per entry,
+// then the intent and the time.
+func confirmInsertSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT OR FAIL INTO entries (store, tbl, record_id, subject, unattributed, state, intent_id, updated_at) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		p := 5*i + 1
+		fmt.Fprintf(&b, "(?%d,?%d,?%d,?%d,?%d,'confirmed',?%d,?%d)", p, p+1, p+2, p+3, p+4, 5*n+1, 5*n+2)
+	}
+	return b.String()
+}
+
+// prepareConfirmInserts compiles the INSERTs on the writer, once.
+func (l *SQLite) prepareConfirmInserts() error {
+	for k := range insertSizes {
+		st, err := l.w.Prepare(confirmInsertSQL(1 << k))
+		if err != nil {
+			return fmt.Errorf("prepare confirmation insert of %d: %w", 1<<k, err)
+		}
+		l.inserts[k] = st
+	}
+	return nil
+}
+
+// confirmEntries writes entries as confirmed by intent, inside tx.
+func (l *SQLite) confirmEntries(ctx context.Context, tx *sql.Tx, entries []Entry, intent IntentID, ts int64) error {
+	for rest := entries; len(rest) > 0; {
+		k := min(bits.Len(uint(len(rest)))-1, insertSizes-1)
+		n := 1 << k
+		args := l.insertArgs[:0]
+		for i := range rest[:n] {
+			e := &rest[i]
+			unattributed := 0
+			if e.Unattributed {
+				unattributed = 1
+			}
+			args = append(args, string(e.Store), e.Table, e.RecordID, e.Subject[:], unattributed)
+		}
+		args = append(args, int64(intent), ts)
+		_, err := tx.StmtContext(ctx, l.inserts[k]).ExecContext(ctx, args...)
+		clear(args) // keep no entry alive until the next confirmation
+		l.insertArgs = args
+		if isPrimaryKeyConflict(err) {
+			_, err = tx.StmtContext(ctx, l.stmts["confirm_upsert"]).ExecContext(ctx, entriesJSON(rest), int64(intent), ts)
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	return nil
+}
+
+func isPrimaryKeyConflict(err error) bool {
+	var e sqlite3.Error
+	return errors.As(err, &e) && e.ExtendedCode == sqlite3.ErrConstraintPrimaryKey
+}
