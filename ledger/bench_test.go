@@ -71,7 +71,7 @@ func BenchmarkIntend(b *testing.B) {
 			}
 			defer l.Close()
 			benchIntend(b, l)
-			b.ReportMetric(float64(l.c.requests.Load())/float64(l.c.batches.Load()), "intents/commit")
+			b.ReportMetric(float64(l.ic.requests.Load())/float64(l.ic.batches.Load()), "intents/commit")
 		})
 		b.Run("SQLite/serial/"+w.name, func(b *testing.B) {
 			l, err := OpenSQLite(filepath.Join(b.TempDir(), "ledger.db"), Options{CommitWindow: w.window})

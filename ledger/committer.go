@@ -17,6 +17,9 @@ const (
 	opConfirm
 	opDrop
 	opMarkDeleted
+	// opClearPending deletes resolved intents from SQLite's pending file
+	// (sqlite_pending.go).
+	opClearPending
 )
 
 // request is one caller's write, waiting for the committer.
@@ -29,6 +32,7 @@ type request struct {
 	store     Store    // opMarkDeleted
 	table     string   // opMarkDeleted
 	recordIDs []string // opMarkDeleted
+	idsJSON   string   // opClearPending: the intents, a JSON array
 
 	// Set by the backend while it runs the batch; only delivered to the
 	// caller once the batch has committed.
@@ -40,24 +44,20 @@ type request struct {
 
 // batchWriter runs one batch of requests in one transaction and commits it.
 // It sets req.id and req.opErr for each request; a returned error means the
-// transaction did not commit (and nothing in it is durable). It may stop
-// after any request once yield reports that an intent is waiting, and
-// commit what it ran: it returns how many requests that was (a nil yield
-// never stops it).
-type batchWriter func(ctx context.Context, now time.Time, batch []*request, yield func() bool) (int, error)
+// transaction did not commit (and nothing in it is durable).
+type batchWriter func(ctx context.Context, now time.Time, batch []*request) error
 
 // committer is the group commit: one goroutine takes every write request,
 // gathers the ones that arrive close together and commits them in one
 // transaction, so that N concurrent Intend calls cost one fsync, not N.
 //
 // Intents go first. The proxy holds a client's Sync until its intent is
-// durable, whereas confirmations, drops and deletions wait for nobody; and
-// a batch of confirmations is heavy (each expands an intent's entries into
-// indexed rows: ~60 ms for 3,500 entries on a busy 2-core host). So the
-// intents of a gathered batch are committed before its other requests, and
-// a transaction of other requests commits early, at the next request
-// boundary, as soon as an intent is queued; the rest waits for the next
-// round. An intent then waits for at most one other request.
+// durable, whereas confirmations, drops and deletions wait for nobody, and
+// a batch of them is heavy (each confirmation expands an intent's entries
+// into indexed rows). So the intents of a gathered batch commit in a
+// transaction of their own, before its other requests. (SQLite goes
+// further: its intents have a committer and a file of their own, see
+// sqlite_pending.go.)
 type committer struct {
 	write    batchWriter
 	window   time.Duration
@@ -77,8 +77,6 @@ type committer struct {
 	closed bool
 	reqs   chan *request
 	done   chan struct{}
-	// queuedIntents counts intents sent to reqs and not yet gathered.
-	queuedIntents atomic.Int64
 }
 
 func newCommitter(write batchWriter, opts Options) *committer {
@@ -109,15 +107,9 @@ func (c *committer) submit(r *request) error {
 		c.mu.RUnlock()
 		return ErrClosed
 	}
-	if r.kind == opIntend {
-		c.queuedIntents.Add(1)
-	}
 	select {
 	case c.reqs <- r:
 	case <-r.ctx.Done():
-		if r.kind == opIntend {
-			c.queuedIntents.Add(-1)
-		}
 		c.mu.RUnlock()
 		return r.ctx.Err()
 	}
@@ -151,52 +143,39 @@ func (c *committer) close() {
 
 func (c *committer) run() {
 	defer close(c.done)
-	var backlog []*request // requests other than intents, oldest first
 	for {
-		var first *request
-		if len(backlog) == 0 {
-			r, ok := <-c.reqs
-			if !ok {
-				return
-			}
-			first = r
+		first, ok := <-c.reqs
+		if !ok {
+			return
 		}
 		intents, others := c.gather(first)
-		backlog = append(backlog, others...)
 		if len(intents) > 0 {
-			c.commit(intents, nil)
+			c.commit(intents)
 		}
-		if len(backlog) > 0 {
-			n := min(len(backlog), c.maxBatch)
-			rest := c.commit(backlog[:n], c.intentWaiting)
-			backlog = append(rest, backlog[n:]...)
+		if len(others) > 0 {
+			c.commit(others)
 		}
 	}
 }
 
-func (c *committer) intentWaiting() bool { return c.queuedIntents.Load() > 0 }
-
-// gather collects what is queued, intents apart from other requests,
-// until maxBatch requests, the window has passed after first, or the queue
-// is empty (without first, or with a window of 0, it takes only what is
-// already queued: requests that arrived during the previous commit).
+// gather collects first and what is queued behind it, intents apart from
+// other requests, until maxBatch requests, the window has passed, or the
+// queue is empty (with a window of 0, it takes only what is already
+// queued: requests that arrived during the previous commit).
 func (c *committer) gather(first *request) (intents, others []*request) {
 	add := func(r *request) {
 		if r.kind == opIntend {
-			c.queuedIntents.Add(-1)
 			intents = append(intents, r)
 		} else {
 			others = append(others, r)
 		}
 	}
+	add(first)
 	var timeout <-chan time.Time
-	if first != nil {
-		add(first)
-		if c.window > 0 {
-			t := time.NewTimer(c.window)
-			defer t.Stop()
-			timeout = t.C
-		}
+	if c.window > 0 {
+		t := time.NewTimer(c.window)
+		defer t.Stop()
+		timeout = t.C
 	}
 	for len(intents)+len(others) < c.maxBatch {
 		if timeout == nil {
@@ -224,13 +203,11 @@ func (c *committer) gather(first *request) (intents, others []*request) {
 	return intents, others
 }
 
-// commit writes batch in one transaction, or as much of it as the backend
-// ran before yield stopped it, and returns the requests it did not run. If
-// the transaction fails, each request is retried in a transaction of its
-// own, so that one bad request cannot fail its neighbours; requests whose
-// caller has gone are skipped.
-func (c *committer) commit(batch []*request, yield func() bool) (rest []*request) {
-	live := make([]*request, 0, len(batch))
+// commit writes batch in one transaction. If the transaction fails, each
+// request is retried in a transaction of its own, so that one bad request
+// cannot fail its neighbours; requests whose caller has gone are skipped.
+func (c *committer) commit(batch []*request) {
+	live := batch[:0]
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			r.done <- err
@@ -239,24 +216,23 @@ func (c *committer) commit(batch []*request, yield func() bool) (rest []*request
 		live = append(live, r)
 	}
 	if len(live) == 0 {
-		return nil
+		return
 	}
-	n, err := c.try(live, yield)
+	err := c.try(live)
 	if err == nil {
 		c.batches.Add(1)
-		c.requests.Add(int64(n))
-		for _, r := range live[:n] {
+		c.requests.Add(int64(len(live)))
+		for _, r := range live {
 			r.done <- r.opErr
 		}
-		return live[n:]
+		return
 	}
 	if len(live) == 1 {
 		live[0].done <- unavailable(err)
-		return nil
+		return
 	}
 	for _, r := range live {
-		one := []*request{r}
-		if _, err := c.try(one, nil); err != nil {
+		if err := c.try([]*request{r}); err != nil {
 			r.done <- unavailable(err)
 			continue
 		}
@@ -264,10 +240,9 @@ func (c *committer) commit(batch []*request, yield func() bool) (rest []*request
 		c.requests.Add(1)
 		r.done <- r.opErr
 	}
-	return nil
 }
 
-func (c *committer) try(batch []*request, yield func() bool) (int, error) {
+func (c *committer) try(batch []*request) error {
 	for _, r := range batch {
 		r.id, r.opErr = 0, nil
 	}
@@ -275,7 +250,7 @@ func (c *committer) try(batch []*request, yield func() bool) (int, error) {
 	defer cancel()
 	// Microseconds: what PostgreSQL's timestamptz keeps, so both backends
 	// return the same times.
-	return c.write(ctx, time.Now().UTC().Truncate(time.Microsecond), batch, yield)
+	return c.write(ctx, time.Now().UTC().Truncate(time.Microsecond), batch)
 }
 
 // unavailable wraps err with ErrUnavailable unless it already is.

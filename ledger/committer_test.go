@@ -18,38 +18,23 @@ type fakeWriter struct {
 	batches [][]*request
 	delay   time.Duration
 	poison  string
-	// perRequest is the time each request takes (an intent's
-	// confirmation expanding into indexed rows).
-	perRequest time.Duration
-	// confirming, when set, is closed as the first confirmation runs.
-	confirming  chan struct{}
-	confirmOnce sync.Once
 }
 
-func (f *fakeWriter) write(ctx context.Context, now time.Time, batch []*request, yield func() bool) (int, error) {
+func (f *fakeWriter) write(ctx context.Context, now time.Time, batch []*request) error {
 	time.Sleep(f.delay) // an fsync
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, r := range batch {
 		if f.poison != "" && r.kind == opIntend && len(r.entries) > 0 && r.entries[0].RecordID == f.poison {
-			return 0, errors.New("disk says no")
+			return errors.New("disk says no")
 		}
 	}
-	n := 0
 	for _, r := range batch {
-		if n > 0 && yield != nil && yield() {
-			break
-		}
-		if r.kind == opConfirm && f.confirming != nil {
-			f.confirmOnce.Do(func() { close(f.confirming) })
-		}
-		time.Sleep(f.perRequest)
 		f.next++
 		r.id = f.next
-		n++
 	}
-	f.batches = append(f.batches, batch[:n:n])
-	return n, nil
+	f.batches = append(f.batches, append([]*request(nil), batch...))
+	return nil
 }
 
 func intendConcurrently(c *committer, ids []string) ([]IntentID, []error) {
@@ -60,7 +45,7 @@ func intendConcurrently(c *committer, ids []string) ([]IntentID, []error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[i] = writes{c}.Intend(context.Background(), []Entry{entry("t", id, "s")})
+			out[i], errs[i] = writes{c: c}.Intend(context.Background(), []Entry{entry("t", id, "s")})
 		}()
 	}
 	wg.Wait()
@@ -127,18 +112,16 @@ func TestCommitter_NoWindowStillBatchesWhatQueued(t *testing.T) {
 	require.Less(t, c.batches.Load(), int64(50))
 }
 
-// TestCommitter_IntentsGoBeforeQueuedDecisions: an intent queued behind a
-// long run of confirmations is committed before the rest of them, not after
-// the whole batch; the confirmations all commit.
-func TestCommitter_IntentsGoBeforeQueuedDecisions(t *testing.T) {
-	f := &fakeWriter{perRequest: 20 * time.Millisecond, confirming: make(chan struct{})}
-	// The window gathers every confirmation into one batch, which only
-	// yielding can then interrupt.
+// TestCommitter_IntentsCommitApartAndFirst: in a gathered batch, the
+// intents commit in a transaction of their own, before the confirmations
+// gathered with them, which commit too.
+func TestCommitter_IntentsCommitApartAndFirst(t *testing.T) {
+	f := &fakeWriter{}
 	c := newCommitter(f.write, Options{CommitWindow: 50 * time.Millisecond})
 	defer c.close()
 	ctx := context.Background()
-	w := writes{c}
-	ids, errs := intendConcurrently(c, []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"})
+	w := writes{c: c}
+	ids, errs := intendConcurrently(c, []string{"a", "b", "c"})
 	for _, err := range errs {
 		require.NoError(t, err)
 	}
@@ -150,29 +133,18 @@ func TestCommitter_IntentsGoBeforeQueuedDecisions(t *testing.T) {
 			require.NoError(t, w.Confirm(ctx, id))
 		}()
 	}
-	<-f.confirming
+	time.Sleep(10 * time.Millisecond) // within the window of the confirmations
 	_, err := w.Intend(ctx, []Entry{entry("t", "late", "s")})
 	require.NoError(t, err)
 	wg.Wait()
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var order []opKind // every committed request, in commit order
-	late := -1
-	for _, b := range f.batches {
-		for _, r := range b {
-			if r.kind == opIntend && r.entries[0].RecordID == "late" {
-				late = len(order)
-			}
-			order = append(order, r.kind)
-		}
+	last := f.batches[len(f.batches)-2:]
+	require.Len(t, last[0], 1, "the late intent commits alone")
+	require.Equal(t, "late", last[0][0].entries[0].RecordID)
+	require.Len(t, last[1], len(ids), "then the confirmations gathered with it")
+	for _, r := range last[1] {
+		require.Equal(t, opConfirm, r.kind)
 	}
-	require.Equal(t, 2*len(ids)+1, len(order))
-	confirmsAfter := 0
-	for _, k := range order[late+1:] {
-		if k == opConfirm {
-			confirmsAfter++
-		}
-	}
-	require.Positive(t, confirmsAfter, "the late intent was committed after every queued confirmation")
 }

@@ -11,14 +11,18 @@ import (
 func (l *SQLite) register(name string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// Pending intents are in the pending file (sqlite_pending.go), which
+	// openPending has cleared of resolved ones.
+	var owners []byte
+	if err := l.pr.QueryRowContext(ctx, `SELECT json_group_array(DISTINCT owner_id) FROM pending WHERE owner_id IS NOT NULL`).Scan(&owners); err != nil {
+		return err
+	}
 	tx, err := l.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `
-		DELETE FROM owners WHERE id NOT IN (
-			SELECT owner_id FROM intents WHERE state = 'pending' AND owner_id IS NOT NULL)`); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM owners WHERE id NOT IN (SELECT value FROM json_each(?))`, string(owners)); err != nil {
 		return err
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO owners (name, started_at) VALUES (?, ?)`, name, time.Now().UnixMicro())

@@ -232,17 +232,7 @@ func (l *Postgres) q(sql string) string {
 }
 
 // writeBatch sends batch as one pipeline in one transaction, then commits.
-//
-// It never yields: the batch is one pipelined round trip, and PostgreSQL
-// lets the intents that wait meanwhile commit concurrently anyway.
-func (l *Postgres) writeBatch(ctx context.Context, now time.Time, batch []*request, _ func() bool) (int, error) {
-	if err := l.sendBatch(ctx, now, batch); err != nil {
-		return 0, err
-	}
-	return len(batch), nil
-}
-
-func (l *Postgres) sendBatch(ctx context.Context, now time.Time, batch []*request) error {
+func (l *Postgres) writeBatch(ctx context.Context, now time.Time, batch []*request) error {
 	tx, err := l.pool.Begin(ctx)
 	if err != nil {
 		return err

@@ -3,7 +3,9 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -14,101 +16,116 @@ import (
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver (SQLite's C code, via cgo)
 )
 
-// SQLite is the embedded ledger: one file, WAL journal, synchronous=FULL so
-// that a committed intent survives kill -9 and power loss. All writes go
-// through one connection owned by the group committer; reads use a separate
-// pool of read-only connections, which WAL lets run beside the writer.
+// SQLite is the embedded ledger: two files, each with a WAL journal and
+// synchronous=FULL, so that a committed write survives kill -9 and power
+// loss. Intents live in a file of their own until they are resolved (see
+// sqlite_pending.go); everything else is in the ledger file. Each file has
+// one writer connection, owned by a group committer: intents go through
+// one, confirmations, drops and deletions through the other, so neither
+// waits for the other. Reads use pools of read-only connections, which WAL
+// lets run beside the writers.
 type SQLite struct {
 	writes
-	path  string
-	w, r  *sql.DB
-	stmts map[string]*sql.Stmt // sqliteWrites prepared on w, sqliteReads on r
+	path   string
+	w, r   *sql.DB // the ledger file: writer, readers
+	pw, pr *sql.DB // the pending file: writer, readers
+	stmts  map[string]*sql.Stmt
 	// inserts[k] confirms 1<<k entries (sqlite_confirm.go); insertArgs is
-	// their reused argument list. Only the committer goroutine uses them.
+	// their reused argument list. Only the decisions' committer uses them.
 	inserts    [insertSizes]*sql.Stmt
 	insertArgs []any
 	owner      int64 // this handle's row in owners (see owners.go)
 	cp         *checkpointer
-	// bulkAt is when the last batch without intents committed; only the
+	// bulkAt is when the last batch of decisions committed; only their
 	// committer goroutine touches it.
 	bulkAt time.Time
-	log    *slog.Logger
-	// fullSync is the writer's synchronous mode (see syncFor); only the
-	// committer goroutine touches it.
-	fullSync, syncSet bool
+	// pendingFull is pw's synchronous mode (see pendingSync); only the
+	// intents' committer touches it. The DSN opens it FULL.
+	pendingFull bool
+	log         *slog.Logger
 }
 
 var _ Ledger = (*SQLite)(nil)
 
-// OpenSQLite opens (creating if needed) the ledger file at path and brings
-// its schema up to date.
-func OpenSQLite(path string, opts Options) (*SQLite, error) {
-	busy := opts.busyTimeout().Milliseconds()
-	dsn := func(extra ...string) string {
-		q := url.Values{}
-		q.Add("_busy_timeout", fmt.Sprint(busy))
-		q.Add("_journal_mode", "WAL")
-		// FULL: the WAL is fsynced at every commit. NORMAL would only
-		// fsync at checkpoints and could lose the last intents on power
-		// loss, breaking "no untracked write".
-		q.Add("_synchronous", "FULL")
-		q.Add("_foreign_keys", "1")
-		for _, p := range extra {
-			k, v, _ := strings.Cut(p, "=")
-			q.Add(k, v)
+// OpenSQLite opens (creating if needed) the ledger file at path and its
+// pending file (path + "-pending"), and brings their schemas up to date.
+func OpenSQLite(path string, opts Options) (l *SQLite, err error) {
+	l = &SQLite{path: path, log: opts.logger()}
+	defer func() {
+		if err != nil {
+			l.closeFiles()
+			err = fmt.Errorf("%w: sqlite ledger %s: %w", ErrUnavailable, path, err)
 		}
-		return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
-	}
+	}()
+	busy := opts.busyTimeout().Milliseconds()
 	// A 64 MiB page cache for the writer (SQLite's default is 2 MiB): a
 	// confirmation touches the last subject-index page of every subject
 	// it names, and re-reading those from the OS on every batch made its
 	// cost per entry grow with the ledger (~45-60 µs at 100k-260k entries
 	// over 1,000 subjects, ~27-39 µs with the cache, in a 6,600-entry
 	// batch).
-	w, err := sql.Open("sqlite3", dsn("_txlock=immediate", "_cache_size=-65536"))
-	if err != nil {
-		return nil, fmt.Errorf("%w: open sqlite ledger %s: %w", ErrUnavailable, path, err)
+	if l.w, err = openWriter(path, busy, "_cache_size=-65536"); err != nil {
+		return l, err
 	}
-	// One writer: SQLite serialises writers anyway; one connection makes
-	// that explicit and keeps BEGIN IMMEDIATE from waiting on ourselves.
-	w.SetMaxOpenConns(1)
-	w.SetConnMaxIdleTime(0)
 	// The writer never checkpoints; the checkpointer does (see
 	// sqlite_checkpoint.go). Per connection: the writer is one long-lived
 	// connection; one reopened after an error only checkpoints itself.
-	if _, err := w.Exec("PRAGMA wal_autocheckpoint = 0"); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("%w: sqlite ledger %s: %w", ErrUnavailable, path, err)
+	if _, err = l.w.Exec("PRAGMA wal_autocheckpoint = 0"); err != nil {
+		return l, err
 	}
-	if err := migrateSQLite(w); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("%w: sqlite ledger %s: %w", ErrUnavailable, path, err)
+	if err = migrateSQLite(l.w); err != nil {
+		return l, err
 	}
 	// A bigger page cache per reader: a lookup touches a few pages of the
 	// subject index and one leaf per record.
-	r, err := sql.Open("sqlite3", dsn("_query_only=1", "_cache_size=-32768"))
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("%w: open sqlite ledger %s: %w", ErrUnavailable, path, err)
+	if l.r, err = sql.Open("sqlite3", sqliteDSN(path, busy, "_query_only=1", "_cache_size=-32768")); err != nil {
+		return l, err
 	}
-	l := &SQLite{path: path, w: w, r: r, log: opts.logger()}
-	if err := l.register(opts.owner()); err != nil {
-		w.Close()
-		r.Close()
-		return nil, fmt.Errorf("%w: sqlite ledger %s: registering this handle: %w", ErrUnavailable, path, err)
+	if err = l.openPending(busy); err != nil {
+		return l, fmt.Errorf("pending file: %w", err)
 	}
-	if err := l.prepare(); err != nil {
-		w.Close()
-		r.Close()
-		return nil, fmt.Errorf("%w: sqlite ledger %s: %w", ErrUnavailable, path, err)
+	if err = l.register(opts.owner()); err != nil {
+		return l, fmt.Errorf("registering this handle: %w", err)
 	}
-	if l.cp, err = startCheckpointer(dsn(), l.log); err != nil {
-		w.Close()
-		r.Close()
-		return nil, fmt.Errorf("%w: sqlite ledger %s: %w", ErrUnavailable, path, err)
+	if err = l.prepare(); err != nil {
+		return l, err
 	}
-	l.c = newCommitter(l.writeBatch, opts)
+	if l.cp, err = startCheckpointer(sqliteDSN(path, busy), l.log); err != nil {
+		return l, err
+	}
+	l.c = newCommitter(l.writeDecisions, opts)
+	l.ic = newCommitter(l.writeIntents, opts)
 	return l, nil
+}
+
+// sqliteDSN is the connection string of the SQLite file at path.
+func sqliteDSN(path string, busyMillis int64, extra ...string) string {
+	q := url.Values{}
+	q.Add("_busy_timeout", fmt.Sprint(busyMillis))
+	q.Add("_journal_mode", "WAL")
+	// FULL: the WAL is fsynced at every commit. NORMAL would only fsync
+	// at checkpoints and could lose the last intents on power loss,
+	// breaking "no untracked write".
+	q.Add("_synchronous", "FULL")
+	q.Add("_foreign_keys", "1")
+	for _, p := range extra {
+		k, v, _ := strings.Cut(p, "=")
+		q.Add(k, v)
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// openWriter opens the one writer connection of the file at path: SQLite
+// serialises writers anyway; one connection makes that explicit and keeps
+// BEGIN IMMEDIATE from waiting on ourselves.
+func openWriter(path string, busyMillis int64, extra ...string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite3", sqliteDSN(path, busyMillis, append(extra, "_txlock=immediate")...))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxIdleTime(0)
+	return db, nil
 }
 
 // sqliteMigrations are applied in order; migration i brings the schema to
@@ -321,75 +338,78 @@ func migrateSQLiteTo(db *sql.DB, n int) error {
 	return tx.Commit()
 }
 
-// writeBatch runs batch in one transaction: one fsync for all of it. It
-// commits early when yield says an intent waits: SQLite has one writer, so
-// the intent would otherwise wait for the whole batch.
-func (l *SQLite) writeBatch(ctx context.Context, now time.Time, batch []*request, yield func() bool) (int, error) {
-	bulk := !holdsIntent(batch)
-	intentWaits := func() bool { return yield != nil && yield() }
-	if bulk && l.cp.restartDue(l.bulkAt) && !intentWaits() {
-		// Before the batch: what is left to copy back is the intents
-		// written since the checkpointer's last run (sqlite_checkpoint.go).
-		// A failure only delays the restart.
+// writeDecisions runs a batch of confirmations, drops and deletions in one
+// transaction of the ledger file, then deletes the resolved intents from
+// the pending file (see sqlite_pending.go for why in that order).
+func (l *SQLite) writeDecisions(ctx context.Context, now time.Time, batch []*request) error {
+	if l.cp.restartDue(l.bulkAt) {
+		// Before the batch: what is left to copy back is what committed
+		// since the checkpointer's last run (sqlite_checkpoint.go). A
+		// failure only delays the restart.
 		if err := l.cp.checkpoint(ctx, l.w); err != nil {
 			l.log.Warn("ledger checkpoint on the writer failed", "err", err)
 		}
 	}
-	if err := l.syncFor(ctx, !bulk); err != nil {
-		return 0, err
-	}
-	tx, err := l.w.BeginTx(ctx, nil)
+	pending, err := l.pendingOf(ctx, batch)
 	if err != nil {
-		return 0, err
+		return err
+	}
+	// The writer is shared with forget and the transparency log, which
+	// must stay FULL: this batch alone commits on a connection of its own
+	// with synchronous=NORMAL (see relaxedSync).
+	conn, err := l.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	restore, err := relaxedSync(ctx, conn)
+	if err != nil {
+		return err
+	}
+	defer restore()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
 	}
 	defer tx.Rollback()
 	ts := now.UnixMicro()
-	n := 0
 	for _, r := range batch {
-		if n > 0 && intentWaits() {
-			break
+		if err := l.apply(ctx, tx, ts, r, pending); err != nil {
+			return err
 		}
-		if err := l.apply(ctx, tx, ts, r); err != nil {
-			return 0, err
-		}
-		n++
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, err
-	}
-	if bulk {
-		l.bulkAt = time.Now()
-	}
-	return n, nil
-}
-
-// syncFor sets how the next commit reaches the disk. A batch with an
-// intent is fsynced (synchronous=FULL): the proxy forwards a write only
-// once its intent survives power loss. A batch of confirmations, drops and
-// deletions only is not (NORMAL: durable across a process crash, fsynced
-// at the next checkpoint or FULL commit); losing one to power loss leaves
-// its intent pending, which recovery resolves. Skipping that fsync keeps
-// confirmations from delaying the next intent on the single writer.
-func (l *SQLite) syncFor(ctx context.Context, full bool) error {
-	if l.syncSet && full == l.fullSync {
-		return nil
-	}
-	mode := "NORMAL"
-	if full {
-		mode = "FULL"
-	}
-	if _, err := l.w.ExecContext(ctx, "PRAGMA synchronous = "+mode); err != nil {
 		return err
 	}
-	l.fullSync, l.syncSet = full, true
+	l.bulkAt = time.Now()
+	l.clearPending(pending)
 	return nil
+}
+
+// relaxedSync sets synchronous=NORMAL on conn until restore: commits are
+// durable across a process crash, and reach the disk at the next
+// checkpoint or FULL commit. For decisions that is enough: one lost to
+// power loss leaves its intent pending, which recovery resolves again. An
+// fsync per batch would make a caller that decides one intent at a time
+// (recovery after a crash) wait for the disk each time. If FULL cannot be
+// restored, the connection is closed instead of going back to the pool.
+func relaxedSync(ctx context.Context, conn *sql.Conn) (restore func(), err error) {
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+		return nil, err
+	}
+	return func() {
+		if _, err := conn.ExecContext(context.Background(), "PRAGMA synchronous = FULL"); err != nil {
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}, nil
 }
 
 // sqliteWrites are the statements of the write path, prepared once on the
 // writer connection: compiling them per call cost more than running them.
 var sqliteWrites = map[string]string{
-	"intent": `INSERT INTO intents (created_at, state, entries, owner_id) VALUES (?, 'pending', ?, ?)`,
-	"state":  `SELECT state, entries FROM intents WHERE id = ?`,
+	// An intent's outcome, once resolved (see sqlite_pending.go).
+	"resolved": `SELECT state FROM intents WHERE id = ? AND state <> 'pending'`,
+	"resolve":  `INSERT INTO intents (id, created_at, state, owner_id) VALUES (?, ?, ?, ?)`,
 	// The fallback of confirmEntries: one statement over the entries as
 	// a JSON array (see entriesJSON), which SQLite walks in C, in order,
 	// so later entries win as with a multi-row INSERT. ("WHERE true"
@@ -400,45 +420,39 @@ var sqliteWrites = map[string]string{
 		FROM json_each(?1) AS e WHERE true
 		ON CONFLICT (store, tbl, record_id, subject, unattributed) DO UPDATE SET
 			state = 'confirmed', intent_id = excluded.intent_id, updated_at = excluded.updated_at`,
-	"resolve": `UPDATE intents SET state = ?, entries = NULL WHERE id = ?`,
 	"delete_records": `
 		UPDATE entries SET state = 'deleted', updated_at = ?
 		WHERE store = ? AND tbl = ? AND record_id IN (SELECT value FROM json_each(?)) AND state <> 'deleted'`,
 }
 
-// sqliteReads are the read queries, prepared on the read pool. Pending
-// entries are blobs, so the queries that need them return the blobs of
-// the pending intents (found through the intents_pending index) beside
-// the indexed rows of entries, in one statement and so one snapshot, and
-// Go decodes and filters them. That costs a scan of every pending intent
-// per lookup; pending intents live for the duration of one write
-// statement (or until recovery after a crash), so there are few of them.
+// sqliteReads are the read queries of the ledger file, prepared on its
+// read pool. Each takes the ids of the pending intents the caller read
+// first from the pending file (a JSON array) and returns, in the same
+// statement and so the same snapshot, the ones resolved since, whose
+// outcome is in the ledger file (see sqlite_pending.go).
 var sqliteReads = map[string]string{
-	"pending": `SELECT id, created_at, entries FROM intents WHERE state = 'pending' ORDER BY id`,
-	// Every handle but this one is gone (see owners.go); IS NOT keeps the
-	// NULL owners of intents from before schema version 4.
-	"orphans": `SELECT id, created_at, entries FROM intents WHERE state = 'pending' AND owner_id IS NOT ?1 ORDER BY id`,
+	"resolved_among": `SELECT id FROM intents WHERE id IN (SELECT value FROM json_each(?1)) AND state <> 'pending'`,
 	"by_subject": `
-		SELECT store, tbl, record_id, unattributed, state, intent_id, updated_at, NULL
+		SELECT store, tbl, record_id, unattributed, state, intent_id, updated_at
 		FROM entries WHERE subject = ?1
 		UNION ALL
-		SELECT '', '', '', 0, 'pending', id, created_at, entries
-		FROM intents WHERE state = 'pending'`,
+		SELECT '', '', '', 0, '', id, 0
+		FROM intents WHERE id IN (SELECT value FROM json_each(?2)) AND state <> 'pending'`,
 	"counts": `
-		SELECT store, tbl, state, count(*), NULL FROM entries GROUP BY store, tbl, state
+		SELECT store, tbl, state, count(*) FROM entries GROUP BY store, tbl, state
 		UNION ALL
-		SELECT '', '', 'pending', 0, entries FROM intents WHERE state = 'pending'`,
+		SELECT '', '', '', id FROM intents WHERE id IN (SELECT value FROM json_each(?1)) AND state <> 'pending'`,
 }
 
 // prepare compiles the statements once: SQLite spends more time
 // compiling a statement than running these (a BySubject went from ~280µs
 // to ~60µs).
 func (l *SQLite) prepare() error {
-	l.stmts = make(map[string]*sql.Stmt, len(sqliteWrites)+len(sqliteReads))
+	l.stmts = map[string]*sql.Stmt{}
 	for _, set := range []struct {
 		db      *sql.DB
 		queries map[string]string
-	}{{l.w, sqliteWrites}, {l.r, sqliteReads}} {
+	}{{l.w, sqliteWrites}, {l.r, sqliteReads}, {l.pw, pendingWrites}, {l.pr, pendingReads}} {
 		for name, q := range set.queries {
 			st, err := set.db.Prepare(q)
 			if err != nil {
@@ -450,40 +464,26 @@ func (l *SQLite) prepare() error {
 	return l.prepareConfirmInserts()
 }
 
-func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request) error {
+func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request, pending map[IntentID]pendingIntent) error {
 	exec := func(name string, args ...any) (sql.Result, error) {
 		return tx.StmtContext(ctx, l.stmts[name]).ExecContext(ctx, args...)
 	}
 	switch r.kind {
-	case opIntend:
-		res, err := exec("intent", ts, encodeEntries(r.entries), l.owner)
-		if err != nil {
-			return err
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
-		}
-		r.id = IntentID(id)
-		return nil
-
 	case opConfirm, opDrop:
-		var (
-			prior string
-			blob  []byte
-		)
-		err := tx.StmtContext(ctx, l.stmts["state"]).QueryRowContext(ctx, int64(r.intent)).Scan(&prior, &blob)
+		var prior string
+		err := tx.StmtContext(ctx, l.stmts["resolved"]).QueryRowContext(ctx, int64(r.intent)).Scan(&prior)
 		if err != nil && err != sql.ErrNoRows {
 			return err
 		}
-		if prior != intentPending {
+		p, ok := pending[r.intent]
+		if prior != "" || !ok {
 			r.opErr = resolveErr(r.kind, prior)
 			return nil
 		}
 		next := intentDropped
 		if r.kind == opConfirm {
 			next = intentConfirmed
-			entries, err := decodeEntries(blob)
+			entries, err := decodeEntries(p.blob)
 			if err != nil {
 				return fmt.Errorf("intent %d: %w", r.intent, err)
 			}
@@ -491,7 +491,7 @@ func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request) er
 				return err
 			}
 		}
-		_, err = exec("resolve", next, int64(r.intent))
+		_, err = exec("resolve", int64(r.intent), p.created, next, p.owner)
 		return err
 
 	case opMarkDeleted:
@@ -502,12 +502,12 @@ func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request) er
 		_, err = exec("delete_records", ts, string(r.store), r.table, string(ids))
 		return err
 	}
-	return fmt.Errorf("ledger: unknown request kind %d", r.kind)
+	return fmt.Errorf("ledger: request kind %d does not go to the ledger file", r.kind)
 }
 
 // Pending returns intents not yet confirmed or dropped, oldest first.
 func (l *SQLite) Pending(ctx context.Context) ([]Intent, error) {
-	return l.pending(ctx, "pending")
+	return l.pendingIntents(ctx, "pending_all")
 }
 
 // PendingOrphans returns the pending intents of every other handle, oldest
@@ -517,43 +517,88 @@ func (l *SQLite) PendingOrphans(ctx context.Context) ([]Intent, error) {
 	if l.c.isClosed() {
 		return nil, ErrClosed
 	}
-	return l.pending(ctx, "orphans", l.owner)
+	return l.pendingIntents(ctx, "pending_orphans", l.owner)
 }
 
-func (l *SQLite) pending(ctx context.Context, stmt string, args ...any) ([]Intent, error) {
-	rows, err := l.stmts[stmt].QueryContext(ctx, args...)
+func (l *SQLite) pendingIntents(ctx context.Context, stmt string, args ...any) ([]Intent, error) {
+	ps, err := l.readPending(ctx, stmt, args...)
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	defer rows.Close()
-	var out []Intent
-	for rows.Next() {
-		var (
-			id      int64
-			created int64
-			blob    []byte
-		)
-		if err := rows.Scan(&id, &created, &blob); err != nil {
-			return nil, unavailable(err)
-		}
-		entries, err := decodeEntries(blob)
-		if err != nil {
-			return nil, unavailable(fmt.Errorf("intent %d: %w", id, err))
-		}
-		out = append(out, Intent{ID: IntentID(id), CreatedAt: time.UnixMicro(created).UTC(), Entries: entries})
+	resolved, err := l.resolvedAmong(ctx, ps)
+	if err != nil {
+		return nil, unavailable(err)
 	}
-	return out, unavailable(rows.Err())
+	var out []Intent
+	for _, p := range ps {
+		if resolved[p.id] {
+			continue
+		}
+		entries, err := decodeEntries(p.blob)
+		if err != nil {
+			return nil, unavailable(fmt.Errorf("intent %d: %w", p.id, err))
+		}
+		out = append(out, Intent{ID: p.id, CreatedAt: time.UnixMicro(p.created).UTC(), Entries: entries})
+	}
+	return out, nil
+}
+
+// resolvedAmong returns which of the pending intents ps are resolved in
+// the ledger file.
+func (l *SQLite) resolvedAmong(ctx context.Context, ps []pendingIntent) (map[IntentID]bool, error) {
+	resolved := map[IntentID]bool{}
+	if len(ps) == 0 {
+		return resolved, nil
+	}
+	rows, err := l.stmts["resolved_among"].QueryContext(ctx, idsJSON(idsOf(ps)))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		resolved[IntentID(id)] = true
+	}
+	return resolved, rows.Err()
 }
 
 // BySubject returns every record about subject, in every state, ordered by
 // store, table, record id and intent.
 func (l *SQLite) BySubject(ctx context.Context, subject SubjectHash) ([]Record, error) {
-	rows, err := l.stmts["by_subject"].QueryContext(ctx, subject[:])
+	ps, err := l.readPending(ctx, "pending_all")
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	var (
+		pending []Record
+		about   []pendingIntent // the pending intents that name subject
+	)
+	for _, p := range ps {
+		entries, err := decodeEntries(p.blob)
+		if err != nil {
+			return nil, unavailable(fmt.Errorf("intent %d: %w", p.id, err))
+		}
+		named := false
+		for _, e := range entries {
+			if e.Subject == subject {
+				pending = append(pending, Record{Entry: e, State: StatePending, Intent: p.id, UpdatedAt: time.UnixMicro(p.created).UTC()})
+				named = true
+			}
+		}
+		if named {
+			about = append(about, p)
+		}
+	}
+	rows, err := l.stmts["by_subject"].QueryContext(ctx, subject[:], idsJSON(idsOf(about)))
 	if err != nil {
 		return nil, unavailable(err)
 	}
 	defer rows.Close()
 	var out []Record
+	resolved := map[IntentID]bool{}
 	for rows.Next() {
 		var (
 			rec     Record
@@ -561,29 +606,25 @@ func (l *SQLite) BySubject(ctx context.Context, subject SubjectHash) ([]Record, 
 			state   string
 			intent  int64
 			updated int64
-			blob    []byte
 		)
-		if err := rows.Scan(&store, &rec.Table, &rec.RecordID, &rec.Unattributed, &state, &intent, &updated, &blob); err != nil {
+		if err := rows.Scan(&store, &rec.Table, &rec.RecordID, &rec.Unattributed, &state, &intent, &updated); err != nil {
 			return nil, unavailable(err)
 		}
-		if state != string(StatePending) {
-			rec.Store, rec.Subject, rec.State, rec.Intent = Store(store), subject, State(state), IntentID(intent)
-			rec.UpdatedAt = time.UnixMicro(updated).UTC()
-			out = append(out, rec)
+		if state == "" {
+			resolved[IntentID(intent)] = true
 			continue
 		}
-		entries, err := decodeEntries(blob)
-		if err != nil {
-			return nil, unavailable(fmt.Errorf("intent %d: %w", intent, err))
-		}
-		for _, e := range entries {
-			if e.Subject == subject {
-				out = append(out, Record{Entry: e, State: StatePending, Intent: IntentID(intent), UpdatedAt: time.UnixMicro(updated).UTC()})
-			}
-		}
+		rec.Store, rec.Subject, rec.State, rec.Intent = Store(store), subject, State(state), IntentID(intent)
+		rec.UpdatedAt = time.UnixMicro(updated).UTC()
+		out = append(out, rec)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, unavailable(err)
+	}
+	for _, rec := range pending {
+		if !resolved[rec.Intent] {
+			out = append(out, rec)
+		}
 	}
 	sortRecords(out)
 	return out, nil
@@ -591,35 +632,45 @@ func (l *SQLite) BySubject(ctx context.Context, subject SubjectHash) ([]Record, 
 
 // Counts returns record counts per store, table and state.
 func (l *SQLite) Counts(ctx context.Context) ([]TableCount, error) {
-	rows, err := l.stmts["counts"].QueryContext(ctx)
+	ps, err := l.readPending(ctx, "pending_all")
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	rows, err := l.stmts["counts"].QueryContext(ctx, idsJSON(idsOf(ps)))
 	if err != nil {
 		return nil, unavailable(err)
 	}
 	defer rows.Close()
 	var out []TableCount
-	pending := map[[2]string]int64{}
+	resolved := map[IntentID]bool{}
 	for rows.Next() {
 		var c TableCount
 		var store, state string
-		var blob []byte
-		if err := rows.Scan(&store, &c.Table, &state, &c.Count, &blob); err != nil {
+		if err := rows.Scan(&store, &c.Table, &state, &c.Count); err != nil {
 			return nil, unavailable(err)
 		}
-		if state != string(StatePending) {
-			c.Store, c.State = Store(store), State(state)
-			out = append(out, c)
+		if state == "" {
+			resolved[IntentID(c.Count)] = true
 			continue
 		}
-		entries, err := decodeEntries(blob)
+		c.Store, c.State = Store(store), State(state)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, unavailable(err)
+	}
+	pending := map[[2]string]int64{}
+	for _, p := range ps {
+		if resolved[p.id] {
+			continue
+		}
+		entries, err := decodeEntries(p.blob)
 		if err != nil {
 			return nil, unavailable(err)
 		}
 		for _, e := range entries {
 			pending[[2]string{string(e.Store), e.Table}]++
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, unavailable(err)
 	}
 	for k, n := range pending {
 		out = append(out, TableCount{Store: Store(k[0]), Table: k[1], State: StatePending, Count: n})
@@ -656,14 +707,20 @@ func sortRecords(recs []Record) {
 }
 
 // Close commits the writes already submitted, removes this handle from
-// the owners, then closes the file.
+// the owners, then closes the files.
 func (l *SQLite) Close() error {
 	if l.c.isClosed() {
 		return nil
 	}
-	l.c.close()
+	l.c.close()  // decisions first: they clear intents from the pending file
+	l.ic.close() // through this one
 	l.cp.stop()
 	l.unregister()
+	return l.closeFiles()
+}
+
+// closeFiles closes the statements and connections that are open.
+func (l *SQLite) closeFiles() error {
 	for _, st := range l.stmts {
 		st.Close()
 	}
@@ -672,9 +729,11 @@ func (l *SQLite) Close() error {
 			st.Close()
 		}
 	}
-	rerr := l.r.Close()
-	if err := l.w.Close(); err != nil {
-		return err
+	var errs []error
+	for _, db := range []*sql.DB{l.pr, l.pw, l.r, l.w} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
 	}
-	return rerr
+	return errors.Join(errs...)
 }

@@ -58,4 +58,31 @@ func TestSQLite_UsesWALAndFullSync(t *testing.T) {
 	var version int
 	require.NoError(t, l.r.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&version))
 	require.Equal(t, len(sqliteMigrations), version)
+
+	require.NoError(t, l.pw.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode))
+	require.NoError(t, l.pw.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
+	require.Equal(t, "wal", mode, "the pending file")
+	require.Equal(t, 2, sync, "synchronous=FULL in the pending file")
+	require.NoError(t, l.pw.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version))
+	require.Equal(t, pendingSchemaVersion, version)
+}
+
+// TestSQLite_DecisionsLeaveTheWriterFull: a batch of decisions commits
+// with synchronous=NORMAL (relaxedSync), and the writer it shares with
+// forget and the transparency log is FULL again afterwards; so is the
+// pending file's writer for the next intent.
+func TestSQLite_DecisionsLeaveTheWriterFull(t *testing.T) {
+	l, err := OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), Options{})
+	require.NoError(t, err)
+	defer l.Close()
+	ctx := context.Background()
+	id := intend(t, l, entry("public.docs", "1", "alice"))
+	require.NoError(t, l.Confirm(ctx, id))
+	var sync int
+	require.NoError(t, l.w.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
+	require.Equal(t, 2, sync, "the ledger file's writer is FULL after a decision")
+	intend(t, l, entry("public.docs", "2", "alice"))
+	require.True(t, l.pendingFull)
+	require.NoError(t, l.pw.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
+	require.Equal(t, 2, sync, "the pending file's writer is FULL after an intent")
 }

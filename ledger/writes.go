@@ -8,8 +8,17 @@ import (
 )
 
 // writes implements the write half of Ledger on top of the committer; both
-// backends embed it, so that both take writes the same way.
-type writes struct{ c *committer }
+// backends embed it, so that both take writes the same way. Intents go to
+// ic when it is set (SQLite's pending file, see sqlite_pending.go), to c
+// otherwise; everything else goes to c.
+type writes struct{ c, ic *committer }
+
+func (w writes) intents() *committer {
+	if w.ic != nil {
+		return w.ic
+	}
+	return w.c
+}
 
 // Intend durably records entries as pending and returns their intent. It
 // returns only once the transaction holding them has committed.
@@ -25,7 +34,7 @@ func (w writes) Intend(ctx context.Context, entries []Entry) (IntentID, error) {
 		}
 	}
 	r := &request{ctx: ctx, kind: opIntend, entries: entries}
-	if err := w.c.submit(r); err != nil {
+	if err := w.intents().submit(r); err != nil {
 		return 0, err
 	}
 	return r.id, nil
