@@ -2,12 +2,15 @@ package ledger
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -432,4 +435,27 @@ func TestHasher(t *testing.T) {
 	// The Hasher keeps its own copy of the salt.
 	salt[0] = 9
 	require.Equal(t, h1.Hash("alice@example.com"), h2.Hash("alice@example.com"))
+
+	// It is HMAC-SHA256(salt, subject), whatever it hashed before and
+	// however many goroutines use it at once.
+	want := func(subject string) SubjectHash {
+		m := hmac.New(sha256.New, bytes.Repeat([]byte{7}, 32))
+		m.Write([]byte(subject))
+		return SubjectHash(m.Sum(nil))
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				s := strconv.Itoa(g) + "/" + strconv.Itoa(i) + strings.Repeat("x", i%70)
+				if h1.Hash(s) != want(s) {
+					t.Errorf("Hash(%q) is not HMAC-SHA256(salt, subject)", s)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

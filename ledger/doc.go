@@ -6,9 +6,10 @@
 // it rolls back; intents still pending after a crash are resolved on restart.
 //
 // State model (both backends): while an intent is pending its entries live
-// on its one intents row (a blob in SQLite, parallel arrays in
-// PostgreSQL), so that Intend, on the proxy's hot path, writes one row
-// whatever the number of entries. Confirm expands them into entries, keyed
+// on its one row (in SQLite a blob in a file of its own, the pending file,
+// see sqlite_pending.go; in PostgreSQL parallel arrays on its intents
+// row), so that Intend, on the proxy's hot path, writes one row whatever
+// the number of entries. Confirm expands them into entries, keyed
 // by (store, table, record id, subject), where the latest confirmation
 // wins, and clears them; Drop only clears them, so dropping a rewrite never
 // loses a record an earlier intent confirmed. BySubject returns both
@@ -46,10 +47,11 @@
 // ErrIntentConfirmed), repeats of the same decision being no error.
 //
 // Durability: a commit that holds an intent is fsynced before Intend
-// returns. Confirmations, drops and deletions alone are committed without
+// returns. Confirmations, drops and deletions are committed without
 // waiting for fsync in SQLite: one lost to power loss leaves its intent
 // pending, which is safe (recovery or forget resolves it).
 //
-// Two backends pass one contract test suite: an embedded SQLite file (the
-// default, zero setup) and PostgreSQL (several proxies sharing one ledger).
+// Two backends pass one contract test suite: embedded SQLite (the default,
+// zero setup: the ledger file and its pending file) and PostgreSQL
+// (several proxies sharing one ledger).
 package ledger

@@ -6,6 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"hash"
+	"io"
+	"sync"
 	"time"
 )
 
@@ -16,8 +19,15 @@ type SubjectHash [32]byte
 // String is the hex form, safe for logs and URLs.
 func (h SubjectHash) String() string { return hex.EncodeToString(h[:]) }
 
-// Hasher hashes subjects with the operator's secret salt.
-type Hasher struct{ salt []byte }
+// Hasher hashes subjects with the operator's secret salt. It is safe for
+// concurrent use.
+type Hasher struct {
+	salt []byte
+	// macs keeps HMACs keyed with salt: Reset returns one to its keyed
+	// state without hashing the key again, and capture hashes a subject
+	// per row (hmac.New was ~3 % of the proxy's CPU on vector ingest).
+	macs sync.Pool
+}
 
 // ErrShortSalt is returned for salts too short to resist guessing.
 var ErrShortSalt = errors.New("ledger: the subject salt must be at least 32 bytes")
@@ -27,15 +37,19 @@ func NewHasher(salt []byte) (*Hasher, error) {
 	if len(salt) < 32 {
 		return nil, ErrShortSalt
 	}
-	return &Hasher{salt: append([]byte(nil), salt...)}, nil
+	h := &Hasher{salt: append([]byte(nil), salt...)}
+	h.macs.New = func() any { return hmac.New(sha256.New, h.salt) }
+	return h, nil
 }
 
 // Hash returns the stored form of subject.
 func (h *Hasher) Hash(subject string) SubjectHash {
-	m := hmac.New(sha256.New, h.salt)
-	m.Write([]byte(subject))
+	m := h.macs.Get().(hash.Hash)
+	m.Reset()
+	io.WriteString(m, subject)
 	var out SubjectHash
-	copy(out[:], m.Sum(nil))
+	m.Sum(out[:0])
+	h.macs.Put(m)
 	return out
 }
 
