@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,6 +61,7 @@ type batchWriter func(ctx context.Context, now time.Time, batch []*request) erro
 // sqlite_pending.go.)
 type committer struct {
 	write    batchWriter
+	log      *slog.Logger
 	window   time.Duration
 	maxBatch int
 	timeout  time.Duration
@@ -82,6 +84,7 @@ type committer struct {
 func newCommitter(write batchWriter, opts Options) *committer {
 	c := &committer{
 		write:    write,
+		log:      opts.logger(),
 		window:   opts.commitWindow(),
 		maxBatch: opts.maxBatch(),
 		timeout:  opts.commitTimeout(),
@@ -250,8 +253,18 @@ func (c *committer) try(batch []*request) error {
 	defer cancel()
 	// Microseconds: what PostgreSQL's timestamptz keeps, so both backends
 	// return the same times.
-	return c.write(ctx, time.Now().UTC().Truncate(time.Microsecond), batch)
+	start := time.Now()
+	err := c.write(ctx, start.UTC().Truncate(time.Microsecond), batch)
+	if took := time.Since(start); took >= slowCommit && holdsIntent(batch) {
+		c.log.Warn("ledger: a commit of intents was slow; the writes waiting for it were held as long (a busy disk?)",
+			"took", took.Round(time.Millisecond), "requests", len(batch))
+	}
+	return err
 }
+
+// slowCommit is how long a commit that writes wait for may take before it
+// is logged.
+const slowCommit = 250 * time.Millisecond
 
 // unavailable wraps err with ErrUnavailable unless it already is.
 func unavailable(err error) error {

@@ -1,8 +1,10 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -147,4 +149,19 @@ func TestCommitter_IntentsCommitApartAndFirst(t *testing.T) {
 	for _, r := range last[1] {
 		require.Equal(t, opConfirm, r.kind)
 	}
+}
+
+// TestCommitter_LogsSlowIntentCommits: a commit that intents waited for
+// longer than slowCommit is logged, since the proxy held writes as long.
+func TestCommitter_LogsSlowIntentCommits(t *testing.T) {
+	var logs bytes.Buffer
+	f := &fakeWriter{delay: slowCommit + 50*time.Millisecond}
+	c := newCommitter(f.write, Options{CommitWindow: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	defer c.close()
+	w := writes{c: c}
+	require.NoError(t, w.Confirm(context.Background(), 1), "the fake writer takes anything")
+	require.NotContains(t, logs.String(), "slow", "nobody waited for a confirmation")
+	_, err := w.Intend(context.Background(), []Entry{entry("t", "1", "s")})
+	require.NoError(t, err)
+	require.Contains(t, logs.String(), "a commit of intents was slow")
 }
