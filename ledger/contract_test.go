@@ -2,9 +2,9 @@ package ledger
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
