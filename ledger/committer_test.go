@@ -119,7 +119,9 @@ func TestCommitter_NoWindowStillBatchesWhatQueued(t *testing.T) {
 // gathered with them, which commit too.
 func TestCommitter_IntentsCommitApartAndFirst(t *testing.T) {
 	f := &fakeWriter{}
-	c := newCommitter(f.write, Options{CommitWindow: 50 * time.Millisecond})
+	// A window long enough that a slow host still gathers the late
+	// intent with the confirmations.
+	c := newCommitter(f.write, Options{CommitWindow: 500 * time.Millisecond})
 	defer c.close()
 	ctx := context.Background()
 	w := writes{c: c}
@@ -135,7 +137,7 @@ func TestCommitter_IntentsCommitApartAndFirst(t *testing.T) {
 			require.NoError(t, w.Confirm(ctx, id))
 		}()
 	}
-	time.Sleep(10 * time.Millisecond) // within the window of the confirmations
+	time.Sleep(50 * time.Millisecond) // within the window of the confirmations
 	_, err := w.Intend(ctx, []Entry{entry("t", "late", "s")})
 	require.NoError(t, err)
 	wg.Wait()
