@@ -29,7 +29,9 @@ type SQLite struct {
 	path   string
 	w, r   *sql.DB // the ledger file: writer, readers
 	pw, pr *sql.DB // the pending file: writer, readers
-	stmts  map[string]*sql.Stmt
+	// stmts are sqliteWrites, sqliteReads, pendingWrites and pendingReads,
+	// each prepared on its file's writer or readers.
+	stmts map[string]*sql.Stmt
 	// inserts[k] confirms 1<<k entries (sqlite_confirm.go); insertArgs is
 	// their reused argument list. Only the decisions' committer uses them.
 	inserts    [insertSizes]*sql.Stmt
@@ -84,11 +86,14 @@ func OpenSQLite(path string, opts Options) (l *SQLite, err error) {
 	if err = l.openPending(busy); err != nil {
 		return l, fmt.Errorf("pending file: %w", err)
 	}
-	if err = l.register(opts.owner()); err != nil {
-		return l, fmt.Errorf("registering this handle: %w", err)
-	}
 	if err = l.prepare(); err != nil {
 		return l, err
+	}
+	if err = l.clearResolvedPending(); err != nil {
+		return l, fmt.Errorf("pending file: %w", err)
+	}
+	if err = l.register(opts.owner()); err != nil {
+		return l, fmt.Errorf("registering this handle: %w", err)
 	}
 	if l.cp, err = startCheckpointer(sqliteDSN(path, busy), l.log); err != nil {
 		return l, err

@@ -24,14 +24,10 @@ import (
 // the upsert over the JSON array then writes the rest, that chunk
 // included, and rewrites what the INSERT wrote to the same values.
 
-// maxConfirmInsert is the most entries one INSERT names; insertSizes
-// INSERTs are prepared, for 1, 2, 4, … maxConfirmInsert entries, so an
-// intent of n entries takes at most about log2(n) statements plus one per
-// 128 entries.
-const (
-	maxConfirmInsert = 128
-	insertSizes      = 8 // 1 << (insertSizes-1) == maxConfirmInsert
-)
+// insertSizes INSERTs are prepared, for 1, 2, 4, … 128 entries (the most
+// one names), so an intent of n entries takes at most about log2(n)
+// statements plus one per 128 entries.
+const insertSizes = 8
 
 // confirmInsertSQL is the INSERT of n entries: five parameters per entry,
 // then the intent and the time.

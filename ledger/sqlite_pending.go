@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -71,8 +73,9 @@ type pendingIntent struct {
 
 // openPending opens the pending file, creating it if needed, and brings
 // it in line with the ledger file: intents left pending in the ledger file
-// by a build before the split move over, ids continue past the ledger
-// file's, and rows of intents resolved before a crash go.
+// by a build before the split move over, and ids continue past the ledger
+// file's. (Rows of intents resolved before a crash go once the statements
+// are prepared: clearResolvedPending.)
 func (l *SQLite) openPending(busyMillis int64) error {
 	path := l.path + "-pending"
 	var err error
@@ -98,10 +101,7 @@ func (l *SQLite) openPending(busyMillis int64) error {
 	if err := l.moveLegacyPending(ctx); err != nil {
 		return fmt.Errorf("moving pending intents from the ledger file: %w", err)
 	}
-	if err := l.continueIDs(ctx); err != nil {
-		return err
-	}
-	return l.clearResolvedPending(ctx)
+	return l.continueIDs(ctx)
 }
 
 // moveLegacyPending moves the intents a build before the pending file left
@@ -151,34 +151,20 @@ func (l *SQLite) continueIDs(ctx context.Context) error {
 }
 
 // clearResolvedPending deletes the pending rows of intents resolved in the
-// ledger file, which a crash left behind.
-func (l *SQLite) clearResolvedPending(ctx context.Context) error {
-	rows, err := l.pr.QueryContext(ctx, `SELECT id, created_at, NULL, owner_id FROM pending`)
+// ledger file, which a crash left behind. It runs at open, once the
+// statements are prepared and before the committers start.
+func (l *SQLite) clearResolvedPending() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ps, err := l.readPending(ctx, "pending_all")
 	if err != nil {
 		return err
 	}
-	ps, err := scanPending(rows)
-	if err != nil || len(ps) == 0 {
+	resolved, err := l.resolvedAmong(ctx, ps)
+	if err != nil || len(resolved) == 0 {
 		return err
 	}
-	rows, err = l.w.QueryContext(ctx, `SELECT id FROM intents WHERE id IN (SELECT value FROM json_each(?)) AND state <> 'pending'`, idsJSON(idsOf(ps)))
-	if err != nil {
-		return err
-	}
-	var resolved []pendingIntent
-	for rows.Next() {
-		var p pendingIntent
-		if err := rows.Scan(&p.id); err != nil {
-			rows.Close()
-			return err
-		}
-		resolved = append(resolved, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(resolved) == 0 {
-		return err
-	}
-	_, err = l.pw.ExecContext(ctx, `DELETE FROM pending WHERE id IN (SELECT value FROM json_each(?))`, idsJSON(idsOf(resolved)))
+	_, err = l.pw.ExecContext(ctx, pendingWrites["pending_clear"], idsJSON(slices.Collect(maps.Keys(resolved))))
 	return err
 }
 
@@ -266,10 +252,7 @@ func (l *SQLite) clearPending(resolved map[IntentID]pendingIntent) {
 	if len(resolved) == 0 {
 		return
 	}
-	ids := make([]IntentID, 0, len(resolved))
-	for id := range resolved {
-		ids = append(ids, id)
-	}
+	ids := slices.Collect(maps.Keys(resolved))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := l.ic.submit(&request{ctx: ctx, kind: opClearPending, idsJSON: idsJSON(ids)}); err != nil {
