@@ -72,6 +72,8 @@ type pump struct {
 	// client is still sending it, instead of after its last byte.
 	stream func(typ byte) bool
 	tee    bool // the incomplete message at p.r is being streamed (buf[r:fwd] is written)
+	// dstFailed: run ended because writing to dst failed, not reading src.
+	dstFailed bool
 }
 
 func newPump(src io.Reader, dst io.Writer, maxLen int) *pump {
@@ -202,7 +204,7 @@ func (p *pump) splice(v verdict, size int) error {
 		return err
 	}
 	if len(v.prefix) > 0 {
-		if _, err := p.dst.Write(v.prefix); err != nil {
+		if err := p.write(v.prefix); err != nil {
 			return err
 		}
 	}
@@ -255,8 +257,16 @@ func (p *pump) flush() error {
 	if p.fwd >= end {
 		return nil
 	}
-	_, err := p.dst.Write(p.buf[p.fwd:end])
+	err := p.write(p.buf[p.fwd:end])
 	p.fwd = end
+	return err
+}
+
+func (p *pump) write(b []byte) error {
+	_, err := p.dst.Write(b)
+	if err != nil {
+		p.dstFailed = true
+	}
 	return err
 }
 

@@ -133,24 +133,44 @@ func (ss *session) relay() {
 	}()
 
 	downErr := down.run()
+	// Whichever way the server-to-client side ended (the server left, or
+	// the client stopped taking its results), the server connection goes
+	// too: the client-to-server side may be blocked writing to a server
+	// that is itself blocked writing results nobody reads, its transaction
+	// open, until something closes it.
+	ss.server.Close()
 	if f := ss.fatal.Load(); f != nil {
 		if down.atBoundary() {
-			writeError(ss.client, *f)
+			ss.farewell(*f)
 		}
 		ss.log.Info("session ended by proxy", "reason", f.Message)
 	} else if !errors.Is(downErr, io.EOF) && !errors.Is(downErr, net.ErrClosed) {
-		ss.log.Warn("upstream connection lost", "err", downErr)
-		if down.atBoundary() {
-			writeError(ss.client, errUpstreamLost)
+		if down.dstFailed {
+			ss.log.Info("client connection lost", "err", downErr)
+		} else {
+			ss.log.Warn("upstream connection lost", "err", downErr)
+			if down.atBoundary() {
+				ss.farewell(errUpstreamLost)
+			}
 		}
 	} else if errors.Is(downErr, io.EOF) && down.atBoundary() && !ss.serverFatal.Load() && !ss.terminated.Load() {
 		// The server closed (it sends its own FATAL first when it can); say
 		// what happened in case it could not.
-		writeError(ss.client, errUpstreamLost)
+		ss.farewell(errUpstreamLost)
 	}
 	ss.client.Close()
 	upErr := <-upDone
 	ss.log.Debug("session ended", "client_err", upErr, "server_err", downErr)
+}
+
+// farewellTimeout bounds the proxy's last message to a client: one that
+// does not read must not hold the session open.
+const farewellTimeout = 5 * time.Second
+
+// farewell sends the client the error that ends its session.
+func (ss *session) farewell(e errorFields) {
+	ss.client.SetWriteDeadline(time.Now().Add(farewellTimeout))
+	writeError(ss.client, e)
 }
 
 // terminate ends the session with an error for the client, sent by the

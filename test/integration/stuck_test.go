@@ -1,0 +1,98 @@
+//go:build integration
+
+package integration
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/stretchr/testify/require"
+)
+
+// hijacked opens a session through addr as application name app and hands
+// back its raw socket and frontend, for clients that do what no library
+// does.
+func hijacked(t *testing.T, db testDB, addr, app string) (net.Conn, *pgproto3.Frontend) {
+	t.Helper()
+	pc, err := pgconn.Connect(ctxT(t), db.DSN(addr, "sslmode=disable application_name="+app))
+	require.NoError(t, err)
+	hc, err := pc.Hijack()
+	require.NoError(t, err)
+	return hc.Conn, hc.Frontend
+}
+
+// waitNoBackend polls until the server has no session of application name
+// app, failing after limit.
+func waitNoBackend(t *testing.T, db testDB, app string, limit time.Duration) {
+	t.Helper()
+	direct := connect(t, db.URL(db.Addr(), ""))
+	deadline := time.Now().Add(limit)
+	for {
+		var n int
+		var state string
+		err := direct.QueryRow(ctxT(t), "SELECT count(*), coalesce(max(wait_event), '') FROM pg_stat_activity WHERE application_name = $1", app).Scan(&n, &state)
+		require.NoError(t, err)
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the backend of %q is still there %v after its client left (wait event %q)", app, limit, state)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestRelay_ClientThatNeverReadsThenLeavesFreesItsBackend: a client opens a
+// transaction, pipelines queries with big results without reading any, and
+// disconnects. The server blocks writing results the proxy cannot deliver;
+// the proxy must close its upstream connection so that the backend (and
+// its open transaction) goes away.
+func TestRelay_ClientThatNeverReadsThenLeavesFreesItsBackend(t *testing.T) {
+	db := loadTestDB(t)
+	p := startProxy(t, db, nil)
+	for round := range 3 {
+		app := fmt.Sprintf("lethe-stuck-%d-%d", time.Now().UnixNano(), round)
+		conn, fe := hijacked(t, db, p.Addr, app)
+		// Big queries with big results: once the server blocks writing
+		// results, the proxy blocks writing it the next query.
+		big := &pgproto3.Query{String: "SELECT '" + strings.Repeat("x", 1<<20) + "' FROM generate_series(1, 4)"}
+		fe.Send(&pgproto3.Query{String: "BEGIN"})
+		require.NoError(t, fe.Flush())
+		sent := make(chan error, 1)
+		go func() {
+			for range 64 {
+				fe.Send(big)
+				if err := fe.Flush(); err != nil {
+					sent <- err
+					return
+				}
+			}
+			sent <- nil
+		}()
+		// Let the server fill every buffer on the way back.
+		deadline := time.Now().Add(10 * time.Second)
+		for backendWaits(t, db, app) != "ClientWrite" {
+			if time.Now().After(deadline) {
+				t.Fatal("the backend never blocked writing to the proxy")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		require.NoError(t, conn.Close())
+		<-sent // fails or ends now that the socket is closed
+		waitNoBackend(t, db, app, 10*time.Second)
+	}
+}
+
+// backendWaits returns the wait event of application name app's backend.
+func backendWaits(t *testing.T, db testDB, app string) string {
+	direct := connect(t, db.URL(db.Addr(), ""))
+	var ev string
+	err := direct.QueryRow(ctxT(t), "SELECT coalesce(max(wait_event), '') FROM pg_stat_activity WHERE application_name = $1", app).Scan(&ev)
+	require.NoError(t, err)
+	return ev
+}
