@@ -54,6 +54,10 @@ type Config struct {
 	// ConfirmHold is how long confirmations are held to be committed
 	// together (default DefaultConfirmHold).
 	ConfirmHold time.Duration
+	// MaxStatementsInFlight bounds the statements one session may have
+	// sent to the server and not yet had answered; more are refused with
+	// SQLSTATE CodeTooManyInFlight (default DefaultMaxStatementsInFlight).
+	MaxStatementsInFlight int
 }
 
 // Stats are counters for metrics.

@@ -23,19 +23,29 @@ import (
 // recovery.
 type inflight struct {
 	seq     uint64 // the statement in the tracker
+	entries int    // how many entries the intent holds
 	done    chan struct{}
 	id      ledger.IntentID
 	refusal *pgwire.Refusal
 }
 
 // startIntent makes entries durable in the background for statement seq.
-func (s *session) startIntent(seq uint64, entries []ledger.Entry, table string) {
-	f := &inflight{seq: seq, done: make(chan struct{})}
+// Past the session's bounds (limits.go) it first waits for the intents in
+// flight; a refusal among them is returned instead, and refuses the write
+// at hand, whose transaction could not commit anyway.
+func (s *session) startIntent(seq uint64, entries []ledger.Entry, table string) *pgwire.Refusal {
+	if len(s.inflight) >= maxIntentsInFlight || s.entriesInFlight()+len(entries) > maxEntriesInFlight {
+		if r := s.settle(); r != nil {
+			return r
+		}
+	}
+	f := &inflight{seq: seq, entries: len(entries), done: make(chan struct{})}
 	s.inflight = append(s.inflight, f)
 	go func() {
 		f.id, f.refusal = s.c.durable(entries, table)
 		close(f.done)
 	}()
+	return nil
 }
 
 // settle waits for the intents in flight, attaches the durable ones to

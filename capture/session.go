@@ -100,6 +100,10 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 			s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
 			return r
 		}
+		if r := s.crowded(); r != nil {
+			s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
+			return r
+		}
 		return s.query(q)
 	case 'P':
 		p, err := m.Parse()
@@ -298,6 +302,9 @@ func (s *session) bind(st *prepared, b pgproto3.Bind) *portal {
 // but a write of ours (transaction control, a function call, a SELECT)
 // first waits for the intents in flight.
 func (s *session) execute(pt *portal) *pgwire.Refusal {
+	if r := s.crowded(); r != nil {
+		return r
+	}
 	if pt == nil || pt.stmt.eff.tx.Kind != extract.TxNone || len(pt.stmt.analyses) == 0 {
 		if r := s.settle(); r != nil {
 			return r
@@ -349,7 +356,9 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 		return refusal
 	}
 	for _, w := range writes {
-		s.startIntent(seq, w.entries, w.table)
+		if r := s.startIntent(seq, w.entries, w.table); r != nil {
+			return r
+		}
 	}
 	return nil
 }

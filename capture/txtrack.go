@@ -128,7 +128,7 @@ func (t *txTracker) Complete(tag string) {
 	}
 	t.queue = t.queue[1:]
 	t.writes = append(t.writes, r.intents...)
-	t.deletes = append(t.deletes, r.deletes...)
+	t.deletes = append(t.deletes, r.deletes[:min(len(r.deletes), max(0, maxDeletesMarked-len(t.deletes)))]...)
 	if !r.eff.none() {
 		t.paths.ran(r.eff, tag)
 	}

@@ -59,8 +59,11 @@ type Capture struct {
 	Store string `yaml:"store"`
 	// RecoveryInterval is how often intents that dead proxies left
 	// pending are looked for and resolved against capture.store.
-	RecoveryInterval Duration    `yaml:"recovery_interval"`
-	Tables           []TableRule `yaml:"tables"`
+	RecoveryInterval Duration `yaml:"recovery_interval"`
+	// MaxStatementsInFlight bounds the statements one client connection
+	// may have sent and not yet had answered; more are refused (54000).
+	MaxStatementsInFlight int         `yaml:"max_statements_in_flight"`
+	Tables                []TableRule `yaml:"tables"`
 }
 
 // LedgerStore says where the ledger lives: an SQLite file (default) or a
@@ -141,9 +144,10 @@ func Defaults() Config {
 			MaxMessageSize: 64 << 20,
 		},
 		Capture: Capture{
-			Mode:             "strict",
-			Ledger:           LedgerStore{Lease: Duration(time.Minute)},
-			RecoveryInterval: Duration(time.Minute),
+			Mode:                  "strict",
+			Ledger:                LedgerStore{Lease: Duration(time.Minute)},
+			RecoveryInterval:      Duration(time.Minute),
+			MaxStatementsInFlight: 100_000,
 		},
 		Forget: Forget{
 			LogOrigin:           "lethe.local/forget-log",

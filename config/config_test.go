@@ -409,6 +409,7 @@ func TestParse_LeaseAndRefreshIntervals(t *testing.T) {
 	assert.Equal(t, time.Minute, cfg.Capture.Ledger.Lease.D())
 	assert.Equal(t, time.Minute, cfg.Capture.RecoveryInterval.D())
 	assert.Equal(t, 10*time.Second, cfg.Forget.TombstoneRefresh.D())
+	assert.Equal(t, 100_000, cfg.Capture.MaxStatementsInFlight)
 
 	cfg, err = Parse("cfg.yaml", []byte(base+"capture: {recovery_interval: 30s, ledger: {lease: 2m}}\nforget: {tombstone_refresh: 1s}\n"))
 	require.NoError(t, err)
@@ -417,9 +418,10 @@ func TestParse_LeaseAndRefreshIntervals(t *testing.T) {
 	assert.Equal(t, time.Second, cfg.Forget.TombstoneRefresh.D())
 
 	for src, want := range map[string]string{
-		"capture: {ledger: {lease: 1s}}\n":      "capture.ledger.lease: must be at least 3s",
-		"capture: {recovery_interval: 0s}\n":    "capture.recovery_interval: must be positive",
-		"capture: {recovery_interval: never}\n": `"never" is not a duration`,
+		"capture: {ledger: {lease: 1s}}\n":          "capture.ledger.lease: must be at least 3s",
+		"capture: {recovery_interval: 0s}\n":        "capture.recovery_interval: must be positive",
+		"capture: {recovery_interval: never}\n":     `"never" is not a duration`,
+		"capture: {max_statements_in_flight: 10}\n": "capture.max_statements_in_flight: must be at least 1000",
 	} {
 		_, err := Parse("cfg.yaml", []byte(base+src))
 		require.ErrorContains(t, err, want, src)

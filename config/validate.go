@@ -108,6 +108,10 @@ func (c *Config) validateCapture() []error {
 	if cp.RecoveryInterval <= 0 {
 		errs = append(errs, c.at("capture.recovery_interval", "must be positive (write e.g. 1m)"))
 	}
+	if cp.MaxStatementsInFlight < 1000 {
+		// Below it a pgx batch or a psycopg pipeline of ordinary size fails.
+		errs = append(errs, c.at("capture.max_statements_in_flight", "must be at least 1000 (default 100000)"))
+	}
 	seen := map[string]bool{}
 	for i, t := range cp.Tables {
 		path := fmt.Sprintf("capture.tables[%d]", i)

@@ -77,6 +77,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 		Rules: rules, Ledger: l, Hasher: hasher,
 		Mode: capture.Mode(cfg.Capture.Mode), FailOpen: cfg.Capture.FailOpen, Logger: log,
 		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == "flag",
+		MaxStatementsInFlight: cfg.Capture.MaxStatementsInFlight,
 	})
 	watchWriters(cfg.Capture, rules, c, log)
 	return &captured{capture: c, ledger: l, hasher: hasher, tombstones: tombs}, nil

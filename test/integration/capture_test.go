@@ -29,8 +29,9 @@ type captured struct {
 var testSalt = bytes.Repeat([]byte("lethe-test-salt!"), 2) // 32 bytes
 
 // startCaptureProxy starts a relay whose observer tags writes to the
-// tables of rules into a fresh SQLite ledger.
-func startCaptureProxy(t *testing.T, db testDB, mode capture.Mode, rules []extract.Rule) *captured {
+// tables of rules into a fresh SQLite ledger; adjust may change the
+// capture's configuration first.
+func startCaptureProxy(t *testing.T, db testDB, mode capture.Mode, rules []extract.Rule, adjust ...func(*capture.Config)) *captured {
 	t.Helper()
 	compiled, err := extract.NewRules(rules)
 	require.NoError(t, err)
@@ -38,7 +39,11 @@ func startCaptureProxy(t *testing.T, db testDB, mode capture.Mode, rules []extra
 	require.NoError(t, err)
 	h, err := ledger.NewHasher(testSalt)
 	require.NoError(t, err)
-	c := capture.New(capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: mode, ConfirmHold: testConfirmHold})
+	cfg := capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: mode, ConfirmHold: testConfirmHold}
+	for _, f := range adjust {
+		f(&cfg)
+	}
+	c := capture.New(cfg)
 	t.Cleanup(func() { c.Close(); l.Close() })
 	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = c })
 	return &captured{proxy: p, capture: c, ledger: l, hasher: h}

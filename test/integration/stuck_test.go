@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lethe-privacy/lethe/capture"
 )
 
 // hijacked opens a session through addr as application name app and hands
@@ -95,4 +97,67 @@ func backendWaits(t *testing.T, db testDB, app string) string {
 	err := direct.QueryRow(ctxT(t), "SELECT coalesce(max(wait_event), '') FROM pg_stat_activity WHERE application_name = $1", app).Scan(&ev)
 	require.NoError(t, err)
 	return ev
+}
+
+// TestCapture_StatementsInFlightAreBounded: a client pipelines more
+// writes than the session may have in flight, behind a statement that keeps
+// the server busy, without a Sync. The write past the limit is refused with
+// a clear error, the transaction aborts as a whole, nothing reaches the
+// ledger as confirmed, and the connection stays usable.
+func TestCapture_StatementsInFlightAreBounded(t *testing.T) {
+	db := loadTestDB(t)
+	const limit = 100
+	c := startCaptureProxy(t, db, capture.Strict, docsTable(t, db, "cap_flood"), func(cfg *capture.Config) {
+		cfg.MaxStatementsInFlight = limit
+	})
+	conn, fe := hijacked(t, db, c.Addr, "lethe-flood")
+	defer conn.Close()
+	fe.Send(&pgproto3.Parse{Name: "sleep", Query: "SELECT pg_sleep(2)"})
+	fe.Send(&pgproto3.Parse{Name: "ins", Query: "INSERT INTO cap_flood (id, user_id) VALUES ($1, $2)"})
+	fe.Send(&pgproto3.Bind{PreparedStatement: "sleep"})
+	fe.Send(&pgproto3.Execute{})
+	for i := range 3 * limit {
+		fe.Send(&pgproto3.Bind{PreparedStatement: "ins", Parameters: [][]byte{[]byte(fmt.Sprintf("f%d", i)), []byte("flood@example.com")}})
+		fe.Send(&pgproto3.Execute{})
+	}
+	fe.Send(&pgproto3.Sync{})
+	require.NoError(t, fe.Flush())
+
+	var got *pgproto3.ErrorResponse
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		msg, err := fe.Receive()
+		require.NoError(t, err)
+		if e, ok := msg.(*pgproto3.ErrorResponse); ok && got == nil {
+			cp := *e
+			got = &cp
+		}
+		if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	require.NotNil(t, got, "the flood must be refused")
+	require.Equal(t, capture.CodeTooManyInFlight, got.Code)
+	require.Contains(t, got.Message, "statements in flight")
+
+	direct := connect(t, db.URL(db.Addr(), ""))
+	var n int
+	require.NoError(t, direct.QueryRow(ctxT(t), "SELECT count(*) FROM cap_flood").Scan(&n))
+	require.Zero(t, n, "the refused pipeline's transaction must not commit")
+	require.Empty(t, c.confirmed(t, "public.cap_flood", "flood@example.com"))
+
+	// The session goes on.
+	fe.Send(&pgproto3.Query{String: "INSERT INTO cap_flood (id, user_id) VALUES ('after', 'flood@example.com')"})
+	require.NoError(t, fe.Flush())
+	for {
+		msg, err := fe.Receive()
+		require.NoError(t, err)
+		if e, ok := msg.(*pgproto3.ErrorResponse); ok {
+			t.Fatalf("the session must stay usable: %s %s", e.Code, e.Message)
+		}
+		if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	require.Equal(t, []string{"after"}, c.confirmed(t, "public.cap_flood", "flood@example.com"))
 }
