@@ -71,6 +71,10 @@ type session struct {
 	// inflight are intents of forwarded writes still being made durable
 	// (inflight.go); only the client-side goroutine touches the slice.
 	inflight []*inflight
+	// skipping: a statement was refused for crowding (limits.go) and the
+	// server skips every message up to the next Sync, answering none: they
+	// are not queued for the tracker either.
+	skipping bool
 
 	mu sync.Mutex
 	tx *txTracker // and the session's search_path, in tx.paths
@@ -147,6 +151,7 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 		}
 		return s.execute(s.portals[e.Portal])
 	case 'S':
+		s.skipping = false
 		r := s.settle() // a refused Sync still goes, after the error
 		s.lock(func() { s.tx.Sync() })
 		return r
@@ -302,7 +307,11 @@ func (s *session) bind(st *prepared, b pgproto3.Bind) *portal {
 // but a write of ours (transaction control, a function call, a SELECT)
 // first waits for the intents in flight.
 func (s *session) execute(pt *portal) *pgwire.Refusal {
+	if s.skipping {
+		return nil
+	}
 	if r := s.crowded(); r != nil {
+		s.skipping = true
 		return r
 	}
 	if pt == nil || pt.stmt.eff.tx.Kind != extract.TxNone || len(pt.stmt.analyses) == 0 {

@@ -139,6 +139,9 @@ func TestCapture_StatementsInFlightAreBounded(t *testing.T) {
 	require.NotNil(t, got, "the flood must be refused")
 	require.Equal(t, capture.CodeTooManyInFlight, got.Code)
 	require.Contains(t, got.Message, "statements in flight")
+	// The server skips everything up to the Sync after the refusal: the
+	// proxy neither refuses nor queues those statements again.
+	require.EqualValues(t, 1, c.capture.Stats.Refused.Load())
 
 	direct := connect(t, db.URL(db.Addr(), ""))
 	var n int
