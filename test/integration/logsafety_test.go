@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
@@ -197,4 +198,43 @@ func TestCapture_RefusedStatementLogsNeitherSubjectNorStatement(t *testing.T) {
 	assert.NotContains(t, out, "INSERT")
 	assert.NotContains(t, out, "VALUES")
 	assert.Empty(t, logLeaks(out))
+}
+
+// TestForget_StoreErrorQuotingTheSubjectStaysOutOfTheLogs makes the store
+// refuse forget's delete with an error that quotes the subject (a trigger
+// of the application raising it): the engine logs the failure with its
+// SQLSTATE, never the subject.
+func TestForget_StoreErrorQuotingTheSubjectStaysOutOfTheLogs(t *testing.T) {
+	db := loadTestDB(t)
+	ctx := ctxT(t)
+	schema, rules, tables := forgetTables(t, db)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	_, err := direct.Exec(ctx, fmt.Sprintf(`
+		CREATE FUNCTION %[1]s.keep_memories() RETURNS trigger LANGUAGE plpgsql
+			AS $$ BEGIN RAISE EXCEPTION 'the memories of %% are kept', OLD.user_id; END $$;
+		CREATE TRIGGER keep BEFORE DELETE ON %[1]s.memories FOR EACH ROW EXECUTE FUNCTION %[1]s.keep_memories();`, schema))
+	require.NoError(t, err)
+	rig := startForgetRig(t, db, rules, tables, sqliteLedger)
+	writeForgetData(t, db.URL(rig.proxy.Addr, "sslmode=disable"), schema)
+	rig.settle(t)
+
+	from := len(suiteLogs.String())
+	pv, err := rig.engine.Preview(ctx, "alice")
+	require.NoError(t, err)
+	receipt, err := rig.engine.Forget(ctx, "alice", pv.Token)
+	require.NoError(t, err)
+	var logs string
+	for range 500 {
+		if logs = suiteLogs.String()[from:]; strings.Contains(logs, "forget: request interrupted") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Contains(t, logs, "forget: request interrupted", "the delete failed")
+	assert.Contains(t, logs, "SQLSTATE P0001")
+	assert.NotContains(t, logs, "alice")
+	assert.NotContains(t, logs, "are kept", "the application's own error text is withheld")
+	st, err := rig.engine.Status(ctx, receipt.RequestID)
+	require.NoError(t, err)
+	assert.NotContains(t, st.Error, "alice")
 }
