@@ -2,7 +2,6 @@ package admin
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -37,8 +36,8 @@ func subjectOnlyInBody(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func checkSubject(w http.ResponseWriter, subject string) bool {
-	if strings.TrimSpace(subject) == "" {
-		writeError(w, http.StatusBadRequest, "bad_request", `the subject is empty; send {"subject": "<user id or email>"}`)
+	if err := CheckSubject(subject); err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
 		return false
 	}
 	return true

@@ -1,12 +1,14 @@
 package admin
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -109,7 +111,17 @@ const (
 // decodeBody decodes r's JSON body into v: at most limit bytes, one JSON
 // value, no unknown fields. On failure it has answered and returns false.
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	body, ok := readBody(w, r, limit)
+	if !ok {
+		return false
+	}
+	// json replaces invalid UTF-8 with U+FFFD: a subject would silently
+	// become another one.
+	if !utf8.Valid(body) {
+		writeError(w, http.StatusBadRequest, "bad_request", "the request body is not valid UTF-8; send JSON in UTF-8")
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if err == nil {
@@ -120,10 +132,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) bool
 	if err == nil {
 		return true
 	}
-	var tooBig *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooBig):
-		writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the request body is over %d bytes", limit))
 	case errors.Is(err, io.EOF):
 		writeError(w, http.StatusBadRequest, "bad_request", "the request body is empty; send a JSON object")
 	default:

@@ -95,3 +95,52 @@ func TestVerify_CertificateUpToTheLimitReachesTheEngine(t *testing.T) {
 	require.Equal(t, http.StatusOK, w.Code)
 	assert.Equal(t, []string{"Verify"}, h.engine.Calls())
 }
+
+// TestSubject_UnstorableTextIsABadRequest sends subjects that cannot be a
+// stored user id or e-mail address to every route that takes one: each is
+// a 400 saying what is wrong, and the engine never sees it.
+func TestSubject_UnstorableTextIsABadRequest(t *testing.T) {
+	routes := []struct{ target, extra string }{
+		{"/v1/forget/preview", ""},
+		{"/v1/forget", `,"confirm_token":"tok-123"`},
+		{"/v1/tombstones/lift", ""},
+		{"/v1/forget/" + testID + "/reverify", ""},
+	}
+	cases := []struct {
+		name, subject string // subject as it appears inside the JSON string
+		want          string
+	}{
+		{"NUL", `al\u0000ice@example.com`, "NUL character (U+0000) at byte 2"},
+		{"NUL alone", `\u0000`, "NUL character"},
+		{"newline", `alice@example.com\n`, "control character (U+000A) at byte 17"},
+		{"tab", `alice\t@example.com`, "control character (U+0009)"},
+		{"DEL", `alice\u007f`, "control character (U+007F)"},
+		{"C1 control", `alice\u0085`, "control character (U+0085)"},
+		{"lone surrogate", `alice\ud800`, "U+FFFD"},
+		{"invalid UTF-8", "alice\xff", "not valid UTF-8"},
+		{"too long", strings.Repeat("a", MaxSubjectLen+1), fmt.Sprintf("%d bytes long, over the limit of %d", MaxSubjectLen+1, MaxSubjectLen)},
+		{"empty", ``, "the subject is empty"},
+	}
+	for _, rt := range routes {
+		for _, tc := range cases {
+			t.Run(rt.target+"/"+tc.name, func(t *testing.T) {
+				h := newHarness(t, cannedEngine())
+				w := h.do("POST", rt.target, operatorToken, `{"subject":"`+tc.subject+`"`+rt.extra+`}`)
+				require.Equal(t, http.StatusBadRequest, w.Code, "body: %.200s", w.Body)
+				body := errorBody(t, w)
+				assert.Equal(t, "bad_request", body.Code)
+				assert.Contains(t, body.Error, tc.want)
+				assert.NotContains(t, body.Error, "alice", "the answer does not quote the subject")
+				assert.Empty(t, h.engine.Calls(), "the engine must not see it")
+			})
+		}
+	}
+}
+
+func TestSubject_LongestAcceptedSubjectReachesTheEngine(t *testing.T) {
+	h := newHarness(t, cannedEngine())
+	subject := strings.Repeat("é", MaxSubjectLen/2)
+	w := h.do("POST", "/v1/forget/preview", operatorToken, `{"subject":"`+subject+`"}`)
+	require.Equal(t, http.StatusOK, w.Code, "body: %.200s", w.Body)
+	assert.Equal(t, []string{"Preview " + subject}, h.engine.Calls())
+}

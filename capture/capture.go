@@ -316,9 +316,10 @@ func (c *Capture) durable(entries []ledger.Entry, table string) (ledger.IntentID
 	c.Stats.Refused.Add(1)
 	c.log.Warn("ledger unavailable: write refused", "table", table, "err", err)
 	return 0, &pgwire.Refusal{
-		Code:    CodeLedgerDown,
-		Message: "lethe: the write was not forwarded because its tag could not be recorded (the ledger is unavailable)",
-		Hint:    "retry when the ledger is back; nothing of this statement was written",
+		Code:      CodeLedgerDown,
+		Message:   "lethe: the write was not forwarded because its tag could not be recorded (the ledger is unavailable)",
+		Hint:      "retry when the ledger is back; nothing of this statement was written",
+		LogReason: "ledger unavailable",
 	}
 }
 
@@ -340,9 +341,10 @@ func (c *Capture) checkForgotten(entries []ledger.Entry, table string) *pgwire.R
 		c.Stats.Refused.Add(1)
 		c.log.Warn("write about a forgotten subject refused", "table", table, "subject_hmac", e.Subject.String())
 		return &pgwire.Refusal{
-			Code:    CodeForgotten,
-			Message: "lethe: the write was not forwarded because it is about a data subject who was forgotten (erasure request)",
-			Hint:    "an operator can lift the subject's tombstone if the person is back (lethe-proxy forget lift)",
+			Code:      CodeForgotten,
+			Message:   "lethe: the write was not forwarded because it is about a data subject who was forgotten (erasure request)",
+			Hint:      "an operator can lift the subject's tombstone if the person is back (lethe-proxy forget lift)",
+			LogReason: "write about a forgotten subject",
 		}
 	}
 	return nil

@@ -67,7 +67,7 @@ func (s *session) flushCopy() *pgwire.Refusal {
 func (s *session) copyUnreadable(err error) *pgwire.Refusal {
 	s.copyDec, s.copyReq, s.copyTags = nil, 0, nil
 	if s.c.cfg.Mode == Strict {
-		return s.refuse("its COPY data could not be read: " + err.Error())
+		return s.refuseErr("its COPY data could not be read", err)
 	}
 	return nil
 }

@@ -262,7 +262,7 @@ func (s *session) analyze(sql string, paths [][]string) ([]*extract.Analysis, *p
 	as, err := s.rules.AnalyzeUnder(sql, s.resolvable(paths))
 	if err != nil {
 		if s.c.cfg.Mode == Strict {
-			return nil, s.refuse("it names a configured table but could not be parsed: " + err.Error())
+			return nil, s.refuseErr("it names a configured table but could not be parsed", err)
 		}
 		return nil, nil
 	}
@@ -272,15 +272,6 @@ func (s *session) analyze(sql string, paths [][]string) ([]*extract.Analysis, *p
 		}
 	}
 	return as, nil
-}
-
-func (s *session) refuse(reason string) *pgwire.Refusal {
-	s.c.Stats.Refused.Add(1)
-	return &pgwire.Refusal{
-		Code:    CodeUnattributed,
-		Message: "lethe: write to a configured table refused because its rows cannot be attributed to data subjects: " + reason,
-		Hint:    "write rows with explicit VALUES (or COPY FROM STDIN), or set capture.mode: permissive to forward such writes and record them as unattributed",
-	}
 }
 
 // bind computes the tags of a bound write while its parameters are still
@@ -375,7 +366,7 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 // unreadable decides about parameters capture could not decode.
 func (s *session) unreadable(err error) *pgwire.Refusal {
 	if s.c.cfg.Mode == Strict {
-		return s.refuse("its parameters could not be read: " + err.Error())
+		return s.refuseErr("its parameters could not be read", err)
 	}
 	return nil
 }

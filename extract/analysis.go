@@ -46,7 +46,7 @@ func (k Kind) String() string {
 type Analysis struct {
 	Table  string // configured table, "schema.name"
 	Kind   Kind
-	Reason string // for KindUnattributed: why, in words for an error message
+	Reason string // for KindUnattributed: why, in words; it names tables, columns and functions, never values (it is logged)
 
 	t *table
 
@@ -93,7 +93,7 @@ func (r *Rules) Analyze(sql string, searchPath []string) ([]*Analysis, error) {
 func (r *Rules) analyze(sql string, searchPath []string) ([]*Analysis, error) {
 	res, err := pg.Parse(sql)
 	if err != nil {
-		return nil, fmt.Errorf("extract: parse: %w", err)
+		return nil, parseError(err)
 	}
 	var out []*Analysis
 	mayCall := r.writers != nil && r.writers.calls.in(sql)

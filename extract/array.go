@@ -15,12 +15,12 @@ func textArray(s string) ([]string, error) {
 	if strings.HasPrefix(s, "[") {
 		i := strings.IndexByte(s, '=')
 		if i < 0 {
-			return nil, fmt.Errorf("malformed array literal %q", clip(s))
+			return nil, badValue("malformed array literal", s, "")
 		}
 		s = strings.TrimSpace(s[i+1:])
 	}
 	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
-		return nil, fmt.Errorf("malformed array literal %q", clip(s))
+		return nil, badValue("malformed array literal", s, "")
 	}
 	body := s[1 : len(s)-1]
 	var out []string
@@ -33,13 +33,13 @@ func textArray(s string) ([]string, error) {
 			if len(out) == 0 {
 				return nil, nil
 			}
-			return nil, fmt.Errorf("malformed array literal %q: trailing comma", clip(s))
+			return nil, badValue("malformed array literal", s, ": trailing comma")
 		}
 		var elem strings.Builder
 		quoted := false
 		switch body[i] {
 		case '{':
-			return nil, fmt.Errorf("multi-dimensional arrays are not supported (%q)", clip(s))
+			return nil, badValue("multi-dimensional array", s, ": only one-dimensional arrays are supported")
 		case '"':
 			quoted = true
 			i++
@@ -60,7 +60,7 @@ func textArray(s string) ([]string, error) {
 				i++
 			}
 			if !closed {
-				return nil, fmt.Errorf("malformed array literal %q: unterminated quote", clip(s))
+				return nil, badValue("malformed array literal", s, ": unterminated quote")
 			}
 		default:
 			for i < len(body) && body[i] != ',' {
@@ -71,7 +71,7 @@ func textArray(s string) ([]string, error) {
 					continue
 				}
 				if c == '"' || c == '{' || c == '}' {
-					return nil, fmt.Errorf("malformed array literal %q", clip(s))
+					return nil, badValue("malformed array literal", s, "")
 				}
 				elem.WriteByte(c)
 				i++
@@ -91,7 +91,7 @@ func textArray(s string) ([]string, error) {
 			return out, nil
 		}
 		if body[i] != ',' {
-			return nil, fmt.Errorf("malformed array literal %q", clip(s))
+			return nil, badValue("malformed array literal", s, "")
 		}
 		i++
 	}
@@ -152,13 +152,4 @@ func binaryArray(b []byte, r role) ([]string, error) {
 		return nil, errors.New("binary array has trailing bytes")
 	}
 	return out, nil
-}
-
-// clip shortens text quoted in an error message; values may be personal
-// data, so messages show at most a short prefix.
-func clip(s string) string {
-	if len(s) > 24 {
-		return s[:24] + "…"
-	}
-	return s
 }

@@ -58,7 +58,7 @@ func analyzeCopy(t *table, s *pg.CopyStmt) *Analysis {
 			case "binary":
 				spec.format = copyBinary
 			default:
-				return unattributed(t, fmt.Sprintf("COPY format %q is unknown", v))
+				return unattributed(t, "COPY format is unknown; use text, csv or binary")
 			}
 		case "delimiter":
 			if len(v) != 1 {

@@ -223,6 +223,11 @@ func runContract(t *testing.T, b backend) {
 			require.False(t, errors.Is(err, ErrUnavailable), "a bad entry is the caller's error, not the ledger's: %v", err)
 		}
 		require.Empty(t, pendingIDs(t, l), "nothing of a refused Intend is stored")
+		// The error is logged (capture: write refused): it names the field,
+		// never quotes the record id, which is row data.
+		_, err := l.Intend(ctx, []Entry{entry("public.docs", "notes-of-alice\x00", "alice")})
+		require.ErrorContains(t, err, "the record id is not valid UTF-8")
+		require.NotContains(t, err.Error(), "notes-of-alice")
 	})
 
 	t.Run("ConfirmKeepsIDsAndTablesExactly", func(t *testing.T) {

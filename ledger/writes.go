@@ -83,9 +83,10 @@ func validEntry(e Entry) error {
 	}
 	// Refused here rather than by the store: PostgreSQL text takes neither,
 	// and a store error would fail every other request of the batch once.
-	for _, s := range []string{string(e.Store), e.Table, e.RecordID} {
-		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
-			return fmt.Errorf("%q is not valid UTF-8 text without NUL bytes; encode binary ids (e.g. hex) before tagging", s)
+	// Not quoted: a record id is row data, and this error is logged.
+	for _, f := range []struct{ name, text string }{{"store", string(e.Store)}, {"table", e.Table}, {"record id", e.RecordID}} {
+		if !utf8.ValidString(f.text) || strings.ContainsRune(f.text, 0) {
+			return fmt.Errorf("the %s is not valid UTF-8 text without NUL bytes; encode binary ids (e.g. hex) before tagging", f.name)
 		}
 	}
 	return nil

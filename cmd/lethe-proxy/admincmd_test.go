@@ -162,7 +162,8 @@ func TestForgetCmd_CallsTheAPI(t *testing.T) {
 		wantStdout string
 	}{
 		{"preview reads the subject from stdin", cliSubject + "\n", []string{"forget", "preview"}, "Preview " + cliSubject, `"confirm_token": "confirm-tok"`},
-		{"subject is trimmed", "  " + cliSubject + " \r\nignored second line\n", []string{"forget", "preview"}, "Preview " + cliSubject, `"rows": 2`},
+		{"one line ending is removed, nothing else", "  " + cliSubject + " \r\nignored second line\n", []string{"forget", "preview"}, "Preview   " + cliSubject + " ", `"rows": 2`},
+		{"only the first line is read", cliSubject + "\n\n", []string{"forget", "preview"}, "Preview " + cliSubject, `"rows": 2`},
 		{"confirm", cliSubject, []string{"forget", "confirm", "--token", "confirm-tok"}, "Forget " + cliSubject + " confirm-tok", `"request_id": "` + cliRequestID + `"`},
 		{"status", "", []string{"forget", "status", cliRequestID}, "Status " + cliRequestID, `"status": "completed"`},
 		{"status with flags first", "", []string{"forget", "status", "--admin", "http://unused.invalid", cliRequestID}, "Status " + cliRequestID, `"status": "completed"`},
@@ -230,6 +231,11 @@ func TestForgetCmd_RefusesBadInvocations(t *testing.T) {
 		{"subject as an argument", "", []string{"forget", "preview", cliSubject}, "read from stdin"},
 		{"empty stdin", "", []string{"forget", "preview"}, "give the subject on stdin"},
 		{"blank stdin", "  \n", []string{"forget", "lift"}, "give the subject on stdin"},
+		{"empty first line", "\n" + cliSubject + "\n", []string{"forget", "preview"}, "give the subject on stdin"},
+		{"NUL in the subject", "ca\x00rol@example.com\n", []string{"forget", "preview"}, "the subject holds a NUL character (U+0000) at byte 2"},
+		{"control character", cliSubject + "\x1b\n", []string{"forget", "confirm", "--token", "t"}, "control character (U+001B)"},
+		{"two line endings' carriage returns", cliSubject + "\r\r\n", []string{"forget", "lift"}, "control character (U+000D)"},
+		{"invalid UTF-8", "carol\xff\n", []string{"forget", "reverify", "req-1"}, "not valid UTF-8"},
 		{"confirm without token", cliSubject, []string{"forget", "confirm"}, "--token CONFIRM_TOKEN is required"},
 		{"status without id", "", []string{"forget", "status"}, "give the request id"},
 		{"unknown subcommand", "", []string{"forget", "delete"}, `unknown subcommand "delete"`},

@@ -103,7 +103,8 @@ func loadSalt() ([]byte, error) {
 	if v := os.Getenv(envSalt); v != "" {
 		salt, err := hex.DecodeString(strings.TrimSpace(v))
 		if err != nil {
-			return nil, fmt.Errorf("%s is not hex: %w", envSalt, err)
+			// Not err: hex's message quotes the offending character of the secret.
+			return nil, fmt.Errorf("%s is not hex digits (%d characters); give 64 hex digits, or the salt's file in %s", envSalt, len(strings.TrimSpace(v)), envSaltFile)
 		}
 		return salt, nil
 	}

@@ -173,18 +173,32 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// subjectFromStdin reads the subject from the first line of stdin. It is
-// never echoed: it is personal data.
+// subjectFromStdin reads the subject from stdin (subjectLine) and checks it
+// as the admin API does. It is never echoed: it is personal data.
 func subjectFromStdin(stdin io.Reader) (string, error) {
+	subject, err := subjectLine(stdin)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(subject) == "" {
+		return "", errors.New("give the subject on stdin, e.g. `printf '%s\\n' \"$SUBJECT\" | lethe-proxy forget preview` (never as an argument: it would stay in shell history)")
+	}
+	if err := admin.CheckSubject(subject); err != nil {
+		return "", err
+	}
+	return subject, nil
+}
+
+// subjectLine is the first line of stdin without its line ending (one \n
+// or \r\n). Nothing else is trimmed: the subject is matched byte for byte.
+func subjectLine(stdin io.Reader) (string, error) {
 	line, err := bufio.NewReader(stdin).ReadString('\n')
 	if err != nil && err != io.EOF {
 		return "", fmt.Errorf("reading the subject from stdin: %w", err)
 	}
-	subject := strings.TrimSpace(line)
-	if subject == "" {
-		return "", errors.New("give the subject on stdin, e.g. `printf '%s\\n' \"$SUBJECT\" | lethe-proxy forget preview` (never as an argument: it would stay in shell history)")
-	}
-	return subject, nil
+	line, _ = strings.CutSuffix(line, "\n")
+	line, _ = strings.CutSuffix(line, "\r")
+	return line, nil
 }
 
 // parseInterspersed parses flags placed before, between or after the

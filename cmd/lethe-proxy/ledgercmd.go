@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
+	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/ledger"
 )
@@ -61,11 +60,16 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	// io.EOF without a newline still yields the subject; no input is empty.
-	subject, _ := bufio.NewReader(stdin).ReadString('\n')
-	subject = strings.TrimRight(subject, "\r\n")
-	if subject == "" {
+	subject, err := subjectLine(stdin)
+	if err == nil && subject == "" {
 		fmt.Fprintln(stderr, "lethe-proxy ledger subject: give the subject on stdin, e.g. `echo alice@example.com | lethe-proxy ledger subject --config FILE`")
+		return 2
+	}
+	if err == nil {
+		err = admin.CheckSubject(subject)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "lethe-proxy ledger subject:", err)
 		return 2
 	}
 	salt, err := loadSalt()

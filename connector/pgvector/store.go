@@ -28,11 +28,11 @@ func Open(ctx context.Context, connString string) (*Store, error) {
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("pgvector store: %w", err)
+		return nil, fmt.Errorf("pgvector store: %w", serverError(err))
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("pgvector store: %w", err)
+		return nil, fmt.Errorf("pgvector store: %w", serverError(err))
 	}
 	return &Store{pool: pool}, nil
 }
@@ -40,7 +40,7 @@ func Open(ctx context.Context, connString string) (*Store, error) {
 // Ping checks that the store answers.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("pgvector store: %w", err)
+		return fmt.Errorf("pgvector store: %w", serverError(err))
 	}
 	return nil
 }
@@ -59,11 +59,11 @@ func (s *Store) Existing(ctx context.Context, table, idColumn string, ids []stri
 		pgx.Identifier{idColumn}.Sanitize(), pgx.Identifier{schema, name}.Sanitize())
 	rows, err := s.pool.Query(ctx, q, ids)
 	if err != nil {
-		return nil, fmt.Errorf("pgvector store: checking %s: %w", table, err)
+		return nil, fmt.Errorf("pgvector store: checking %s: %w", table, serverError(err))
 	}
 	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, fmt.Errorf("pgvector store: checking %s: %w", table, err)
+		return nil, fmt.Errorf("pgvector store: checking %s: %w", table, serverError(err))
 	}
 	out := make(map[string]bool, len(found))
 	for _, id := range found {

@@ -42,7 +42,7 @@ func (s *Store) Catalog(ctx context.Context) (extract.Catalog, error) {
 		return nil
 	})
 	if err != nil {
-		return extract.Catalog{}, fmt.Errorf("pgvector store: %w", err)
+		return extract.Catalog{}, fmt.Errorf("pgvector store: %w", serverError(err))
 	}
 	return c, nil
 }

@@ -173,9 +173,14 @@ func (m Message) decode(want byte, d decoder) error {
 }
 
 // Refusal is the error the server reports in place of a refused message.
+// Message, Detail and Hint go to the client only, and may quote its
+// statement; the proxy's log shows Code and LogReason.
 type Refusal struct {
 	Code    string // SQLSTATE, five characters [0-9A-Z]
 	Message string
 	Detail  string
 	Hint    string
+	// LogReason says why, for the log: it must hold no statement text,
+	// row values or subjects. Empty: the log shows the code alone.
+	LogReason string
 }

@@ -32,7 +32,8 @@ const refusalDefaultCode = "LT000"
 
 func (ss *session) refuse(typ byte, r *Refusal) verdict {
 	r = normalizeRefusal(r)
-	ss.log.Info("statement refused", "code", r.Code, "reason", r.Message)
+	// Never r.Message: it may quote the statement (logs hold no statements).
+	ss.log.Info("statement refused", "code", r.Code, "reason", r.LogReason)
 	switch typ {
 	case 'Q':
 		return verdict{prefix: fixLength(appendCString(appendMessageHeader(nil, 'Q'), raiseStatement(r))), drop: true}

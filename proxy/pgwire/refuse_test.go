@@ -554,3 +554,26 @@ func TestErrorField(t *testing.T) {
 		})
 	}
 }
+
+func TestSessionRefuse_LogsTheLogReasonNeverTheMessage(t *testing.T) {
+	var logs bytes.Buffer
+	ss := testSession()
+	ss.log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	r := &Refusal{
+		Code:      "LT001",
+		Message:   `refused: syntax error at or near "'secret@example.com'"`,
+		Detail:    "INSERT INTO notes VALUES ('secret@example.com')",
+		Hint:      "secret hint",
+		LogReason: "the statement did not parse",
+	}
+	for _, typ := range []byte{'Q', 'P', 'S', 'd'} {
+		ss.refuse(typ, r)
+	}
+	ss.refuse('Q', &Refusal{Code: "LT001", Message: "secret@example.com"})
+	out := logs.String()
+	assert.Contains(t, out, "statement refused")
+	assert.Contains(t, out, "code=LT001")
+	assert.Contains(t, out, `reason="the statement did not parse"`)
+	assert.NotContains(t, out, "secret")
+	assert.NotContains(t, out, "INSERT")
+}

@@ -50,6 +50,7 @@ func TestBinary_ServesAndStopsGracefullyOnSIGTERM(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { suiteLogs.add(logs.String()) })
 	t.Cleanup(func() { cmd.Process.Kill() })
 
 	var conn net.Conn

@@ -29,6 +29,7 @@ func startProxyBinary(t *testing.T, bin, cfg, addr string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--config", cfg)
 	cmd.Env = append(os.Environ(), "LETHE_SUBJECT_SALT="+hex.EncodeToString(testSalt))
+	collectLogFile(t, cfg+".log")
 	logf, err := os.OpenFile(cfg+".log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	require.NoError(t, err)
 	defer logf.Close()

@@ -73,6 +73,7 @@ log: {level: debug}
 func (f *forgetBinary) start(t *testing.T) {
 	f.cmd = exec.Command(f.bin, "serve", "--config", f.cfg)
 	f.cmd.Env = f.env
+	collectLogFile(t, f.cfg+".log")
 	logf, err := os.OpenFile(f.cfg+".log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	require.NoError(t, err)
 	defer logf.Close()

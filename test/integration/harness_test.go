@@ -115,10 +115,12 @@ func startProxy(t testing.TB, db testDB, configure func(*pgwire.Server)) *proxy 
 	return &proxy{Server: srv, Addr: ln.Addr().String()}
 }
 
-// testWriter sends proxy logs to the test log, shown only on failure.
+// testWriter sends proxy logs to the test log, shown only on failure, and
+// to suiteLogs, which TestMain scans for personal data.
 type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
+	suiteLogs.Write(p)
 	w.t.Logf("%s", p)
 	return len(p), nil
 }
