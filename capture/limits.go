@@ -49,11 +49,12 @@ func (s *session) crowded() *pgwire.Refusal {
 		return nil
 	}
 	s.c.Stats.Refused.Add(1)
-	s.c.log.Warn("statement refused: too many statements in flight on one connection", "limit", limit)
+	s.c.log.Warn("too many statements in flight on one connection", "limit", limit)
 	return &pgwire.Refusal{
-		Code:    CodeTooManyInFlight,
-		Message: fmt.Sprintf("lethe: statement refused: this connection has %d statements in flight (sent, not yet answered by the server), the proxy's limit", limit),
-		Hint:    "send a Sync (end the pipeline) and read the results more often, or raise capture.max_statements_in_flight in the proxy configuration",
+		Code:      CodeTooManyInFlight,
+		Message:   fmt.Sprintf("lethe: statement refused: this connection has %d statements in flight (sent, not yet answered by the server), the proxy's limit", limit),
+		Hint:      "send a Sync (end the pipeline) and read the results more often, or raise capture.max_statements_in_flight in the proxy configuration",
+		LogReason: "too many statements in flight",
 	}
 }
 
