@@ -68,92 +68,147 @@ func noteKeyHash(name string, pub ed25519.PublicKey) uint32 {
 	return binary.BigEndian.Uint32(h.Sum(nil))
 }
 
-// noteVerifier checks signed-note signatures by one trusted key under one
-// name. note.NewVerifier would want the key in its text encoding, and
-// making and parsing that cost more than the rest of opening a checkpoint;
-// the name is the checkpoint's origin, so it is made on each open.
-type noteVerifier struct {
-	name string
-	hash uint32
-	key  ed25519.PublicKey // PublicKeySize bytes
-}
-
-func (v *noteVerifier) Name() string                { return v.name }
-func (v *noteVerifier) KeyHash() uint32             { return v.hash }
-func (v *noteVerifier) Verify(msg, sig []byte) bool { return ed25519.Verify(v.key, msg, sig) }
-
-// noteVerifiers finds a checkpoint's verifiers for note.Open as
-// note.VerifierList does, without building a map on each open.
-type noteVerifiers []noteVerifier
-
-func (vs noteVerifiers) Verifier(name string, hash uint32) (note.Verifier, error) {
-	var found note.Verifier
-	for i := range vs {
-		if v := &vs[i]; v.name == name && v.hash == hash {
-			if found != nil {
-				return nil, fmt.Errorf("ambiguous key %s+%08x", name, hash) // as note.VerifierList says it
-			}
-			found = v
-		}
-	}
-	if found == nil {
-		return nil, &note.UnknownVerifierError{Name: name, KeyHash: hash}
-	}
-	return found, nil
-}
-
 // isNoteName is the signed-note rule for names, as note.NewVerifier applies
 // it: not empty, UTF-8, and no Unicode space or plus sign.
 func isNoteName(name string) bool {
 	return name != "" && utf8.ValidString(name) && strings.IndexFunc(name, unicode.IsSpace) < 0 && !strings.Contains(name, "+")
 }
 
-// OpenCheckpoint verifies a signed checkpoint against keys and parses it.
-// The note must be signed under its origin by at least one key in keys, and
-// no signature by a key in keys may fail.
+// OpenCheckpoint verifies a signed checkpoint of the log keys.LogOrigin()
+// against keys and parses it: the rules of docs/certificate.md
+// ("Transparency log") with every trusted key allowed to vouch.
 func OpenCheckpoint(signed []byte, keys KeySet) (Checkpoint, error) {
-	origin, _, ok := strings.Cut(string(signed), "\n")
-	if !ok {
-		return Checkpoint{}, errors.New("checkpoint is a single line; want a signed note")
-	}
-	if !isNoteName(origin) {
-		return Checkpoint{}, fmt.Errorf("checkpoint origin %q is not a valid note name: want non-empty UTF-8 without spaces or '+'", origin)
-	}
-	verifiers := make(noteVerifiers, len(keys.keys))
-	for i, k := range keys.keys {
-		if len(k.PublicKey) != ed25519.PublicKeySize { // only a KeySet built in code can hold one
-			return Checkpoint{}, fmt.Errorf("trusted key %s: public key is %d bytes, want %d", k.ID, len(k.PublicKey), ed25519.PublicKeySize)
-		}
-		verifiers[i] = noteVerifier{name: origin, hash: noteKeyHash(origin, k.PublicKey), key: k.PublicKey}
-	}
-	n, err := note.Open(signed, verifiers)
-	if err != nil {
-		var unverified *note.UnverifiedNoteError
-		if errors.As(err, &unverified) {
-			return Checkpoint{}, fmt.Errorf("checkpoint of %q is not signed by a trusted key", origin)
-		}
-		return Checkpoint{}, fmt.Errorf("checkpoint of %q: %w", origin, err)
-	}
-	return parseCheckpointText(n.Text)
+	return openCheckpoint(string(signed), keys, func(TrustedKey) bool { return true })
 }
 
-// parseCheckpointText reads a checkpoint body. Lines after the root are
-// extension lines (C2SP tlog-checkpoint); they are signed but not used here.
-func parseCheckpointText(text string) (Checkpoint, error) {
-	lines := strings.SplitN(text, "\n", 4)
-	if len(lines) < 4 || lines[0] == "" {
+// openCheckpoint verifies a checkpoint: its origin is the trusted log's,
+// every signature line by a trusted key verifies (a bad one means the
+// note was tampered with or the key misused, whichever line comes first),
+// and at least one of them is by a key that may vouch for it.
+func openCheckpoint(signed string, keys KeySet, mayVouch func(TrustedKey) bool) (Checkpoint, error) {
+	text, sigs, err := splitNote(signed)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("checkpoint: %w", err)
+	}
+	origin, _, _ := strings.Cut(text, "\n")
+	if origin != keys.origin {
+		return Checkpoint{}, fmt.Errorf("the checkpoint is of log %q, but the trusted keys are for log %q", origin, keys.origin)
+	}
+	vouched := false
+	for _, sig := range sigs {
+		if sig.name != origin {
+			continue // a witness's cosignature, say
+		}
+		var signer *TrustedKey
+		for i := range keys.keys {
+			if k := &keys.keys[i]; noteKeyHash(origin, k.PublicKey) == sig.hash {
+				if signer != nil {
+					return Checkpoint{}, fmt.Errorf("trusted keys %s and %s share the signed-note key hash %08x; a line by either cannot be told apart", signer.ID, k.ID, sig.hash)
+				}
+				signer = k
+			}
+		}
+		if signer == nil {
+			continue // a key we do not trust under the log's name: it proves nothing either way
+		}
+		if !ed25519.Verify(signer.PublicKey, []byte(text), sig.sig) {
+			return Checkpoint{}, fmt.Errorf("a signature line of the checkpoint of %q by trusted key %s does not verify: the checkpoint was altered, or the key misused", origin, signer.ID)
+		}
+		vouched = vouched || mayVouch(*signer)
+	}
+	if !vouched {
+		return Checkpoint{}, fmt.Errorf("checkpoint of %q is not signed by a trusted key that could have signed it", origin)
+	}
+	return ParseCheckpointText(text)
+}
+
+// A noteSignature is one signature line of a signed note.
+type noteSignature struct {
+	name string
+	hash uint32 // the key hash, the first 4 bytes of the decoded signature
+	sig  []byte // the rest
+}
+
+// maxNoteSignatures bounds the work a note can ask for, as
+// golang.org/x/mod/sumdb/note does.
+const maxNoteSignatures = 100
+
+// splitNote splits a C2SP signed note into its text and signature lines,
+// with the structural rules of golang.org/x/mod/sumdb/note's Open: UTF-8
+// without control characters other than newline; the text ends at the
+// last blank line; each signature line is "— <name> <base64>" with a
+// valid key name and at least 5 decoded bytes; at most 100 of them.
+func splitNote(msg string) (string, []noteSignature, error) {
+	if !utf8.ValidString(msg) {
+		return "", nil, errors.New("not UTF-8")
+	}
+	for i := 0; i < len(msg); i++ {
+		if msg[i] < 0x20 && msg[i] != '\n' {
+			return "", nil, errors.New("control character in a signed note")
+		}
+	}
+	split := strings.LastIndex(msg, "\n\n")
+	if split < 0 {
+		return "", nil, errors.New("no signature block after a blank line; want a signed note")
+	}
+	text, block := msg[:split+1], msg[split+2:]
+	if block == "" || !strings.HasSuffix(block, "\n") {
+		return "", nil, errors.New("the signature block does not end in a newline")
+	}
+	lines := strings.Split(strings.TrimSuffix(block, "\n"), "\n")
+	if len(lines) > maxNoteSignatures {
+		return "", nil, fmt.Errorf("%d signature lines; at most %d are read", len(lines), maxNoteSignatures)
+	}
+	sigs := make([]noteSignature, len(lines))
+	for i, line := range lines {
+		rest, ok := strings.CutPrefix(line, "— ")
+		name, b64, _ := strings.Cut(rest, " ")
+		raw, err := base64.StdEncoding.DecodeString(b64)
+		if !ok || err != nil || !isNoteName(name) || b64 == "" || len(raw) < 5 {
+			return "", nil, fmt.Errorf("signature line %d is not \"— <name> <base64 of key hash and signature>\"", i+1)
+		}
+		sigs[i] = noteSignature{name: name, hash: binary.BigEndian.Uint32(raw), sig: raw[4:]}
+	}
+	return text, sigs, nil
+}
+
+// emptyTreeRoot is the RFC 6962 root of the empty tree, SHA-256("").
+var emptyTreeRoot = tlog.Hash(sha256.Sum256(nil))
+
+// ParseCheckpointText reads the text of a checkpoint note (C2SP
+// tlog-checkpoint): the origin, the tree size in canonical decimal and the
+// standard base64 of the 32-byte root hash, one per line, then any
+// non-empty extension lines, which are signed but not interpreted. The
+// empty tree's root must be SHA-256(""). It checks no signature: the
+// transparency log (package tlog) and the verifiers share it so that a
+// checkpoint reads alike everywhere.
+func ParseCheckpointText(text string) (Checkpoint, error) {
+	if !strings.HasSuffix(text, "\n") {
+		return Checkpoint{}, errors.New("checkpoint body does not end in a newline")
+	}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if len(lines) < 3 || lines[0] == "" {
 		return Checkpoint{}, errors.New("checkpoint body needs an origin, a size and a root hash line")
+	}
+	for _, ext := range lines[3:] {
+		if ext == "" {
+			return Checkpoint{}, errors.New("checkpoint body has a blank extension line")
+		}
 	}
 	size, err := strconv.ParseInt(lines[1], 10, 64)
 	// Only the canonical decimal form: no sign, no leading zeros.
 	if err != nil || size < 0 || strconv.FormatInt(size, 10) != lines[1] {
-		return Checkpoint{}, fmt.Errorf("checkpoint tree size %q is not a decimal number", lines[1])
+		return Checkpoint{}, fmt.Errorf("checkpoint tree size %q is not a decimal number below 2^63", lines[1])
 	}
 	root, err := decodeBase64(lines[2], 32)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("checkpoint root hash: %w", err)
+		return Checkpoint{}, fmt.Errorf("checkpoint root hash %q: %w", lines[2], err)
 	}
-	return Checkpoint{Origin: lines[0], Size: size, Root: tlog.Hash(root)}, nil
+	c := Checkpoint{Origin: lines[0], Size: size, Root: tlog.Hash(root)}
+	if size == 0 && c.Root != emptyTreeRoot {
+		return Checkpoint{}, errors.New("checkpoint of the empty tree with a root other than SHA-256(\"\")")
+	}
+	return c, nil
 }
 
 // strictBase64 refuses set bits after the last byte. It is made once

@@ -40,13 +40,16 @@ func TestOpenCheckpoint_RefusesBadCheckpoints(t *testing.T) {
 	}
 	root := "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
 	for _, tc := range []struct{ name, signed, want string }{
-		{"one line", testOrigin, "single line"},
-		{"unsigned", testOrigin + "\n1\n" + root + "\n", "malformed"},
+		{"one line", testOrigin, "signature block"},
+		{"unsigned", testOrigin + "\n1\n" + root + "\n", "signature block"},
+		{"another log's origin", sign("log.lethe.example/staging\n1\n" + root + "\n"), "trusted keys are for log"},
+		{"blank extension line", sign(testOrigin + "\n1\n" + root + "\n\nx\n"), "blank extension line"},
+		{"empty tree with a root", sign(testOrigin + "\n0\n" + "gSKyXoYZUgZ6jduWYrkDOARinOMGJveXjgMkBTcdPlQ=" + "\n"), "empty tree"},
 		{"size with a leading zero", sign(testOrigin + "\n01\n" + root + "\n"), "decimal"},
 		{"negative size", sign(testOrigin + "\n-1\n" + root + "\n"), "decimal"},
 		{"short root", sign(testOrigin + "\n1\nAAAA\n"), "root hash"},
 		{"no root line", sign(testOrigin + "\n1\n"), "needs"},
-		{"origin with a space", "log one\n1\n" + root + "\n\n— log one AAAA\n", "note name"},
+		{"origin with a space", "log one\n1\n" + root + "\n\n— log one AAAA\n", "signature line 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := OpenCheckpoint([]byte(tc.signed), f.keys)
@@ -54,6 +57,24 @@ func TestOpenCheckpoint_RefusesBadCheckpoints(t *testing.T) {
 				t.Fatalf("error %v, want one mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestOpenCheckpoint_IgnoresExtensionLinesAndOtherSigners(t *testing.T) {
+	f := newFixture(t)
+	root := "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+	text := testOrigin + "\n0\n" + root + "\nextension line\n"
+	signed, err := signNote(f.op, testOrigin, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	witness, err := signNote(f.attacker, "witness.example", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cosigned := signed + witness[len(text)+1:]
+	if _, err := OpenCheckpoint([]byte(cosigned), f.keys); err != nil {
+		t.Fatalf("extension line or a witness's cosignature refused: %v\n%s", err, cosigned)
 	}
 }
 

@@ -11,7 +11,11 @@
 // (golang.org/x/mod/sumdb/note) with the same operator key.
 //
 // Verify returns one Verdict; only VerdictValid means the certificate is
-// genuine, current and logged. The deleted record ids are committed to by an
+// genuine, current, logged, and proves a complete erasure
+// (VerdictIncomplete: genuine, but some layer was not verified empty).
+// Certificates, payloads and trusted keys files are read as the JSON and
+// RFC 3339 subsets of the spec, the same way node/verify.mjs reads them;
+// testdata/vectors holds the cases both must agree on. The deleted record ids are committed to by an
 // RFC 6962 Merkle root (IDsRoot), so one deletion can be proven later
 // (ProveID, CheckID) without listing the others, and the data subject can
 // recognise their certificate with a secret only they hold (NewCommitment,

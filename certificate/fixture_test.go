@@ -5,6 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,11 +24,28 @@ var (
 
 const testOrigin = "log.lethe.example/test"
 
-// testSigner derives a key from a label, so every run signs alike.
+// testSigner loads the test key of a label from testdata/vectors/keys,
+// committed so that the test vectors can be signed again alike (Ed25519
+// is deterministic). With -update, a missing key is derived from the
+// label and written.
 func testSigner(t testing.TB, label string) *Signer {
 	t.Helper()
-	seed := sha256.Sum256([]byte("lethe certificate test key: " + label))
-	s, err := NewSigner(ed25519.NewKeyFromSeed(seed[:]))
+	path := filepath.Join("testdata", "vectors", "keys", label+".pem")
+	pemBytes, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && *update {
+		seed := sha256.Sum256([]byte("lethe certificate test key: " + label))
+		s, err := NewSigner(ed25519.NewKeyFromSeed(seed[:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pemBytes, err = s.MarshalPrivateKey(); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, path, pemBytes)
+	} else if err != nil {
+		t.Fatalf("%v; the test keys are committed under testdata/vectors/keys", err)
+	}
+	s, err := LoadPrivateKey(pemBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +65,7 @@ func newFixture(t testing.TB) *fixture {
 	old := f.op.TrustedKey(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	old.NotAfter = testRotation
 	var err error
-	if f.keys, err = NewKeySet(old, f.next.TrustedKey(testRotation)); err != nil {
+	if f.keys, err = NewKeySet(testOrigin, old, f.next.TrustedKey(testRotation)); err != nil {
 		t.Fatal(err)
 	}
 	return f

@@ -8,6 +8,7 @@ import (
 var allVerdicts = []Verdict{
 	VerdictValid, VerdictPayloadTampered, VerdictBadSignature, VerdictUnknownKey, VerdictKeyMismatch,
 	VerdictKeyIDMismatch, VerdictSchemaMismatch, VerdictExpired, VerdictNotInLog, VerdictMalformed, VerdictOversized,
+	VerdictNotYetValid, VerdictIncomplete,
 }
 
 // FuzzVerify feeds Verify arbitrary bytes, starting from the seed corpus in

@@ -54,6 +54,12 @@ var fuzzSeeds = []string{
 	"v2 payload carrying its own fields", "unknown field in the envelope", "not JSON",
 	"signature one byte short", "expired", "log proof tampered", "checkpoint signed by an untrusted key",
 	"checkpoint with a bad signature line before the good one", "new key's certificate after rotation",
+	// Issue 10: the JSON and time subsets, the log origin, every checkpoint
+	// line, and what a certificate proves.
+	"forged payload member before the real one", "lone surrogate escape", "integer written 2.0",
+	"date that does not exist", "checkpoint of another log origin",
+	"checkpoint with a bad signature line after the good one", "residual records left",
+	"layer outside the scope", "deleted_ids.count differs from the layers' deletions",
 }
 
 func TestFuzzVerify_SeedCorpusIsCurrent(t *testing.T) {

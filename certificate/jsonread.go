@@ -29,8 +29,8 @@ type jsonReader struct {
 }
 
 // newJSONReader scans text, which must be one JSON object holding about
-// tokens values. If it is not an object, the error is encoding/json's
-// account of why.
+// tokens values, in the subset checkJSONSubset allows. If it is not an
+// object, the error is encoding/json's account of why.
 func newJSONReader(text string, tokens int) (jsonReader, error) {
 	toks, ok := scanJSON(text, make([]jsonToken, 0, tokens))
 	if !ok || toks[0].kind != jsonObject {
@@ -40,7 +40,11 @@ func newJSONReader(text string, tokens int) (jsonReader, error) {
 		// Unreachable while scanJSON and encoding/json agree.
 		return jsonReader{}, errors.New("not a JSON object")
 	}
-	return jsonReader{text: text, toks: toks}, nil
+	r := jsonReader{text: text, toks: toks}
+	if err := checkJSONSubset(&r); err != nil {
+		return jsonReader{}, err
+	}
+	return r, nil
 }
 
 // verdict returns the verdict and reason of the first problem: a member
@@ -70,8 +74,8 @@ type jsonFields struct {
 	hasUnknown bool
 }
 
-// fields finds the declared members of object obj. Of a repeated member the
-// last one counts, as in encoding/json. Names match exactly.
+// fields finds the declared members of object obj; checkJSONSubset has
+// refused objects that repeat a member. Names match exactly.
 func (r *jsonReader) fields(obj int32, names []string) jsonFields {
 	f := jsonFields{obj: obj, names: names}
 	for n := obj + 1; n < r.toks[obj].next; n = r.toks[n+1].next {
@@ -208,13 +212,13 @@ func (r *jsonReader) bool(t int32) bool {
 	return r.is(t, jsonBool, "a boolean") && r.text[r.toks[t].start] == 't'
 }
 
-// time reads an RFC 3339 string as time.Time's UnmarshalText does.
+// time reads a time in the RFC 3339 subset of ParseTime.
 func (r *jsonReader) time(t int32) time.Time {
-	var tm time.Time
 	if !r.is(t, jsonString, "a string") {
-		return tm
+		return time.Time{}
 	}
-	if err := tm.UnmarshalText([]byte(r.stringAt(t))); err != nil && r.value == "" {
+	tm, err := ParseTime(r.stringAt(t))
+	if err != nil && r.value == "" {
 		r.value = r.path(t) + ": " + err.Error()
 	}
 	return tm
@@ -295,8 +299,8 @@ func (r *jsonReader) join(obj int32, name string) string {
 }
 
 // decodeStrict decodes exactly one JSON value into v, refusing unknown
-// members and trailing data. Trusted keys files and log events, which
-// are not on Verify's path, are read with it.
+// members and trailing data. Log events, which are not on Verify's path
+// (it compares leaf bytes exactly), are read with it.
 func decodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -100,31 +100,35 @@ func (k TrustedKey) Covers(t time.Time) bool {
 	return !t.Before(k.NotBefore) && (k.NotAfter.IsZero() || !t.After(k.NotAfter))
 }
 
-// keyEntry is a TrustedKey as the keys file spells it.
-type keyEntry struct {
-	KeyID     string     `json:"key_id"`
-	PublicKey string     `json:"public_key"`
-	NotBefore time.Time  `json:"not_before"`
-	NotAfter  *time.Time `json:"not_after,omitempty"`
-}
-
 // MarshalJSON writes k as an entry of the trusted keys file.
 func (k TrustedKey) MarshalJSON() ([]byte, error) {
-	e := keyEntry{KeyID: k.ID, PublicKey: base64.StdEncoding.EncodeToString(k.PublicKey), NotBefore: k.NotBefore}
+	e := struct {
+		KeyID     string     `json:"key_id"`
+		PublicKey string     `json:"public_key"`
+		NotBefore time.Time  `json:"not_before"`
+		NotAfter  *time.Time `json:"not_after,omitempty"`
+	}{KeyID: k.ID, PublicKey: base64.StdEncoding.EncodeToString(k.PublicKey), NotBefore: k.NotBefore}
 	if !k.NotAfter.IsZero() {
 		e.NotAfter = &k.NotAfter
 	}
 	return json.Marshal(e)
 }
 
-// A KeySet is the verifier's list of trusted operator keys.
+// A KeySet is what a verifier trusts: the operator's transparency log,
+// named by its origin, and the keys that sign its certificates and
+// checkpoints, current and retired.
 type KeySet struct {
-	keys []TrustedKey
+	origin string
+	keys   []TrustedKey
 }
 
-// NewKeySet checks keys (ids derived from the keys, no duplicates, sane
-// windows) and returns them as a set.
-func NewKeySet(keys ...TrustedKey) (KeySet, error) {
+// NewKeySet checks the log origin (a signed-note name) and the keys (ids
+// derived from the keys, no duplicates, sane windows, no weak keys) and
+// returns them as a set.
+func NewKeySet(logOrigin string, keys ...TrustedKey) (KeySet, error) {
+	if !isNoteName(logOrigin) {
+		return KeySet{}, fmt.Errorf("certificate: trusted keys: log origin %q is not a log name (non-empty, no spaces, no '+'); use forget.log_origin of the proxy's configuration", logOrigin)
+	}
 	if len(keys) == 0 {
 		return KeySet{}, errors.New("certificate: trusted keys: the set is empty; add the operator's key entry (printed by `lethe-proxy keygen`)")
 	}
@@ -133,6 +137,9 @@ func NewKeySet(keys ...TrustedKey) (KeySet, error) {
 		if len(k.PublicKey) != ed25519.PublicKeySize {
 			return KeySet{}, fmt.Errorf("certificate: trusted key %d (%s): public_key is %d bytes, want %d", i+1, k.ID, len(k.PublicKey), ed25519.PublicKeySize)
 		}
+		if why := weakPublicKey(k.PublicKey); why != "" {
+			return KeySet{}, fmt.Errorf("certificate: trusted key %d (%s): public_key %s; no operator key is, so the file is wrong or forged", i+1, k.ID, why)
+		}
 		if want := KeyID(k.PublicKey); k.ID != want {
 			return KeySet{}, fmt.Errorf("certificate: trusted key %d: key_id %q does not match its public_key, whose id is %q; fix the entry", i+1, k.ID, want)
 		}
@@ -140,44 +147,22 @@ func NewKeySet(keys ...TrustedKey) (KeySet, error) {
 			return KeySet{}, fmt.Errorf("certificate: trusted key %d: %s is listed twice; keep one entry per key", i+1, k.ID)
 		}
 		seen[k.ID] = true
-		if k.NotBefore.IsZero() {
-			return KeySet{}, fmt.Errorf("certificate: trusted key %d (%s): not_before is missing", i+1, k.ID)
-		}
 		if !k.NotAfter.IsZero() && k.NotAfter.Before(k.NotBefore) {
 			return KeySet{}, fmt.Errorf("certificate: trusted key %d (%s): not_after is before not_before", i+1, k.ID)
 		}
 	}
-	return KeySet{keys: append([]TrustedKey(nil), keys...)}, nil
+	return KeySet{origin: logOrigin, keys: append([]TrustedKey(nil), keys...)}, nil
 }
 
-// ParseKeySet reads a trusted keys file:
-// {"keys":[{"key_id", "public_key" (base64), "not_before", "not_after"?}]}.
-func ParseKeySet(data []byte) (KeySet, error) {
-	var file struct {
-		Keys []keyEntry `json:"keys"`
-	}
-	if err := decodeStrict(data, &file); err != nil {
-		return KeySet{}, fmt.Errorf("certificate: trusted keys: %w; want {\"keys\":[{\"key_id\":…,\"public_key\":…,\"not_before\":…}]}", err)
-	}
-	keys := make([]TrustedKey, len(file.Keys))
-	for i, e := range file.Keys {
-		pub, err := decodeBase64(e.PublicKey, ed25519.PublicKeySize)
-		if err != nil {
-			return KeySet{}, fmt.Errorf("certificate: trusted key %d (%s): public_key: %w", i+1, e.KeyID, err)
-		}
-		keys[i] = TrustedKey{ID: e.KeyID, PublicKey: pub, NotBefore: e.NotBefore}
-		if e.NotAfter != nil {
-			keys[i].NotAfter = *e.NotAfter
-		}
-	}
-	return NewKeySet(keys...)
-}
+// LogOrigin is the origin of the log whose checkpoints the set trusts.
+func (s KeySet) LogOrigin() string { return s.origin }
 
 // MarshalJSON writes the set as a trusted keys file.
 func (s KeySet) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Keys []TrustedKey `json:"keys"`
-	}{nonNil(s.keys)})
+		LogOrigin string       `json:"log_origin"`
+		Keys      []TrustedKey `json:"keys"`
+	}{s.origin, nonNil(s.keys)})
 }
 
 // Lookup returns the trusted key with the given id.
@@ -188,16 +173,4 @@ func (s KeySet) Lookup(id string) (TrustedKey, bool) {
 		}
 	}
 	return TrustedKey{}, false
-}
-
-// notRetiredBy returns the keys whose window had not ended at t: those that
-// could have signed a checkpoint made after a certificate issued at t.
-func (s KeySet) notRetiredBy(t time.Time) KeySet {
-	var out KeySet
-	for _, k := range s.keys {
-		if k.NotAfter.IsZero() || !k.NotAfter.Before(t) {
-			out.keys = append(out.keys, k)
-		}
-	}
-	return out
 }

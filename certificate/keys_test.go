@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -62,16 +63,26 @@ func TestParseKeySet(t *testing.T) {
 		name, file string
 		wantErr    string
 	}{
-		{name: "one key", file: `{"keys":[` + entry(op, "") + `]}`},
-		{name: "rotated keys", file: `{"keys":[` + entry(op, `,"not_after":"2026-09-01T00:00:00Z"`) + `,` + entry(next, "") + `]}`},
-		{name: "empty", file: `{"keys":[]}`, wantErr: "empty"},
+		{name: "one key", file: `{"log_origin":"log.lethe.example/test","keys":[` + entry(op, "") + `]}`},
+		{name: "rotated keys", file: `{"log_origin":"log.lethe.example/test","keys":[` + entry(op, `,"not_after":"2026-09-01T00:00:00Z"`) + `,` + entry(next, "") + `]}`},
+		{name: "empty", file: `{"log_origin":"log.lethe.example/test","keys":[]}`, wantErr: "empty"},
 		{name: "not JSON", file: `keys: []`, wantErr: "trusted keys"},
-		{name: "unknown member", file: `{"keys":[` + entry(op, `,"comment":"x"`) + `]}`, wantErr: "comment"},
-		{name: "key id of another key", file: strings.Replace(`{"keys":[`+entry(op, "")+`]}`, op.KeyID(), next.KeyID(), 1), wantErr: "does not match"},
-		{name: "listed twice", file: `{"keys":[` + entry(op, "") + `,` + entry(op, "") + `]}`, wantErr: "twice"},
-		{name: "short public key", file: `{"keys":[{"key_id":"ed25519:00","public_key":"AAAA","not_before":"2026-01-01T00:00:00Z"}]}`, wantErr: "3 bytes"},
-		{name: "window ends before it starts", file: `{"keys":[` + entry(op, `,"not_after":"2025-01-01T00:00:00Z"`) + `]}`, wantErr: "not_after"},
-		{name: "no not_before", file: fmt.Sprintf(`{"keys":[{"key_id":%q,"public_key":%q}]}`, op.KeyID(), base64.StdEncoding.EncodeToString(op.Public())), wantErr: "not_before"},
+		{name: "unknown member", file: `{"log_origin":"log.lethe.example/test","keys":[` + entry(op, `,"comment":"x"`) + `]}`, wantErr: "comment"},
+		{name: "key id of another key", file: strings.Replace(`{"log_origin":"log.lethe.example/test","keys":[`+entry(op, "")+`]}`, op.KeyID(), next.KeyID(), 1), wantErr: "does not match"},
+		{name: "listed twice", file: `{"log_origin":"log.lethe.example/test","keys":[` + entry(op, "") + `,` + entry(op, "") + `]}`, wantErr: "twice"},
+		{name: "short public key", file: `{"log_origin":"log.lethe.example/test","keys":[{"key_id":"ed25519:00","public_key":"AAAA","not_before":"2026-01-01T00:00:00Z"}]}`, wantErr: "3 bytes"},
+		{name: "window ends before it starts", file: `{"log_origin":"log.lethe.example/test","keys":[` + entry(op, `,"not_after":"2025-01-01T00:00:00Z"`) + `]}`, wantErr: "not_after"},
+		{name: "no log origin", file: `{"keys":[` + entry(op, "") + `]}`, wantErr: `member "log_origin" is missing`},
+		{name: "log origin with a space", file: `{"log_origin":"my log","keys":[` + entry(op, "") + `]}`, wantErr: "log origin"},
+		{name: "member name in upper case", file: `{"log_origin":"log.lethe.example/test","keys":[` + entry(op, `,"NOT_AFTER":null`) + `]}`, wantErr: `unknown member "keys[0].NOT_AFTER"`},
+		{name: "not_after null", file: `{"log_origin":"log.lethe.example/test","keys":[` + entry(op, `,"not_after":null`) + `]}`, wantErr: "keys[0].not_after is not a string"},
+		{name: "member repeated", file: `{"log_origin":"log.lethe.example/test","keys":[` + entry(op, `,"not_after":"2026-09-01T00:00:00Z","not_after":"2099-01-01T00:00:00Z"`) + `]}`, wantErr: "appears twice"},
+		{name: "impossible date", file: `{"log_origin":"log.lethe.example/test","keys":[` + entry(op, `,"not_after":"2026-02-30T00:00:00Z"`) + `]}`, wantErr: "no such date"},
+		{name: "year one", file: `{"log_origin":"log.lethe.example/test","keys":[` + entry(op, `,"not_after":"0001-01-01T00:00:00Z"`) + `]}`, wantErr: "1970"},
+		{name: "small-order key", file: weakKeyFile("0100000000000000000000000000000000000000000000000000000000000000"), wantErr: "small order"},
+		{name: "order-8 key with the sign bit", file: weakKeyFile("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa"), wantErr: "small order"},
+		{name: "non-canonical key", file: weakKeyFile("eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"), wantErr: "canonical"},
+		{name: "no not_before", file: fmt.Sprintf(`{"log_origin":"log.lethe.example/test","keys":[{"key_id":%q,"public_key":%q}]}`, op.KeyID(), base64.StdEncoding.EncodeToString(op.Public())), wantErr: "not_before"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ks, err := ParseKeySet([]byte(tc.file))
@@ -125,4 +136,15 @@ func TestTrustedKey_CoversItsWindowInclusive(t *testing.T) {
 	if open := (TrustedKey{NotBefore: testIssued}); !open.Covers(testIssued.AddDate(100, 0, 0)) {
 		t.Error("a key without not_after stopped covering")
 	}
+}
+
+// weakKeyFile is a keys file trusting the public key of the given hex
+// encoding, under its correct id.
+func weakKeyFile(pubHex string) string {
+	pub, err := hex.DecodeString(pubHex)
+	if err != nil {
+		panic(err)
+	}
+	return fmt.Sprintf(`{"log_origin":"log.lethe.example/test","keys":[{"key_id":%q,"public_key":%q,"not_before":"2026-01-01T00:00:00Z"}]}`,
+		KeyID(pub), base64.StdEncoding.EncodeToString(pub))
 }

@@ -1,7 +1,5 @@
 package certificate
 
-import "strconv"
-
 // The members of each object of a v1 certificate, in the order of the Go
 // struct fields (TestSchema_MembersMatchStructs keeps them in step with the
 // json tags), and the decoders that read them member for member with a
@@ -32,14 +30,11 @@ type wireEnvelope struct {
 	Checkpoint                 string
 }
 
-// isVersionOne reports whether member t (0: absent) is the number 1, in
-// any spelling (1.0, 1e0), as every JSON parser reads them alike.
+// isVersionOne reports whether member t (0: absent) is the number 1
+// written as the integer 1: 1.0 and 1e0 are other spellings, which
+// docs/certificate.md does not allow for integers.
 func isVersionOne(r *jsonReader, t int32) bool {
-	if t == 0 || r.toks[t].kind != jsonNumber {
-		return false
-	}
-	f, err := strconv.ParseFloat(r.raw(t), 64)
-	return err == nil && f == 1
+	return t != 0 && r.toks[t].kind == jsonNumber && r.raw(t) == "1"
 }
 
 // readEnvelope reads the members of the envelope f, the document's object,

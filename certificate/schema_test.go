@@ -49,9 +49,11 @@ func TestParsePayload_ReadsMembersStrictly(t *testing.T) {
 		reason string // "" for valid
 	}{
 		{name: "member name with an escape", edits: []string{`"tool"`, `"t\u006fol"`}},
-		{name: "repeated member: the last counts", edits: []string{`"tool":"lethe-proxy 0.1.0"`, `"tool":1,"tool":"lethe-proxy 0.1.0"`}},
-		{name: "repeated member of the wrong type last", edits: []string{`"tool":"lethe-proxy 0.1.0"`, `"tool":"lethe-proxy 0.1.0","tool":1`},
-			want: VerdictMalformed, reason: "tool is not a string"},
+		{name: "repeated member", edits: []string{`"tool":"lethe-proxy 0.1.0"`, `"tool":1,"tool":"lethe-proxy 0.1.0"`},
+			want: VerdictMalformed, reason: `member "tool" appears twice`},
+		{name: "repeated nested member", edits: []string{`"count":3`, `"count":3,"count":3`},
+			want: VerdictMalformed, reason: `member "deleted_ids.count" appears twice`},
+		{name: "surrogate pair", edits: []string{`"statement":"Every`, `"statement":"\ud83d\ude00 Every`}},
 		{name: "null string", edits: []string{`"tool":"lethe-proxy 0.1.0"`, `"tool":null`},
 			want: VerdictMalformed, reason: "tool is not a string"},
 		{name: "integer with a fraction", edits: []string{`"requested":2`, `"requested":2.5`},

@@ -24,8 +24,10 @@ const (
 	VerdictSchemaMismatch  Verdict = "schema_mismatch"  // another version, or unknown or missing members
 	VerdictExpired         Verdict = "expired"          // now is after valid_until
 	VerdictNotInLog        Verdict = "not_in_log"       // no valid proof that the log holds the certificate
-	VerdictMalformed       Verdict = "malformed"        // not JSON, bad base64, wrong lengths or types
+	VerdictMalformed       Verdict = "malformed"        // not JSON of the subset, bad base64, wrong lengths, types or values, or a self-contradicting payload
 	VerdictOversized       Verdict = "oversized"        // more than MaxSize bytes
+	VerdictNotYetValid     Verdict = "not_yet_valid"    // now is before issued_at
+	VerdictIncomplete      Verdict = "incomplete"       // genuine and logged, but not every layer is verified empty
 )
 
 // Result is what Verify found.
@@ -38,7 +40,8 @@ type Result struct {
 	Payload *Payload
 }
 
-// Valid reports whether the certificate is genuine, current and logged.
+// Valid reports whether the certificate is genuine, current, logged, and
+// proves a complete erasure.
 func (r Result) Valid() bool { return r.Verdict == VerdictValid }
 
 // Verify checks a certificate envelope against the trusted keys as of now.
@@ -72,20 +75,28 @@ func Verify(data []byte, keys KeySet, now time.Time) Result {
 	if !trusted.Covers(p.IssuedAt) {
 		return Result{Verdict: VerdictUnknownKey, Payload: p, Reason: fmt.Sprintf("issued_at %s is outside the window of key %s (%s)", rfc3339(p.IssuedAt), sig.KeyID, window(trusted))}
 	}
+	if now.Before(p.IssuedAt) {
+		return Result{Verdict: VerdictNotYetValid, Payload: p, Reason: fmt.Sprintf("issued at %s; it is now %s: check the clock, or verify again later", rfc3339Nano(p.IssuedAt), rfc3339Nano(now))}
+	}
 	if now.After(p.ValidUntil) {
-		return Result{Verdict: VerdictExpired, Payload: p, Reason: fmt.Sprintf("valid until %s; it is now %s", rfc3339(p.ValidUntil), rfc3339(now))}
+		return Result{Verdict: VerdictExpired, Payload: p, Reason: fmt.Sprintf("valid until %s; it is now %s", rfc3339Nano(p.ValidUntil), rfc3339Nano(now))}
 	}
 	cp, err := checkLog(e, p, keys)
 	if err != nil {
 		return Result{Verdict: VerdictNotInLog, Payload: p, Reason: err.Error()}
 	}
-	return Result{Verdict: VerdictValid, Payload: p, Reason: fmt.Sprintf(
-		"request %s, signed by %s at %s, valid until %s; leaf %d of %d in log %q",
-		p.RequestID, sig.KeyID, rfc3339(p.IssuedAt), rfc3339(p.ValidUntil), e.Log.Index, cp.Size, cp.Origin)}
+	where := fmt.Sprintf("request %s, signed by %s at %s, valid until %s; leaf %d of %d in log %q",
+		p.RequestID, sig.KeyID, rfc3339(p.IssuedAt), rfc3339(p.ValidUntil), e.Log.Index, cp.Size, cp.Origin)
+	if i := incompleteLayer(p); i >= 0 {
+		l := p.Layers[i]
+		return Result{Verdict: VerdictIncomplete, Payload: p, Reason: fmt.Sprintf(
+			"%s; but layer %s %s has %d residual records and verified_absent %t: the erasure is not proven complete", where, l.Store, l.Table, l.Residual, l.VerifiedAbsent)}
+	}
+	return Result{Verdict: VerdictValid, Payload: p, Reason: where + "; every layer of the scope verified empty"}
 }
 
-// parsePayload runs checks 12–14: the signed bytes must be a v1
-// payload, spelled member for member.
+// parsePayload runs checks 12–15: the signed bytes must be a v1
+// payload, spelled member for member, that does not contradict itself.
 func parsePayload(data []byte) (*Payload, Verdict, string) {
 	// One copy of the payload text backs all the strings of the Payload.
 	text := string(data)
@@ -100,6 +111,9 @@ func parsePayload(data []byte) (*Payload, Verdict, string) {
 	p := readPayload(&r, &f)
 	if v, why := r.verdict(); v != "" {
 		return nil, v, why
+	}
+	if why := checkConsistent(p); why != "" {
+		return nil, VerdictMalformed, why
 	}
 	return p, "", ""
 }
@@ -119,7 +133,9 @@ func checkLog(e *Envelope, p *Payload, keys KeySet) (Checkpoint, error) {
 	}
 	// A checkpoint that contains the certificate was signed after it was
 	// issued, so a key retired before then cannot vouch for it.
-	cp, err := OpenCheckpoint([]byte(e.Log.Checkpoint), keys.notRetiredBy(p.IssuedAt))
+	cp, err := openCheckpoint(e.Log.Checkpoint, keys, func(k TrustedKey) bool {
+		return k.NotAfter.IsZero() || !k.NotAfter.Before(p.IssuedAt)
+	})
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -133,6 +149,10 @@ func checkLog(e *Envelope, p *Payload, keys KeySet) (Checkpoint, error) {
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// rfc3339Nano shows the instants compared in reasons, which may differ by
+// less than a second.
+func rfc3339Nano(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func window(k TrustedKey) string {
 	if k.NotAfter.IsZero() {

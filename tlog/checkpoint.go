@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lethe-privacy/lethe/certificate"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -23,7 +24,8 @@ type Checkpoint struct {
 
 var (
 	// ErrMalformedCheckpoint reports a checkpoint that is not a signed
-	// note or whose body is not exactly origin, tree size and root hash.
+	// note or whose body does not start with origin, tree size and root
+	// hash.
 	ErrMalformedCheckpoint = errors.New("tlog: malformed checkpoint")
 	// ErrUnverifiedCheckpoint reports a checkpoint that carries no valid
 	// signature by the key named after its origin among the verifiers.
@@ -42,9 +44,8 @@ func checkpointBody(origin string, size int64, root Hash) string {
 // ParseCheckpoint verifies the signature on signedNote and parses its body.
 // The note must carry a valid signature by a key among verifiers whose
 // name is the checkpoint's origin; signatures by unknown keys (witnesses'
-// cosignatures, say) are ignored, as the signed-note spec requires. The
-// body must be exactly three lines: extension lines are rejected, since
-// this log writes none.
+// cosignatures, say) are ignored, as the signed-note spec requires.
+// Extension lines after the root hash are allowed and ignored.
 func ParseCheckpoint(signedNote []byte, verifiers note.Verifiers) (Checkpoint, error) {
 	n, err := note.Open(signedNote, verifiers)
 	if err != nil {
@@ -86,32 +87,16 @@ func parseStoredCheckpoint(signedNote []byte) (Checkpoint, error) {
 	return c, nil
 }
 
-// parseCheckpointBody parses the text of a checkpoint note, which
-// note.Open guarantees ends in a newline.
+// parseCheckpointBody parses the text of a checkpoint note with the one
+// checkpoint parser verifiers use too (certificate.ParseCheckpointText),
+// so the log and its clients read a checkpoint alike: extension lines are
+// signed and ignored, as C2SP tlog-checkpoint asks of clients.
 func parseCheckpointBody(text string) (Checkpoint, error) {
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	if len(lines) < 3 {
-		return Checkpoint{}, fmt.Errorf("%w: body has %d lines, want 3 (origin, tree size, root hash)", ErrMalformedCheckpoint, len(lines))
-	}
-	if len(lines) > 3 {
-		return Checkpoint{}, fmt.Errorf("%w: %d extension line(s) after the root hash; this log writes none", ErrMalformedCheckpoint, len(lines)-3)
-	}
-	c := Checkpoint{Origin: lines[0]}
-	if c.Origin == "" {
-		return Checkpoint{}, fmt.Errorf("%w: empty origin line", ErrMalformedCheckpoint)
-	}
-	size, err := parseDecimal(lines[1])
+	c, err := certificate.ParseCheckpointText(text)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: tree size: %w", ErrMalformedCheckpoint, err)
+		return Checkpoint{}, fmt.Errorf("%w: %w", ErrMalformedCheckpoint, err)
 	}
-	c.Size = size
-	if c.Root, err = parseHash(lines[2]); err != nil {
-		return Checkpoint{}, fmt.Errorf("%w: root hash: %w", ErrMalformedCheckpoint, err)
-	}
-	if c.Size == 0 && c.Root != emptyRoot {
-		return Checkpoint{}, fmt.Errorf("%w: the root hash of an empty tree must be SHA-256 of the empty string", ErrMalformedCheckpoint)
-	}
-	return c, nil
+	return Checkpoint{Origin: c.Origin, Size: c.Size, Root: Hash(c.Root)}, nil
 }
 
 // parseDecimal parses a non-negative int64 written as C2SP writes them:

@@ -18,6 +18,11 @@
 // inconsistent with one it signed before (c2sp.org/tlog-checkpoint,
 // "Signatures").
 //
+// Checkpoint bodies are read by certificate.ParseCheckpointText, the parser
+// certificate verifiers use: package certificate may import nothing of
+// Lethe's (auditors vendor it), so the one parser lives there and the log
+// reads its own checkpoints exactly as its clients do.
+//
 // Records, stored hashes and checkpoints live in a Storage: MemoryStorage
 // for tests, and the ledger's SQLite file or PostgreSQL schema in
 // production (package ledger implements Storage without importing this

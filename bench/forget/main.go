@@ -205,9 +205,9 @@ func newEngine(ctx context.Context, l *ledger.SQLite, h *ledger.Hasher, dsn stri
 	}
 	signer, err := certificate.GenerateKey(rand.Reader)
 	check(err, "key")
-	keys, err := certificate.NewKeySet(signer.TrustedKey(time.Unix(0, 0)))
-	check(err, "keys")
 	const origin = "bench.lethe/forget-log"
+	keys, err := certificate.NewKeySet(origin, signer.TrustedKey(time.Unix(0, 0)))
+	check(err, "keys")
 	tl, err := tlog.New(l.TransparencyLog(), signer.NoteSigner(origin), origin)
 	check(err, "log")
 	e, err := engine.New(engine.Config{

@@ -320,7 +320,7 @@ func cliKeysFile(t *testing.T, dir string, signers ...*certificate.Signer) strin
 	for _, s := range signers {
 		keys = append(keys, s.TrustedKey(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)))
 	}
-	set, err := certificate.NewKeySet(keys...)
+	set, err := certificate.NewKeySet(cliOrigin, keys...)
 	require.NoError(t, err)
 	b, err := json.Marshal(set)
 	require.NoError(t, err)

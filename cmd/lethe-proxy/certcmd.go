@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,9 +13,10 @@ import (
 )
 
 const keygenUsage = `Usage:
-  lethe-proxy keygen --out FILE
+  lethe-proxy keygen --out FILE [--log-origin NAME]
       writes a new Ed25519 signing key to FILE (PKCS#8 PEM, mode 0600) and
-      prints its entry for the trusted keys file on stdout
+      prints a trusted keys file for it on stdout; NAME is the log's
+      forget.log_origin (default lethe.local/forget-log)
 `
 
 // keygenCmd makes the operator's certificate signing key.
@@ -25,6 +25,7 @@ func keygenCmd(args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	fset.Usage = func() { fmt.Fprint(stderr, keygenUsage) }
 	out := fset.String("out", "", "where to write the private key")
+	origin := fset.String("log-origin", "lethe.local/forget-log", "the transparency log's origin (forget.log_origin)")
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
@@ -33,6 +34,18 @@ func keygenCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	signer, err := certificate.GenerateKey(nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "lethe-proxy keygen:", err)
+		return 1
+	}
+	// stdout is a complete trusted keys file holding the new key, so a
+	// first setup is `keygen --out key.pem > trusted-keys.json`.
+	set, err := certificate.NewKeySet(*origin, signer.TrustedKey(time.Now()))
+	if err != nil {
+		fmt.Fprintf(stderr, "lethe-proxy keygen: --log-origin: %v\n", err)
+		return 2
+	}
+	setJSON, err := set.MarshalJSON()
 	if err != nil {
 		fmt.Fprintln(stderr, "lethe-proxy keygen:", err)
 		return 1
@@ -50,17 +63,10 @@ func keygenCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	// stdout is a complete trusted keys file holding the new key, so a
-	// first setup is `keygen --out key.pem > trusted-keys.json`.
-	set, err := json.Marshal(map[string]any{"keys": []certificate.TrustedKey{signer.TrustedKey(time.Now())}})
-	if err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy keygen:", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "%s\n", set)
+	fmt.Fprintf(stdout, "%s\n", setJSON)
 	fmt.Fprintf(stderr, "Wrote the private key %s to %s (mode 0600). Keep it secret and backed up: a lost key cannot be recovered.\n"+
-		"Standard output is a trusted keys file with this key: publish it. When rotating, add the new key's entry to the \"keys\" list of the published file and set \"not_after\" on the old key's entry.\n",
-		signer.KeyID(), *out)
+		"Standard output is a trusted keys file with this key, for the log %q (forget.log_origin must be the same): publish it. When rotating, add the new key's entry to the \"keys\" list of the published file and set \"not_after\" on the old key's entry.\n",
+		signer.KeyID(), *out, *origin)
 	return 0
 }
 
@@ -120,7 +126,7 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	now := time.Now()
 	if *nowFlag != "" {
 		var err error
-		if now, err = time.Parse(time.RFC3339, *nowFlag); err != nil {
+		if now, err = certificate.ParseTime(*nowFlag); err != nil {
 			return usageErr("--now %q is not an RFC 3339 time; write it like 2026-07-01T00:00:00Z", *nowFlag)
 		}
 	}

@@ -40,8 +40,10 @@ func certFiles(t *testing.T) (keysPath, certPath string) {
 	}
 	env, _, err := certificate.Sign(signer, certificate.Payload{
 		RequestID: "req-1", IssuedAt: certIssued, ValidUntil: certIssued.AddDate(1, 0, 0),
-		Subject:    certificate.Subject{HMAC: digest("hmac"), Commitment: digest("commitment")},
-		Scope:      []certificate.Scope{{Store: "postgres", Table: "public.docs"}},
+		Subject: certificate.Subject{HMAC: digest("hmac"), Commitment: digest("commitment")},
+		Scope:   []certificate.Scope{{Store: "postgres", Table: "public.docs"}},
+		Layers: []certificate.Layer{{Store: "postgres", Table: "public.docs", Requested: 1, Deleted: 1, VerifiedAbsent: true,
+			VerifyMethod: "re-query", VerifyQueries: []string{"SELECT count(*) FROM public.docs WHERE id = ANY($1)"}}},
 		DeletedIDs: ids, RulesSHA256: digest("rules"), Tool: "lethe-proxy test",
 		Claim: certificate.Claim{Statement: "Deleted the test records."},
 	})
@@ -62,7 +64,7 @@ func certFiles(t *testing.T) (keysPath, certPath string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := certificate.NewKeySet(signer.TrustedKey(certIssued.AddDate(-1, 0, 0)))
+	keys, err := certificate.NewKeySet("log.example/cli", signer.TrustedKey(certIssued.AddDate(-1, 0, 0)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +141,7 @@ func TestVerifyCmd_UsageErrorsSayWhatToDo(t *testing.T) {
 		{"no certificate", []string{"verify", "--keys", keys}, "exactly one certificate"},
 		{"two certificates", []string{"verify", "--keys", keys, cert, cert}, "(or - for stdin), not 2"},
 		{"bad --now", []string{"verify", "--keys", keys, "--now", "yesterday", cert}, "write it like 2026-07-01T00:00:00Z"},
+		{"--now with an offset of 24 hours", []string{"verify", "--keys", keys, "--now", "2026-07-01T00:00:00+24:00", cert}, "is not an RFC 3339 time"},
 		{"missing keys file", []string{"verify", "--keys", keys + ".missing", cert}, "reading the trusted keys"},
 		{"empty keys file", []string{"verify", "--keys", badKeys, cert}, "lethe-proxy keygen"},
 		{"missing certificate", []string{"verify", "--keys", keys, cert + ".missing"}, "reading the certificate"},

@@ -56,7 +56,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 	if err != nil {
 		return nil, fmt.Errorf("forget.signing_key %s: %w", fc.SigningKey, err)
 	}
-	keys, err := trustedKeys(fc.TrustedKeys, signer)
+	keys, err := trustedKeys(fc.TrustedKeys, fc.LogOrigin, signer)
 	if err != nil {
 		return nil, err
 	}
@@ -119,10 +119,10 @@ func engineOwner(adminListen string) string {
 }
 
 // trustedKeys reads the published key set, or trusts the signing key
-// alone when none is configured.
-func trustedKeys(file string, signer *certificate.Signer) (certificate.KeySet, error) {
+// alone for the log origin when none is configured.
+func trustedKeys(file, logOrigin string, signer *certificate.Signer) (certificate.KeySet, error) {
 	if file == "" {
-		return certificate.NewKeySet(signer.TrustedKey(time.Unix(0, 0).UTC()))
+		return certificate.NewKeySet(logOrigin, signer.TrustedKey(time.Unix(0, 0).UTC()))
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -131,6 +131,9 @@ func trustedKeys(file string, signer *certificate.Signer) (certificate.KeySet, e
 	keys, err := certificate.ParseKeySet(data)
 	if err != nil {
 		return certificate.KeySet{}, fmt.Errorf("forget.trusted_keys %s: %w", file, err)
+	}
+	if keys.LogOrigin() != logOrigin {
+		return certificate.KeySet{}, fmt.Errorf("forget.trusted_keys %s is for log %q, but forget.log_origin is %q: certificates would not verify against it; make them the same", file, keys.LogOrigin(), logOrigin)
 	}
 	if _, ok := keys.Lookup(signer.KeyID()); !ok {
 		return certificate.KeySet{}, fmt.Errorf("forget.trusted_keys %s does not list the signing key %s: add the entry lethe-proxy keygen printed", file, signer.KeyID())

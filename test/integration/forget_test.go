@@ -9,7 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,7 +112,7 @@ func startForgetRig(t *testing.T, db testDB, rules []extract.Rule, tables []pgve
 	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = c })
 
 	signer := testSigner(t)
-	keys, err := certificate.NewKeySet(signer.TrustedKey(time.Unix(0, 0)))
+	keys, err := certificate.NewKeySet(forgetOrigin, signer.TrustedKey(time.Unix(0, 0)))
 	require.NoError(t, err)
 	log, err := tlog.New(storage, signer.NoteSigner(forgetOrigin), forgetOrigin)
 	require.NoError(t, err)
@@ -265,6 +268,7 @@ func testForgetEndToEnd(t *testing.T, open ledgerBackend) {
 	res := certificate.Verify(cert, rig.keys, *rig.now)
 	require.Equal(t, certificate.VerdictValid, res.Verdict, res.Reason)
 	require.Equal(t, "valid", rig.engine.Verify(cert).Verdict)
+	requireNodeVerdict(t, cert, rig.keys, *rig.now, "valid")
 	p := res.Payload
 	require.Equal(t, receipt.RequestID, p.RequestID)
 	require.Equal(t, rig.hasher.Hash("alice").String(), p.Subject.HMAC)
@@ -462,4 +466,24 @@ func TestForget_ConcurrentSubjectsRunSafelyAndOneSubjectOnce(t *testing.T) {
 		c, m := subjectRows(t, db, schema, who)
 		require.Equal(t, [2]int{0, 0}, [2]int{c, m}, who)
 	}
+}
+
+// requireNodeVerdict runs the independent Node verifier on a real
+// certificate: it must give the Go verifier's verdict and exit status.
+func requireNodeVerdict(t *testing.T, cert []byte, keys certificate.KeySet, now time.Time, want string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	require.NoError(t, err, "node is not installed: run scripts/setup.sh")
+	keysJSON, err := keys.MarshalJSON()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	keysPath, certPath := filepath.Join(dir, "keys.json"), filepath.Join(dir, "cert.json")
+	require.NoError(t, os.WriteFile(keysPath, keysJSON, 0o644))
+	require.NoError(t, os.WriteFile(certPath, cert, 0o644))
+	out, err := exec.Command(node, filepath.Join("..", "..", "certificate", "node", "verify.mjs"),
+		keysPath, certPath, "--now", now.UTC().Format(time.RFC3339Nano)).CombinedOutput()
+	if want == "valid" {
+		require.NoError(t, err, "%s", out)
+	}
+	require.True(t, strings.HasPrefix(string(out), "verdict: "+want+"\n"), "node: %s", out)
 }
