@@ -5,7 +5,9 @@
 // Environment: FLOOD_DSN (the proxy), FLOOD_PROXY_PID, FLOOD_TABLE,
 // FLOOD_N (pairs), FLOOD_READ (1: read the server's answers as they come;
 // 0: never read), FLOOD_SYNC (1: end with a Sync and wait for the
-// answer; 0: disconnect without one).
+// answer; 0: disconnect without one), FLOOD_MAX_S (stop sending after
+// this many seconds: a proxy that stops reading a client that does not
+// read is right to, and the flood must end by itself) [120].
 package main
 
 import (
@@ -60,6 +62,11 @@ func run() error {
 	}
 
 	start := time.Now()
+	maxS, err := strconv.Atoi(env("FLOOD_MAX_S", "120"))
+	if err != nil {
+		return fmt.Errorf("FLOOD_MAX_S: %w", err)
+	}
+	conn.SetWriteDeadline(start.Add(time.Duration(maxS) * time.Second))
 	fe.Send(&pgproto3.Parse{Name: "flood", Query: "INSERT INTO " + env("FLOOD_TABLE", "") + " (id, user_id) VALUES ($1, $2)"})
 	var refused string
 	for i := range n {
@@ -69,7 +76,7 @@ func run() error {
 		fe.Send(&pgproto3.Execute{})
 		if i%256 == 255 {
 			if err := fe.Flush(); err != nil {
-				refused = fmt.Sprintf("the proxy closed the session after %d pairs: %v", i+1, err)
+				refused = fmt.Sprintf("sending stopped after %d pairs: %v", i+1, err)
 				break
 			}
 		}
