@@ -133,6 +133,9 @@ func (c *Config) validateCapture() []error {
 			}
 		}
 	}
+	if err := c.resolveDatabase(); err != nil {
+		errs = append(errs, err)
+	}
 	return errs
 }
 
