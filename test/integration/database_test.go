@@ -6,6 +6,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -91,4 +93,21 @@ func TestCapture_RulesApplyToTheConfiguredDatabaseOnly(t *testing.T) {
 
 	_, err = conn.Exec(ctx, "INSERT INTO dbrules_notes (id, user_id, body) SELECT id || '-copy', user_id, body FROM dbrules_notes")
 	require.Equal(t, capture.CodeUnattributed, pgCode(err), "the configured database still refuses: %v", err)
+}
+
+// TestBinary_RulesWithoutADatabaseNameTheKeyToSet: lethe-proxy refuses a
+// config with capture rules and no way to know their database, naming the
+// file, the line and the key to set.
+func TestBinary_RulesWithoutADatabaseNameTheKeyToSet(t *testing.T) {
+	bin := buildProxy(t)
+	cfg := filepath.Join(t.TempDir(), "rules.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`postgres:
+  upstream: 127.0.0.1:5432
+capture:
+  tables:
+    - {table: public.notes, id: id, subjects: [user_id]}
+`), 0o600))
+	out, err := exec.Command(bin, "serve", "--config", cfg).CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), cfg+":3: capture: database is missing: name the database capture.tables are in (write e.g. database: app), or set capture.store")
 }
