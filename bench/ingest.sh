@@ -189,6 +189,7 @@ capture:
   mode: strict
   ledger:
     sqlite: ${LEDGER_DIR:-$WORK}/ledger.db
+  database: $BENCH_DB
   tables:
 $(if [ "$CAPTURE" = 1 ]; then cat <<RULE
     - table: $TABLE

@@ -36,10 +36,14 @@ const (
 // Config wires a Capture.
 type Config struct {
 	// Rules are the rules to start with; SetRules replaces them.
-	Rules  *extract.Rules
-	Ledger ledger.Ledger
-	Hasher *ledger.Hasher
-	Mode   Mode
+	Rules *extract.Rules
+	// Database is the database the rules' tables are in: sessions
+	// connected to another database are not observed at all. Empty
+	// observes every session.
+	Database string
+	Ledger   ledger.Ledger
+	Hasher   *ledger.Hasher
+	Mode     Mode
 	// FailOpen forwards writes whose intent the ledger could not take,
 	// logging each loudly and counting it in Stats.UntrackedWrites.
 	FailOpen bool
@@ -115,9 +119,25 @@ func New(cfg Config) *Capture {
 	return c
 }
 
-// Open starts observing one session.
+// Open starts observing one session, or returns nil (the relay then
+// passes the session's bytes untouched) when it is connected to a database
+// other than Config.Database: a table name in the rules means that
+// database's table, and the same name in another database is another table.
 func (c *Capture) Open(info pgwire.SessionInfo) pgwire.Session {
+	if c.cfg.Database != "" && sessionDatabase(info) != c.cfg.Database {
+		return nil
+	}
 	return newSession(c, info)
+}
+
+// sessionDatabase is the database a session is connected to: its startup
+// database parameter, or, when that is absent or empty, the user name, as
+// PostgreSQL defaults it.
+func sessionDatabase(info pgwire.SessionInfo) string {
+	if info.Database != "" {
+		return info.Database
+	}
+	return info.User
 }
 
 // Close waits for queued decisions to reach the ledger.

@@ -57,6 +57,11 @@ type Capture struct {
 	// database (resolving intents left pending by a crash). Give the
 	// password through PGPASSWORD or ~/.pgpass, not here.
 	Store string `yaml:"store"`
+	// Database is the database Tables are in. Only sessions connected to
+	// it are captured; sessions to other databases on the same server
+	// pass untouched. Default: the database Store connects to. Parse
+	// fills it in whenever Tables is set.
+	Database string `yaml:"database"`
 	// RecoveryInterval is how often intents that dead proxies left
 	// pending are looked for and resolved against capture.store.
 	RecoveryInterval Duration `yaml:"recovery_interval"`

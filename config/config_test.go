@@ -427,3 +427,64 @@ func TestParse_LeaseAndRefreshIntervals(t *testing.T) {
 		require.ErrorContains(t, err, want, src)
 	}
 }
+
+func TestParse_CaptureDatabaseDefaultsToTheStoresDatabase(t *testing.T) {
+	t.Setenv("PGDATABASE", "")
+	t.Setenv("PGUSER", "")
+	t.Setenv("PGSERVICE", "")
+	const base = "postgres: {upstream: 'db:5432'}\ncapture:\n  tables: [{table: public.notes, id: id, subjects: [user_id]}]\n"
+	for name, tc := range map[string]struct{ src, want string }{
+		"given":                   {base + "  database: notes_app\n", "notes_app"},
+		"given, same as store":    {base + "  database: app\n  store: host=db dbname=app\n", "app"},
+		"store keywords":          {base + "  store: host=db dbname=app user=lethe\n", "app"},
+		"store URL":               {base + "  store: postgres://lethe@db:5432/app?sslmode=disable\n", "app"},
+		"store without a dbname":  {base + "  store: host=db user=lethe\n", "lethe"}, // PostgreSQL's default: the user name
+		"mixed case from a store": {base + "  store: host=db dbname=AppDB\n", "AppDB"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := Parse("cfg.yaml", []byte(tc.src))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, cfg.Capture.Database)
+		})
+	}
+
+	t.Run("PGDATABASE", func(t *testing.T) {
+		t.Setenv("PGDATABASE", "from_env")
+		cfg, err := Parse("cfg.yaml", []byte(base+"  store: host=db user=lethe\n"))
+		require.NoError(t, err)
+		assert.Equal(t, "from_env", cfg.Capture.Database)
+	})
+
+	t.Run("no tables: a pure relay needs none", func(t *testing.T) {
+		cfg, err := Parse("cfg.yaml", []byte("postgres: {upstream: 'db:5432'}\n"))
+		require.NoError(t, err)
+		assert.Empty(t, cfg.Capture.Database)
+	})
+}
+
+func TestParse_CaptureDatabaseErrorsNameTheKeyToSet(t *testing.T) {
+	t.Setenv("PGDATABASE", "")
+	const base = "postgres: {upstream: 'db:5432'}\ncapture:\n  tables: [{table: public.notes, id: id, subjects: [user_id]}]\n"
+	for name, tc := range map[string]struct {
+		src  string
+		want []string
+	}{
+		"neither database nor store": {base, []string{
+			"cfg.yaml:2: capture: database is missing", "write e.g. database: app", "capture.store",
+		}},
+		"database and store disagree": {base + "  store: host=db dbname=app\n  database: other\n", []string{
+			`cfg.yaml:5: capture.database: "other" is not the database capture.store connects to ("app")`,
+		}},
+		"unreadable store": {base + "  store: 'host=db port=notaport'\n", []string{
+			"cfg.yaml:4: capture.store:", "write e.g. store:",
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse("cfg.yaml", []byte(tc.src))
+			require.Error(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}

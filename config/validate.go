@@ -137,6 +137,9 @@ func (c *Config) validateCapture() []error {
 			}
 		}
 	}
+	if err := c.resolveDatabase(); err != nil {
+		errs = append(errs, err)
+	}
 	return errs
 }
 

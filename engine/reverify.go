@@ -54,12 +54,12 @@ func (e *Engine) Reverify(ctx context.Context, id, subject string) (Reverificati
 	}
 	out := Reverification{RequestID: id, CheckedAt: e.cfg.Now().UTC(), Absent: true}
 	for _, l := range e.cfg.Layers {
-		n, err := l.Residual(ctx, subject, tags[layerKey{l.Store(), l.Name()}].ids)
+		a, err := l.Residual(ctx, subject, tags[layerKey{l.Store(), l.Name()}].ids)
 		if err != nil {
 			return Reverification{}, err
 		}
-		out.Layers = append(out.Layers, LayerResidual{Store: l.Store(), Table: l.Name(), Residual: n})
-		out.Absent = out.Absent && n == 0
+		out.Layers = append(out.Layers, LayerResidual{Store: l.Store(), Table: l.Name(), Residual: a.Residual})
+		out.Absent = out.Absent && a.Residual == 0
 	}
 	if out.LogIndex, err = e.cfg.Certifier.appendEvent(ctx, certificate.EventReverified, id); err != nil {
 		return Reverification{}, err

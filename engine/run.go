@@ -79,7 +79,6 @@ func (e *Engine) forgetLayer(ctx context.Context, id, subject string, h ledger.S
 	}
 	t := tags[layerKey{l.Store(), l.Name()}]
 	ls.Requested = int64(t.records)
-	ls.VerifyMethod, ls.VerifyQueries = l.VerifyMethod(), l.VerifyQueries()
 	for attempt := 0; attempt < e.cfg.Retries; attempt++ {
 		// The ids are journaled before the store commits their delete: a
 		// crash after that commit still knows which ids the certificate
@@ -91,9 +90,12 @@ func (e *Engine) forgetLayer(ctx context.Context, id, subject string, h ledger.S
 		if err != nil {
 			return err
 		}
-		if ls.Residual, err = l.Residual(ctx, subject, t.ids); err != nil {
+		a, err := l.Residual(ctx, subject, t.ids)
+		if err != nil {
 			return err
 		}
+		// The certificate states how the last verification was made.
+		ls.Residual, ls.VerifyMethod, ls.VerifyQueries = a.Residual, a.Method, a.Queries
 		if ls.Residual == 0 {
 			break
 		}

@@ -58,7 +58,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	if err != nil {
 		return nil, err
 	}
-	log.Info("capture enabled", "tables", len(cfg.Capture.Tables), "mode", cfg.Capture.Mode, "ledger", where)
+	log.Info("capture enabled", "database", cfg.Capture.Database, "tables", len(cfg.Capture.Tables), "mode", cfg.Capture.Mode, "ledger", where)
 	if err := recoverIntents(cfg.Capture, l, log); err != nil {
 		l.Close()
 		return nil, err
@@ -74,7 +74,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 		}
 	}
 	c := capture.New(capture.Config{
-		Rules: rules, Ledger: l, Hasher: hasher,
+		Rules: rules, Database: cfg.Capture.Database, Ledger: l, Hasher: hasher,
 		Mode: capture.Mode(cfg.Capture.Mode), FailOpen: cfg.Capture.FailOpen, Logger: log,
 		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == "flag",
 		MaxStatementsInFlight: cfg.Capture.MaxStatementsInFlight,

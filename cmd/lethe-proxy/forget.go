@@ -76,7 +76,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 		stop()
 		return nil, fmt.Errorf("capture.store: %w", err)
 	}
-	layers, err := pgLayers(octx, store, cfg.Capture.Tables)
+	layers, err := pgLayers(octx, store, cfg.Capture.Tables, log)
 	if err != nil {
 		store.Close()
 		stop()
@@ -151,7 +151,10 @@ func logStorage(l ledger.Ledger) (tlog.Storage, error) {
 	return nil, errors.New("forget: this ledger backend cannot keep the transparency log")
 }
 
-func pgLayers(ctx context.Context, store *pgvector.Store, tables []config.TableRule) ([]engine.Layer, error) {
+// pgLayers prepares every configured table for forget. A table that does
+// not exist yet (an application that creates it on first use) is warned
+// about, not refused: forget counts it as holding nothing until it appears.
+func pgLayers(ctx context.Context, store *pgvector.Store, tables []config.TableRule, log *slog.Logger) ([]engine.Layer, error) {
 	var layers []engine.Layer
 	for _, t := range tables {
 		schema, rel, err := extract.SplitTable(t.Table)
@@ -169,6 +172,11 @@ func pgLayers(ctx context.Context, store *pgvector.Store, tables []config.TableR
 		l, err := engine.NewPGLayer(ctx, store, pt, t.Vacuum)
 		if err != nil {
 			return nil, fmt.Errorf("capture.tables %s: %w", t.Table, err)
+		}
+		if !l.Found() {
+			log.Warn("a configured table does not exist yet: writes to it are captured once it is created; "+
+				"until then forget finds nothing there and its certificates say the table did not exist",
+				"table", t.Table)
 		}
 		layers = append(layers, l)
 	}

@@ -224,7 +224,7 @@ func (s *Store) columnTypes(ctx context.Context, t Table) (map[string]string, er
 		return nil, fmt.Errorf("pgvector store: reading the columns of %s: %w", t, serverError(err))
 	}
 	if len(types) == 0 {
-		return nil, fmt.Errorf("pgvector store: table %s does not exist (check the rule in the config)", t)
+		return nil, fmt.Errorf("pgvector store: %s: %w (check the rule in the config, or create the table)", t, ErrNoTable)
 	}
 	return types, nil
 }
@@ -235,11 +235,11 @@ func (s *Store) Matching(ctx context.Context, m Match, subject string, ids []str
 	for _, p := range m.parts(subject, ids) {
 		rows, err := s.pool.Query(ctx, m.selectIDs(p.cond), p.arg)
 		if err != nil {
-			return nil, fmt.Errorf("pgvector store: reading %s: %w", m.table, serverError(err))
+			return nil, fmt.Errorf("pgvector store: reading %s: %w", m.table, noTable(serverError(err)))
 		}
 		found, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
-			return nil, fmt.Errorf("pgvector store: reading %s: %w", m.table, serverError(err))
+			return nil, fmt.Errorf("pgvector store: reading %s: %w", m.table, noTable(serverError(err)))
 		}
 		out = append(out, found...)
 	}
@@ -295,7 +295,7 @@ func (s *Store) Delete(ctx context.Context, m Match, subject string, ids []strin
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("pgvector store: deleting from %s: %w", m.table, serverError(err))
+		return nil, fmt.Errorf("pgvector store: deleting from %s: %w", m.table, noTable(serverError(err)))
 	}
 	return deleted, nil
 }
@@ -306,7 +306,7 @@ func (s *Store) Residual(ctx context.Context, m Match, subject string, ids []str
 	for _, p := range m.parts(subject, ids) {
 		var n int64
 		if err := s.pool.QueryRow(ctx, m.countQuery(p.cond), p.arg).Scan(&n); err != nil {
-			return 0, fmt.Errorf("pgvector store: verifying %s: %w", m.table, serverError(err))
+			return 0, fmt.Errorf("pgvector store: verifying %s: %w", m.table, noTable(serverError(err)))
 		}
 		total += n
 	}
@@ -318,7 +318,7 @@ func (s *Store) Residual(ctx context.Context, m Match, subject string, ids []str
 // INDEX_CLEANUP auto may skip index vacuuming when few pages changed.
 func (s *Store) Vacuum(ctx context.Context, t Table) error {
 	if _, err := s.pool.Exec(ctx, "VACUUM (INDEX_CLEANUP ON) "+t.ident()); err != nil {
-		return fmt.Errorf("pgvector store: vacuuming %s: %w", t, serverError(err))
+		return fmt.Errorf("pgvector store: vacuuming %s: %w", t, noTable(serverError(err)))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package pgvector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -49,7 +50,8 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) Close() { s.pool.Close() }
 
 // Existing returns which of ids exist in table (schema-qualified, as in the
-// rules) by its id column, compared as text.
+// rules) by its id column, compared as text. A table that does not exist
+// holds none of them: writes to it never committed, or went with it.
 func (s *Store) Existing(ctx context.Context, table, idColumn string, ids []string) (map[string]bool, error) {
 	schema, name, ok := strings.Cut(table, ".")
 	if !ok {
@@ -58,12 +60,14 @@ func (s *Store) Existing(ctx context.Context, table, idColumn string, ids []stri
 	q := fmt.Sprintf("SELECT %[1]s::text FROM %[2]s WHERE %[1]s::text = ANY($1)",
 		pgx.Identifier{idColumn}.Sanitize(), pgx.Identifier{schema, name}.Sanitize())
 	rows, err := s.pool.Query(ctx, q, ids)
-	if err != nil {
-		return nil, fmt.Errorf("pgvector store: checking %s: %w", table, serverError(err))
+	var found []string
+	if err == nil {
+		found, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	}
-	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("pgvector store: checking %s: %w", table, serverError(err))
+	if err = noTable(serverError(err)); errors.Is(err, ErrNoTable) {
+		return map[string]bool{}, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("pgvector store: checking %s: %w", table, err)
 	}
 	out := make(map[string]bool, len(found))
 	for _, id := range found {

@@ -14,7 +14,8 @@ import (
 // relay a pure byte pipe.
 type Observer interface {
 	// Open is called once per session, after the upstream has authenticated
-	// the client. It returns the Session that observes that connection.
+	// the client. It returns the Session that observes that connection, or
+	// nil to leave it unobserved (a pure byte pipe, as with no Observer).
 	Open(info SessionInfo) Session
 }
 

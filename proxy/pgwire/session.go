@@ -87,6 +87,8 @@ func (s *Server) startSession(client net.Conn, packet []byte, startup *pgproto3.
 			ID: ss.id, ClientAddr: client.RemoteAddr(),
 			User: user, Database: database, Parameters: startup.Parameters,
 		})
+	}
+	if ss.obs != nil {
 		defer ss.obs.Close()
 	}
 	ss.log.Debug("session started")

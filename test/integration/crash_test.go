@@ -66,6 +66,7 @@ func TestCapture_KillNineUnderLoadLosesNoTag(t *testing.T) {
 capture:
   ledger:
     sqlite: ledger.db
+  database: %s
   store: %q
   tables:
     - table: public.cap_crash
@@ -73,7 +74,7 @@ capture:
       subjects: [user_id]
 log:
   level: info
-`, addr, db.Addr(), store)), 0o600))
+`, addr, db.Addr(), db.DB, store)), 0o600))
 	}
 	writeConfig("")
 

@@ -1,0 +1,42 @@
+package pgvector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// A configured table need not exist yet: applications such as LangChain.js's
+// PGVectorStore create theirs (CREATE TABLE IF NOT EXISTS) on first use. A
+// table that does not exist holds no records, so forget finds nothing there
+// and says so, and capture tags writes to it by name once it is created.
+
+// ErrNoTable is wrapped by the errors of operations on a table that does
+// not exist (SQLSTATE 42P01, or no such relation in the catalog).
+var ErrNoTable = errors.New("the table does not exist")
+
+// noTable marks the server's undefined_table error with ErrNoTable.
+func noTable(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P01" {
+		return fmt.Errorf("%w: %w", ErrNoTable, err)
+	}
+	return err
+}
+
+// AbsentQuery is the query by which Absent finds t missing: it returns true
+// when no relation of that name exists.
+func (t Table) AbsentQuery() string {
+	return "SELECT to_regclass(" + quoteLiteral(t.ident()) + ") IS NULL"
+}
+
+// Absent reports whether t does not exist, by AbsentQuery.
+func (s *Store) Absent(ctx context.Context, t Table) (bool, error) {
+	var absent bool
+	if err := s.pool.QueryRow(ctx, t.AbsentQuery()).Scan(&absent); err != nil {
+		return false, fmt.Errorf("pgvector store: looking for %s: %w", t, serverError(err))
+	}
+	return absent, nil
+}
