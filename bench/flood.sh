@@ -65,6 +65,7 @@ postgres:
 capture:
   ledger:
     sqlite: $WORK/ledger.db
+  database: $BENCH_DB
   tables:
     - table: $TABLE
       id: id
@@ -72,11 +73,13 @@ capture:
 log:
   level: warn
 YAML
+# Builds before capture.database (911d78a and older) do not know the key.
+grep -v '^  database:' "$WORK/proxy.yaml" >"$WORK/proxy-baseline.yaml"
 
 for scenario in $SCENARIOS; do
   for build in $BUILDS; do
-    binary=$WORK/lethe-proxy
-    [[ $build == baseline ]] && binary=$WORK/lethe-proxy-baseline
+    binary=$WORK/lethe-proxy config=$WORK/proxy.yaml
+    [[ $build == baseline ]] && binary=$WORK/lethe-proxy-baseline config=$WORK/proxy-baseline.yaml
     case $scenario in
     read-sync) READ=1 SYNC=1 ;;
     noread-close) READ=0 SYNC=0 ;;
@@ -86,7 +89,7 @@ for scenario in $SCENARIOS; do
     rm -f "$WORK"/ledger.db*
     # shellcheck disable=SC2086 # LETHE_PROXY_ENV is a list of K=V words
     env $LETHE_PROXY_ENV LETHE_SUBJECT_SALT="$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" \
-        "$binary" serve --config "$WORK/proxy.yaml" >"$WORK/proxy.log" 2>&1 </dev/null &
+        "$binary" serve --config "$config" >"$WORK/proxy.log" 2>&1 </dev/null &
     PROXY_PID=$!
     for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PROXY_PORT") 2>/dev/null && break; sleep 0.1; done
     idle=$(awk '/^VmRSS/ {print $2}' "/proc/$PROXY_PID/status")
