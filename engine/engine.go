@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -23,7 +24,7 @@ type Ledger interface {
 type Config struct {
 	Ledger    Ledger
 	Hasher    *ledger.Hasher
-	Layers    []Layer // every configured table and namespace: the certificate's scope
+	Layers    []connector.Layer // every configured table and namespace: the certificate's scope
 	Certifier *Certifier
 	// Deadline is how long after receipt a request must be done (default
 	// one month, GDPR Art. 12(3)); TokenTTL how long a preview's confirm
@@ -166,7 +167,7 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func (e *Engine) layer(store ledger.Store, name string) (Layer, error) {
+func (e *Engine) layer(store ledger.Store, name string) (connector.Layer, error) {
 	for _, l := range e.cfg.Layers {
 		if l.Store() == store && l.Name() == name {
 			return l, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/connector/pgvector"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
@@ -154,8 +155,8 @@ func logStorage(l ledger.Ledger) (tlog.Storage, error) {
 // pgLayers prepares every configured table for forget. A table that does
 // not exist yet (an application that creates it on first use) is warned
 // about, not refused: forget counts it as holding nothing until it appears.
-func pgLayers(ctx context.Context, store *pgvector.Store, tables []config.TableRule, log *slog.Logger) ([]engine.Layer, error) {
-	var layers []engine.Layer
+func pgLayers(ctx context.Context, store *pgvector.Store, tables []config.TableRule, log *slog.Logger) ([]connector.Layer, error) {
+	var layers []connector.Layer
 	for _, t := range tables {
 		schema, rel, err := extract.SplitTable(t.Table)
 		if err != nil {
@@ -169,7 +170,7 @@ func pgLayers(ctx context.Context, store *pgvector.Store, tables []config.TableR
 			}
 			pt.Subjects = append(pt.Subjects, pgvector.Subject{Column: s.Column, Path: s.Path})
 		}
-		l, err := engine.NewPGLayer(ctx, store, pt, t.Vacuum)
+		l, err := pgvector.NewLayer(ctx, store, pt, t.Vacuum)
 		if err != nil {
 			return nil, fmt.Errorf("capture.tables %s: %w", t.Table, err)
 		}

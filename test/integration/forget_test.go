@@ -22,6 +22,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/certificate"
+	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/connector/pgvector"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
@@ -118,9 +119,9 @@ func startForgetRig(t *testing.T, db testDB, rules []extract.Rule, tables []pgve
 	require.NoError(t, err)
 	store, err := pgvector.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
 	require.NoError(t, err)
-	var layers []engine.Layer
+	var layers []connector.Layer
 	for _, tb := range tables {
-		pl, err := engine.NewPGLayer(ctx, store, tb, true)
+		pl, err := pgvector.NewLayer(ctx, store, tb, true)
 		require.NoError(t, err)
 		layers = append(layers, pl)
 	}

@@ -1,0 +1,38 @@
+// Package connector names what forget needs of one store: a Layer is one
+// configured table or namespace, which its store's package (pgvector,
+// pinecone) implements. The engine drives layers and knows no store.
+package connector
+
+import (
+	"context"
+
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+// Layer is one configured table (or namespace) of one store: everything
+// forget does there. ids are the record ids the ledger holds for the
+// subject in this layer.
+type Layer interface {
+	Store() ledger.Store
+	Name() string // as the ledger names it: "public.docs"
+	// Matching returns the ids of the subject's records present now.
+	Matching(ctx context.Context, subject string, ids []string) ([]string, error)
+	// Delete deletes them and returns the ids deleted; beforeCommit gets
+	// the ids before the store commits (forget journals them there).
+	Delete(ctx context.Context, subject string, ids []string, beforeCommit func([]string) error) ([]string, error)
+	// Residual counts the subject's records still present and says how,
+	// for the certificate.
+	Residual(ctx context.Context, subject string, ids []string) (Absence, error)
+	// Cleanup physically removes what the delete left (VACUUM), when
+	// configured; a no-op otherwise.
+	Cleanup(ctx context.Context) error
+}
+
+// Absence is one verification of a layer: the subject's records still
+// found, and how they were looked for (queries with placeholders, never
+// values), as the certificate states it.
+type Absence struct {
+	Residual int64
+	Method   string
+	Queries  []string
+}
