@@ -174,9 +174,9 @@ const decisionWorkers = 64
 // statements writes each shared page once. It delays only the pending →
 // confirmed step, which nothing waits for: a pending intent is durable,
 // forget treats it as a candidate, and a crash meanwhile leaves it for
-// recovery. Ten seconds rather than two or half of one: in 100,000-row runs
-// of the extended ingest benchmark the proxy's CPU per row was 71-94 µs
-// with 10 s against 82-116 µs with 2 s (56-88 µs at 0.5 s in shorter runs).
+// recovery. The longer the hold, the fewer times a busy subject's page is
+// rewritten; ten seconds is what the ingest benchmark chose
+// (docs/benchmarks.md).
 const DefaultConfirmHold = 10 * time.Second
 
 func (c *Capture) confirmHold() time.Duration {

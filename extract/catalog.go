@@ -73,7 +73,7 @@ func (r *Rules) FindWriters(c Catalog) Writers { return r.WriterFinder().Find(c)
 
 // WriterFinder is FindWriters over successive reads of one database's
 // catalog: a body read before is not parsed again. The proxy re-reads the
-// catalog every minute, and parsing costs ~0.3 ms per PL/pgSQL function.
+// catalog every minute, and parsing a PL/pgSQL function is costly.
 // It keeps only the bodies of the latest read. Not safe for concurrent use.
 type WriterFinder struct {
 	r        *Rules

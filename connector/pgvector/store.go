@@ -21,8 +21,8 @@ func Open(ctx context.Context, connString string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgvector store: %w", err)
 	}
-	// Forget's queries are one-off scans: JIT compilation cost more than it
-	// saved (300 ms of a 870 ms scan of 500k rows).
+	// Forget's queries are one-off scans, for which JIT compilation costs
+	// more than it saves.
 	cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "lethe"

@@ -109,9 +109,9 @@ func (p *pump) fill() error {
 		if len(p.buf) > 4*initialBufSize {
 			// A big inspected message grew the buffer. Keep it while big
 			// messages keep coming (a 600 KB vector Bind per statement
-			// would otherwise allocate and clear 600 KB each time, and the
-			// garbage collector took ~20% of the proxy's CPU); give it
-			// back after keepBigFor reads that did not need it.
+			// would otherwise allocate and clear 600 KB each time, work
+			// for the garbage collector); give it back after keepBigFor
+			// reads that did not need it.
 			if p.bigIdle++; p.bigIdle > keepBigFor {
 				p.buf, p.bigIdle = make([]byte, initialBufSize), 0
 			}
