@@ -25,6 +25,12 @@ const (
 
 // Config describes the one index the emulator serves.
 type Config struct {
+	// IndexName is the index's name in DescribeIndex (GET /indexes/{name});
+	// empty means "emulated".
+	IndexName string
+	// Host is the data-plane address DescribeIndex reports, e.g. a proxy in
+	// front of the emulator; empty means the address the request came to.
+	Host string
 	// APIKey, when not empty, must be sent as the Api-Key header (REST) or
 	// api-key metadata (gRPC); anything else is refused as unauthenticated.
 	APIKey string
@@ -56,6 +62,9 @@ type Server struct {
 
 // New returns a Server for cfg, with defaults filled in.
 func New(cfg Config) *Server {
+	if cfg.IndexName == "" {
+		cfg.IndexName = "emulated"
+	}
 	if cfg.Metric == "" {
 		cfg.Metric = MetricCosine
 	}

@@ -11,8 +11,8 @@ import (
 	"strings"
 )
 
-// restRoute is one REST endpoint: its method, its path with at most one
-// {namespace} segment, its operation and its success status.
+// restRoute is one REST endpoint: its method, its path with {wildcard}
+// segments, its operation and its success status.
 type restRoute struct {
 	method  string
 	path    string
@@ -34,12 +34,14 @@ var restRoutes = []restRoute{
 	{http.MethodGet, "/namespaces", "ListNamespaces", op(nil, listNamespacesFromREST, (*Server).listNamespaces), http.StatusOK},
 	{http.MethodGet, "/namespaces/{namespace}", "DescribeNamespace", op(nil, namespaceFromREST, (*Server).describeNamespace), http.StatusOK},
 	{http.MethodDelete, "/namespaces/{namespace}", "DeleteNamespace", op(nil, namespaceFromREST, (*Server).deleteNamespace), http.StatusAccepted},
+	{http.MethodGet, "/indexes/{name}", "DescribeIndex", op(nil, describeIndexFromREST, (*Server).describeIndex), http.StatusOK},
 }
 
-// matchRoute finds the route for r and records its {namespace}. It splits
-// the escaped path itself rather than using http.ServeMux, which would
-// redirect the Node SDK's /records/namespaces//upsert (the default
-// namespace as an empty segment) to a cleaned path.
+// matchRoute finds the route for r and records its {wildcard} segments as
+// path values. It splits the escaped path itself rather than using
+// http.ServeMux, which would redirect the Node SDK's
+// /records/namespaces//upsert (the default namespace as an empty segment)
+// to a cleaned path.
 func matchRoute(r *http.Request) (route *restRoute, pathFound bool) {
 	got := strings.Split(r.URL.EscapedPath(), "/")
 	for i := range restRoutes {
@@ -48,11 +50,11 @@ func matchRoute(r *http.Request) (route *restRoute, pathFound bool) {
 		if len(want) != len(got) {
 			continue
 		}
-		namespace, ok := "", true
+		values, ok := map[string]string{}, true
 		for j := range want {
-			if want[j] == "{namespace}" {
-				ns, err := url.PathUnescape(got[j])
-				namespace, ok = ns, ok && err == nil
+			if name, isWildcard := strings.CutPrefix(want[j], "{"); isWildcard {
+				v, err := url.PathUnescape(got[j])
+				values[strings.TrimSuffix(name, "}")], ok = v, ok && err == nil
 			} else if want[j] != got[j] {
 				ok = false
 			}
@@ -62,7 +64,9 @@ func matchRoute(r *http.Request) (route *restRoute, pathFound bool) {
 		}
 		pathFound = true
 		if rt.method == r.Method {
-			r.SetPathValue("namespace", namespace)
+			for k, v := range values {
+				r.SetPathValue(k, v)
+			}
 			return rt, true
 		}
 	}
@@ -126,6 +130,10 @@ func (s *Server) restError(w http.ResponseWriter, operation string, err error) {
 	s.cfg.Logger.Info("pinecone emulator refused a request", "protocol", "rest", "operation", operation, "code", int(e.Code))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(e.httpStatus())
+	if operation == "DescribeIndex" {
+		_ = json.NewEncoder(w).Encode(controlPlaneError(e))
+		return
+	}
 	_ = json.NewEncoder(w).Encode(map[string]any{"code": e.Code, "message": e.Message, "details": []any{}})
 }
 

@@ -3,6 +3,7 @@
 //
 //	pinecone-emulator -listen 127.0.0.1:5081 [-tls-cert c.pem -tls-key k.pem]
 //	                  [-api-key KEY] [-metric cosine] [-dimension 0] [-delete-delay 2s]
+//	                  [-index-name emulated] [-host URL] [-max-request-bytes N]
 package main
 
 import (
@@ -26,11 +27,14 @@ func main() {
 	metric := flag.String("metric", emulator.MetricCosine, "query metric: cosine, dotproduct or euclidean")
 	dimension := flag.Int("dimension", 0, "vector dimension (0: taken from the first upsert)")
 	deleteDelay := flag.Duration("delete-delay", 0, "how long deleted records stay visible (eventual consistency)")
+	indexName := flag.String("index-name", "emulated", "the index's name, as DescribeIndex (GET /indexes/{name}) reports it")
+	host := flag.String("host", "", "data-plane URL DescribeIndex reports (default: the address the request came to)")
 	maxBytes := flag.Int64("max-request-bytes", emulator.DefaultMaxRequestBytes, "largest request body or gRPC message accepted")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if err := run(log, *listen, *certFile, *keyFile, emulator.Config{
+		IndexName: *indexName, Host: *host,
 		APIKey: *apiKey, Metric: *metric, Dimension: *dimension,
 		DeleteDelay: *deleteDelay, MaxRequestBytes: *maxBytes, Logger: log,
 	}); err != nil {
