@@ -35,7 +35,7 @@ await index.upsertRecords([{ _id: 'd1', chunk_text: 'default namespace', subject
 let fetched = await ns.fetch(['n1', 'r1', 'r2', 'missing']);
 report.fetchIds = sorted(fetched.records);
 report.fetchN1 = fetched.records.n1;
-report.fetchR2Subject = fetched.records.r2.metadata.subject;
+report.fetchR2 = fetched.records.r2;
 report.fetchDefault = sorted((await index.fetch(['d1'])).records);
 
 const q = await ns.query({

@@ -211,7 +211,7 @@ func TestGoSDK_GRPCAndRESTOverTLS(t *testing.T) {
 	fetched, err := idx.FetchVectors(ctx, []string{"v1", "r1", "r2"})
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"v1", "r1", "r2"}, mapKeys(fetched.Vectors))
-	assert.Equal(t, "erin", fetched.Vectors["r1"].Metadata.Fields["subject"].GetStringValue())
+	assert.Equal(t, map[string]any{"chunk_text": "hello", "subject": "erin"}, fetched.Vectors["r1"].Metadata.AsMap())
 	assert.Equal(t, "world", fetched.Vectors["r2"].Metadata.Fields["chunk_text"].GetStringValue())
 }
 

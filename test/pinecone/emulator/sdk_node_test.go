@@ -20,7 +20,7 @@ import (
 const nodeSDKWant = `{
   "fetchIds": ["n1", "r1", "r2"],
   "fetchN1": {"id": "n1", "values": [1, 0, 0], "metadata": {"subject": "alice", "year": 2020}},
-  "fetchR2Subject": "dave",
+  "fetchR2": {"id": "r2", "values": [], "metadata": {"chunk_text": "second record", "subject": "dave"}},
   "fetchDefault": ["d1"],
   "queryIds": ["n2", "n3"],
   "queryTopSubject": "bob",
