@@ -40,6 +40,11 @@ func TestREST_ErrorStatuses(t *testing.T) {
 		{"no vectors", "POST", "/vectors/upsert", `{"vectors":[]}`, 400, 3, "No vectors provided"},
 		{"wrong dimension", "POST", "/vectors/upsert", `{"vectors":[{"id":"a","values":[1,2,3]}]}`, 400, 3, "dimension 3 does not match"},
 		{"body over limit", "POST", "/vectors/upsert", `{"vectors":[{"id":"a","values":[` + strings.Repeat("1,", 600) + `1]}]}`, 413, 8, "larger than the limit of 1024 bytes"},
+		{"null metadata", "POST", "/vectors/upsert", `{"vectors":[{"id":"a","values":[1,2],"metadata":{"k":null}}]}`, 400, 3, `field "k" of vector "a" is null`},
+		{"nested metadata", "POST", "/vectors/upsert", `{"vectors":[{"id":"a","values":[1,2],"metadata":{"k":{"x":1}}}]}`, 400, 3, "has type object"},
+		{"list of numbers", "POST", "/vectors/upsert", `{"vectors":[{"id":"a","values":[1,2],"metadata":{"k":[1]}}]}`, 400, 3, "lists may hold only strings"},
+		{"nested setMetadata", "POST", "/vectors/update", `{"id":"a","setMetadata":{"k":{"x":1}}}`, 400, 3, "has type object"},
+		{"record with null", "POST", "/records/namespaces/n/upsert", `{"_id":"r","k":null}`, 400, 3, "line 1 of the NDJSON body"},
 		{"bad filter", "POST", "/query", `{"topK":1,"vector":[1,2],"filter":{"x":{"$regex":"a"}}}`, 400, 3, `unknown operator "$regex"`},
 		{"no topK", "POST", "/query", `{"vector":[1,2]}`, 400, 3, "topK must be between"},
 		{"delete nothing", "POST", "/vectors/delete", `{}`, 400, 3, "exactly one of ids, deleteAll or filter"},
@@ -243,4 +248,33 @@ func TestGRPC_RefusalsCarryStatus(t *testing.T) {
 			assert.Contains(t, message, tc.message)
 		})
 	}
+}
+
+func TestREST_MetadataOver40KBIsRefused(t *testing.T) {
+	_, url := startEmulator(t, emulator.Config{}, nil)
+	big := strings.Repeat("x", 41<<10)
+	resp := restJSON(t, url, "POST", "/vectors/upsert", "", strings.NewReader(`{"vectors":[{"id":"a","values":[1],"metadata":{"k":"`+big+`"}}]}`))
+	assert.Equal(t, http.StatusBadRequest, resp.status)
+	assert.Contains(t, resp.body, "more than the limit of 40960 bytes per vector")
+	small := restJSON(t, url, "POST", "/vectors/upsert", "", strings.NewReader(`{"vectors":[{"id":"a","values":[1],"metadata":{"k":"`+big[:39<<10]+`"}}]}`))
+	assert.Equal(t, http.StatusOK, small.status, small.body)
+}
+
+func TestREST_Namespaces(t *testing.T) {
+	_, url := startEmulator(t, emulator.Config{}, nil)
+	for _, ns := range []string{"a", "b", ""} {
+		body := `{"namespace":"` + ns + `","vectors":[{"id":"x","values":[1]},{"id":"y","values":[2]}]}`
+		require.Equal(t, http.StatusOK, restJSON(t, url, "POST", "/vectors/upsert", "", strings.NewReader(body)).status)
+	}
+	list := restJSON(t, url, "GET", "/namespaces?limit=2", "", nil)
+	require.Equal(t, http.StatusOK, list.status, list.body)
+	assert.JSONEq(t, `{"namespaces":[{"name":"__default__","recordCount":2},{"name":"a","recordCount":2}],"pagination":{"next":"YQ"},"totalCount":3}`, list.body)
+	list = restJSON(t, url, "GET", "/namespaces?limit=2&paginationToken=YQ", "", nil)
+	assert.JSONEq(t, `{"namespaces":[{"name":"b","recordCount":2}],"totalCount":3}`, list.body)
+
+	del := restJSON(t, url, "DELETE", "/namespaces/a", "", nil)
+	assert.Equal(t, http.StatusAccepted, del.status, del.body)
+	assert.NotEmpty(t, del.header.Get("x-pinecone-request-lsn"))
+	assert.Equal(t, http.StatusNotFound, restJSON(t, url, "GET", "/namespaces/a", "", nil).status)
+	assert.JSONEq(t, `{"name":"b","recordCount":2}`, restJSON(t, url, "GET", "/namespaces/b", "", nil).body)
 }

@@ -104,13 +104,66 @@ type jsonUsage struct {
 	ReadUnits uint32 `json:"readUnits"`
 }
 
+// Limits Pinecone documents for one record.
+const (
+	maxIDBytes       = 512
+	maxMetadataBytes = 40 << 10
+)
+
 // checkVector refuses what Pinecone refuses in any written vector.
 func checkVector(v Vector) error {
 	if v.ID == "" {
 		return errorf(InvalidArgument, "Vector ID must not be empty")
 	}
+	if len(v.ID) > maxIDBytes {
+		return errorf(InvalidArgument, "Vector ID of %d bytes is longer than the limit of %d", len(v.ID), maxIDBytes)
+	}
 	if v.Sparse != nil && len(v.Sparse.Indices) != len(v.Sparse.Values) {
 		return errorf(InvalidArgument, "Sparse vector %q has %d indices and %d values; they must be the same length", v.ID, len(v.Sparse.Indices), len(v.Sparse.Values))
 	}
+	return checkMetadata(v.ID, v.Metadata)
+}
+
+// checkMetadata refuses metadata Pinecone does not store: values other than
+// strings, numbers, booleans and lists of strings (so no nulls and no nested
+// objects), and more than 40 KB per record.
+func checkMetadata(id string, md map[string]any) error {
+	for k, v := range md {
+		switch v := v.(type) {
+		case string, float64, bool:
+		case nil:
+			return errorf(InvalidArgument, "Metadata value for field %q of vector %q is null, which is not supported: remove the field instead", k, id)
+		case []any:
+			for _, e := range v {
+				if _, ok := e.(string); !ok {
+					return errorf(InvalidArgument, "Metadata list in field %q of vector %q holds a value of type %s; lists may hold only strings", k, id, jsonKind(e))
+				}
+			}
+		default:
+			return errorf(InvalidArgument, "Metadata value for field %q of vector %q has type %s; use a string, number, boolean or list of strings", k, id, jsonKind(v))
+		}
+	}
+	if md != nil {
+		if b, _ := json.Marshal(md); len(b) > maxMetadataBytes {
+			return errorf(InvalidArgument, "Metadata of vector %q is %d bytes, more than the limit of %d bytes per vector", id, len(b), maxMetadataBytes)
+		}
+	}
 	return nil
+}
+
+// jsonKind names a JSON value's kind for error messages.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "boolean"
+	case []any:
+		return "list"
+	}
+	return "object"
 }

@@ -41,7 +41,11 @@ func parseRecordsNDJSON(body []byte) ([]Vector, error) {
 		}
 		delete(fields, "_id")
 		delete(fields, "id")
-		out = append(out, Vector{ID: id, Metadata: fields})
+		v := Vector{ID: id, Metadata: fields}
+		if err := checkVector(v); err != nil {
+			return nil, errorf(InvalidArgument, "line %d of the NDJSON body: %v", n+1, err.(*Error).Message)
+		}
+		out = append(out, v)
 	}
 	if len(out) == 0 {
 		return nil, errorf(InvalidArgument, "the NDJSON body holds no records: send one JSON object per line")

@@ -183,6 +183,58 @@ func TestGoSDK_InvalidArgumentStatus(t *testing.T) {
 	assert.Contains(t, status.Convert(err).Message(), "dimension 3 does not match")
 }
 
+func TestGoSDK_NestedMetadataIsInvalidArgument(t *testing.T) {
+	_, url := startEmulator(t, emulator.Config{}, nil)
+	idx := goSDKIndex(t, url, "k", "docs", nil)
+	_, err := idx.UpsertVectors(sdkContext(t), []*pinecone.Vector{vec("a", []float32{1}, meta(t, map[string]any{"person": map[string]any{"name": "x"}}))})
+	assert.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+}
+
+// Through the SDK, a deleted id stays fetchable, listable and queryable for
+// DeleteDelay; a settable clock stands in for the wait.
+func TestGoSDK_DeleteDelay(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	_, url := startEmulator(t, emulator.Config{DeleteDelay: 5 * time.Second, Now: clock.Now}, nil)
+	idx := goSDKIndex(t, url, "k", "docs", nil)
+	ctx := sdkContext(t)
+	_, err := idx.UpsertVectors(ctx, []*pinecone.Vector{vec("a", []float32{1, 0}, nil), vec("b", []float32{0, 1}, nil)})
+	require.NoError(t, err)
+	require.NoError(t, idx.DeleteVectorsById(ctx, []string{"a"}))
+
+	visible := func() []string {
+		fetched, err := idx.FetchVectors(ctx, []string{"a", "b"})
+		require.NoError(t, err)
+		listed, err := idx.ListVectors(ctx, &pinecone.ListVectorsRequest{})
+		require.NoError(t, err)
+		assert.Equal(t, mapKeys(fetched.Vectors), derefAll(listed.VectorIds))
+		queried, err := idx.QueryByVectorValues(ctx, &pinecone.QueryByVectorValuesRequest{Vector: []float32{1, 0}, TopK: 5})
+		require.NoError(t, err)
+		var ids []string
+		for _, m := range queried.Matches {
+			ids = append(ids, m.Vector.Id)
+		}
+		slices.Sort(ids)
+		assert.Equal(t, mapKeys(fetched.Vectors), ids)
+		return mapKeys(fetched.Vectors)
+	}
+	assert.Equal(t, []string{"a", "b"}, visible())
+	clock.Advance(5 * time.Second)
+	assert.Equal(t, []string{"b"}, visible())
+}
+
+func TestGoSDK_DeleteNamespace(t *testing.T) {
+	_, url := startEmulator(t, emulator.Config{}, nil)
+	idx := goSDKIndex(t, url, "k", "gone", nil)
+	ctx := sdkContext(t)
+	_, err := idx.UpsertVectors(ctx, []*pinecone.Vector{vec("a", []float32{1}, nil)})
+	require.NoError(t, err)
+	require.NoError(t, idx.DeleteNamespace(ctx, "gone"))
+	fetched, err := idx.FetchVectors(ctx, []string{"a"})
+	require.NoError(t, err)
+	assert.Empty(t, fetched.Vectors)
+	assert.Equal(t, codes.NotFound, status.Code(idx.DeleteNamespace(ctx, "gone")))
+}
+
 func TestGoSDK_MessageOverLimitIsResourceExhausted(t *testing.T) {
 	_, url := startEmulator(t, emulator.Config{MaxRequestBytes: 4096}, nil)
 	idx := goSDKIndex(t, url, "k", "docs", nil)

@@ -102,6 +102,9 @@ func (s *Server) update(req updateRequest) (updateResponse, error) {
 	if req.Sparse != nil && len(req.Sparse.Indices) != len(req.Sparse.Values) {
 		return updateResponse{}, errorf(InvalidArgument, "Sparse values have %d indices and %d values; they must be the same length", len(req.Sparse.Indices), len(req.Sparse.Values))
 	}
+	if err := checkMetadata(req.ID, req.SetMetadata); err != nil {
+		return updateResponse{}, err
+	}
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -126,6 +129,7 @@ func (s *Server) update(req updateRequest) (updateResponse, error) {
 		resp.lsnStamp = readStamp(st.maxIndexedLSN())
 		return resp, nil
 	}
+	updated := make([]Vector, 0, len(targets))
 	for _, r := range targets {
 		v := r.Vector
 		if len(req.Values) > 0 {
@@ -141,7 +145,13 @@ func (s *Server) update(req updateRequest) (updateResponse, error) {
 			}
 			maps.Copy(merged, req.SetMetadata)
 			v.Metadata = merged
+			if err := checkMetadata(v.ID, merged); err != nil {
+				return updateResponse{}, err
+			}
 		}
+		updated = append(updated, v)
+	}
+	for _, v := range updated {
 		st.put(ns, v)
 	}
 	resp.lsnStamp = writeStamp(st.nextLSN())
