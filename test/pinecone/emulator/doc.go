@@ -30,8 +30,10 @@
 //     read for that long, and the max indexed LSN stays below the delete's
 //     LSN until then, as Pinecone's deletes are eventually consistent.
 //
-// Not emulated: the control plane (indexes are not created, described or
-// listed; Config describes the one index), integrated embedding and
+// Not emulated: the control plane (Config describes the one index), except
+// DescribeIndex of that index (GET /indexes/{name}), which the Node SDK calls
+// to find the host for upsertRecords even when it was given one; integrated
+// embedding and
 // SearchRecords (records written through /records have metadata only, no
 // values), bulk imports, FetchByMetadata, sparse-only indexes, sparse scoring
 // on cosine and euclidean indexes (refused), rate limits, and read units

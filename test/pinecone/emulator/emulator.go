@@ -84,7 +84,7 @@ func New(cfg Config) *Server {
 // content type, gRPC calls.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+		if r.ProtoMajor == 2 && isGRPCContentType(r.Header.Get("Content-Type")) {
 			s.serveGRPC(w, r)
 			return
 		}
@@ -159,4 +159,11 @@ func (s *Server) Start(addr string, tlsConf *tls.Config) (string, error) {
 		scheme = "https"
 	}
 	return scheme + "://" + l.Addr().String(), nil
+}
+
+// isGRPCContentType accepts application/grpc and its +format and ;parameter
+// forms, and not application/grpc-web, which is another protocol.
+func isGRPCContentType(ct string) bool {
+	rest, ok := strings.CutPrefix(ct, "application/grpc")
+	return ok && (rest == "" || rest[0] == '+' || rest[0] == ';')
 }

@@ -2,6 +2,7 @@ package emulator_test
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
 	"io"
@@ -277,4 +278,33 @@ func TestREST_Namespaces(t *testing.T) {
 	assert.NotEmpty(t, del.header.Get("x-pinecone-request-lsn"))
 	assert.Equal(t, http.StatusNotFound, restJSON(t, url, "GET", "/namespaces/a", "", nil).status)
 	assert.JSONEq(t, `{"name":"b","recordCount":2}`, restJSON(t, url, "GET", "/namespaces/b", "", nil).body)
+}
+
+// REST also works over HTTP/2: with TLS through ALPN h2, and in cleartext
+// with prior knowledge, as a relay in front of the emulator may speak it.
+func TestREST_OverHTTP2(t *testing.T) {
+	cert := newTestCert(t)
+	_, tlsURL := startEmulator(t, emulator.Config{}, cert.server)
+	_, clearURL := startEmulator(t, emulator.Config{}, nil)
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	for name, tc := range map[string]struct {
+		url       string
+		transport *http.Transport
+	}{
+		"tls":       {tlsURL, &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cert.roots}, ForceAttemptHTTP2: true}},
+		"cleartext": {clearURL, &http.Transport{Protocols: &h2c}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			client := &http.Client{Transport: tc.transport}
+			resp, err := client.Post(tc.url+"/vectors/upsert", "application/json", strings.NewReader(`{"vectors":[{"id":"a","values":[1]}]}`))
+			require.NoError(t, err)
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.NoError(t, resp.Body.Close())
+			assert.Equal(t, 2, resp.ProtoMajor)
+			assert.Equal(t, http.StatusOK, resp.StatusCode)
+			assert.JSONEq(t, `{"upsertedCount":1}`, string(body))
+		})
+	}
 }
