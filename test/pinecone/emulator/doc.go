@@ -41,6 +41,7 @@
 // first.
 //
 // Proven against go-pinecone v5.2.0 (gRPC cleartext and TLS, REST
-// UpsertRecords over TLS) and @pinecone-database/pinecone 5.1.2 (REST) by
-// this package's tests.
+// UpsertRecords over TLS), @pinecone-database/pinecone 5.1.2 (REST,
+// cleartext and TLS) and @langchain/pinecone 1.0.3 (PineconeStore) by this
+// package's tests; the Node scripts live in test/integration/node.
 package emulator

@@ -35,9 +35,9 @@ const nodeSDKWant = `{
   "badDimension": {"name": "PineconeBadRequestError", "dimensionMessage": true}
 }`
 
-// nodeSDK returns the node binary and the npm project holding the SDK,
+// nodeSDK returns the node binary and the npm project holding module,
 // skipping the test when either is missing unless LETHE_REQUIRE_NODE=1.
-func nodeSDK(t *testing.T) (node, dir string) {
+func nodeSDK(t *testing.T, module string) (node, dir string) {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "..", "integration", "node"))
 	require.NoError(t, err)
@@ -45,8 +45,8 @@ func nodeSDK(t *testing.T) (node, dir string) {
 	node, err = exec.LookPath("node")
 	if err != nil {
 		missing = "node is not on PATH"
-	} else if _, err := os.Stat(filepath.Join(dir, "node_modules", "@pinecone-database", "pinecone", "package.json")); err != nil {
-		missing = "test/integration/node has no @pinecone-database/pinecone (run scripts/setup.sh)"
+	} else if _, err := os.Stat(filepath.Join(dir, "node_modules", module, "package.json")); err != nil {
+		missing = "test/integration/node has no " + module + " (run scripts/setup.sh)"
 	}
 	if missing != "" {
 		if os.Getenv("LETHE_REQUIRE_NODE") == "1" {
@@ -62,7 +62,7 @@ func nodeSDK(t *testing.T) (node, dir string) {
 // listPaginated, describeIndexStats, deleteOne, deleteMany (ids, filter),
 // deleteAll and two refusals against the emulator, in cleartext and over TLS.
 func TestNodeSDK_RESTDataPlane(t *testing.T) {
-	node, dir := nodeSDK(t)
+	node, dir := nodeSDK(t, "@pinecone-database/pinecone")
 	cert := newTestCert(t)
 	for _, tc := range []struct {
 		name string
@@ -77,15 +77,39 @@ func TestNodeSDK_RESTDataPlane(t *testing.T) {
 			} else {
 				_, url = startEmulator(t, emulator.Config{APIKey: testAPIKey}, nil)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "pinecone-sdk.mjs"), url, testAPIKey)
-			cmd.Dir = dir
-			cmd.Env = env
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			require.NoError(t, cmd.Run(), "pinecone-sdk.mjs failed; stderr:\n%s", stderr.String())
-			assert.JSONEq(t, nodeSDKWant, stdout.String())
+			assert.JSONEq(t, nodeSDKWant, runNode(t, node, dir, env, "pinecone-sdk.mjs", url))
 		})
 	}
+}
+
+// TestLangChainPineconeStore runs LangChain.js PineconeStore
+// (@langchain/pinecone 1.x beside the SDK 5.x it peers on): addDocuments
+// with ids and nested metadata (flattened by LangChain), similaritySearch
+// with and without a filter, delete by ids and by filter.
+func TestLangChainPineconeStore(t *testing.T) {
+	node, dir := nodeSDK(t, "@langchain/pinecone")
+	_, url := startEmulator(t, emulator.Config{APIKey: testAPIKey}, nil)
+	assert.JSONEq(t, `{
+		"addedIds": ["cat-1", "dog-1"],
+		"catSearch": {"pageContent": "a cat on a mat", "metadata": {"source.page": 3, "subject": "alice"}},
+		"filteredSearch": ["a dog in a fog"],
+		"storedCat": {"source.page": 3, "subject": "alice", "text": "a cat on a mat"},
+		"afterDeleteIds": ["dog-1"],
+		"afterDeleteFilter": []
+	}`, runNode(t, node, dir, os.Environ(), "pinecone-langchain.mjs", url))
+}
+
+// runNode runs script from the npm project dir against the emulator at url
+// and returns its stdout, failing the test if it exits with an error.
+func runNode(t *testing.T, node, dir string, env []string, script, url string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, script), url, testAPIKey)
+	cmd.Dir = dir
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "%s failed; stderr:\n%s", script, stderr.String())
+	return stdout.String()
 }
