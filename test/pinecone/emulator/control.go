@@ -1,0 +1,78 @@
+package emulator
+
+import (
+	"net/http"
+)
+
+// The control plane is not emulated but for DescribeIndex of the one index:
+// the Node SDK resolves an index's host through it for upsertRecords even
+// when it was given the host, so a client pointed at the emulator as its
+// control-plane host (controllerHostUrl) finds the data plane there too.
+
+// describeIndexRequest is GET /indexes/{name}; host is where it was asked,
+// the default data-plane address.
+type describeIndexRequest struct {
+	Name string
+	host string
+}
+
+func describeIndexFromREST(r *http.Request, _ []byte) (describeIndexRequest, error) {
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	return describeIndexRequest{Name: r.PathValue("name"), host: scheme + r.Host}, nil
+}
+
+// indexDescription is the control plane's IndexModel, with the fields the
+// SDKs read.
+type indexDescription struct {
+	lsnStamp
+	Name      string
+	Host      string
+	Dimension int
+	Metric    string
+}
+
+func (d indexDescription) proto() []byte { return nil }
+
+func (d indexDescription) json() any {
+	out := map[string]any{
+		"name":                d.Name,
+		"metric":              d.Metric,
+		"host":                d.Host,
+		"deletion_protection": "disabled",
+		"vector_type":         "dense",
+		"spec":                map[string]any{"serverless": map[string]any{"cloud": "aws", "region": "us-east-1"}},
+		"status":              map[string]any{"ready": true, "state": "Ready"},
+	}
+	if d.Dimension != 0 {
+		out["dimension"] = d.Dimension
+	}
+	return out
+}
+
+func (s *Server) describeIndex(req describeIndexRequest) (indexDescription, error) {
+	if req.Name != s.cfg.IndexName {
+		return indexDescription{}, errorf(NotFound, "Resource %s not found: this emulator serves the index %q", req.Name, s.cfg.IndexName)
+	}
+	host := s.cfg.Host
+	if host == "" {
+		host = req.host
+	}
+	st := s.store
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return indexDescription{lsnStamp: readStamp(st.maxIndexedLSN()), Name: s.cfg.IndexName, Host: host, Dimension: st.dimension, Metric: s.cfg.Metric}, nil
+}
+
+// controlPlaneError is the control plane's error body, which differs from
+// the data plane's: {"error": {"code": "NOT_FOUND", "message"}, "status": 404}.
+func controlPlaneError(e *Error) map[string]any {
+	names := map[Code]string{InvalidArgument: "INVALID_ARGUMENT", NotFound: "NOT_FOUND", Unauthenticated: "UNAUTHENTICATED"}
+	name, ok := names[e.Code]
+	if !ok {
+		name = "INTERNAL"
+	}
+	return map[string]any{"error": map[string]any{"code": name, "message": e.Message}, "status": e.httpStatus()}
+}

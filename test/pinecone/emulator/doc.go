@@ -1,0 +1,47 @@
+// Package emulator is an in-memory emulator of one Pinecone index's data
+// plane, for tests and demos where Pinecone itself cannot be reached.
+//
+// One listener serves both of Pinecone's data-plane protocols, as Pinecone
+// Local does: the REST API (HTTP/1.1 or HTTP/2, JSON) and the gRPC service
+// VectorService (HTTP/2: cleartext with prior knowledge, or TLS with ALPN h2).
+// gRPC is served by hand over net/http and protobuf is decoded and encoded
+// with protowire from the public field numbers, so the emulator shares no
+// generated code with the SDKs that prove it.
+//
+// Emulated:
+//   - namespaces, created by the first write; "", an absent namespace and
+//     "__default__" are the same one;
+//   - vectors with dense values, sparse values and metadata (a JSON object,
+//     google.protobuf.Struct in gRPC);
+//   - Upsert, Update (values, sparse values, setMetadata merged key by key;
+//     or setMetadata by filter, with dryRun), Delete (ids, deleteAll, filter),
+//     Fetch, List (prefix, limit, paginationToken), Query (topK, vector or id,
+//     cosine, dotproduct or euclidean as configured, metadata filters with
+//     $eq $ne $in $nin $gt $gte $lt $lte $exists $and $or, includeValues,
+//     includeMetadata), DescribeIndexStats (with filter), ListNamespaces,
+//     DescribeNamespace, DeleteNamespace, in both protocols;
+//   - REST POST /records/namespaces/{namespace}/upsert (NDJSON records with
+//     "_id" or "id"; the other fields become metadata; 201);
+//   - errors: gRPC status codes, and REST {"code", "message", "details"} with
+//     the matching HTTP status; the Api-Key header when Config.APIKey is set;
+//     a request size limit (Config.MaxRequestBytes, default 2 MB);
+//   - x-pinecone-request-lsn on writes and x-pinecone-max-indexed-lsn on
+//     reads, and Config.DeleteDelay: deleted records stay visible to every
+//     read for that long, and the max indexed LSN stays below the delete's
+//     LSN until then, as Pinecone's deletes are eventually consistent.
+//
+// Not emulated: the control plane (Config describes the one index), except
+// DescribeIndex of that index (GET /indexes/{name}), which the Node SDK calls
+// to find the host for upsertRecords even when it was given one; integrated
+// embedding and
+// SearchRecords (records written through /records have metadata only, no
+// values), bulk imports, FetchByMetadata, sparse-only indexes, sparse scoring
+// on cosine and euclidean indexes (refused), rate limits, and read units
+// beyond a plausible count. Euclidean scores are squared distances, lowest
+// first.
+//
+// Proven against go-pinecone v5.2.0 (gRPC cleartext and TLS, REST
+// UpsertRecords over TLS), @pinecone-database/pinecone 5.1.2 (REST,
+// cleartext and TLS) and @langchain/pinecone 1.0.3 (PineconeStore) by this
+// package's tests; the Node scripts live in test/integration/node.
+package emulator
