@@ -1,12 +1,14 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"database/sql/driver"
 	"encoding/binary"
 	"errors"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -139,7 +141,8 @@ func TestSQLite_WALStartsOverAfterTheCheckpointer(t *testing.T) {
 // long as the busy timeout; confirmations go on meanwhile.
 func TestSQLite_WALRestartWaitsForReaders(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	l, err := openSQLite(path, Options{BusyTimeout: 50 * time.Millisecond}, 0)
+	var logs bytes.Buffer
+	l, err := openSQLite(path, Options{BusyTimeout: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, 0)
 	require.NoError(t, err)
 	defer l.Close()
 	ctx := context.Background()
@@ -158,6 +161,7 @@ func TestSQLite_WALRestartWaitsForReaders(t *testing.T) {
 	confirmStatement(t, l, i)
 	seq, _ := readWALHeader(t, path)
 	require.Equal(t, first, seq, "the WAL did not start over under a reader")
+	require.Contains(t, logs.String(), errReadersHoldWAL.Error())
 	require.NoError(t, reader.Rollback())
 
 	confirmStatement(t, l, i+1)
