@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver (SQLite's C code, via cgo)
+	"github.com/mattn/go-sqlite3" // also registers the "sqlite3" database/sql driver (SQLite's C code, via cgo)
 )
 
 // SQLite is the embedded ledger: two files, each with a WAL journal and
@@ -51,7 +51,13 @@ var _ Ledger = (*SQLite)(nil)
 
 // OpenSQLite opens (creating if needed) the ledger file at path and its
 // pending file (path + "-pending"), and brings their schemas up to date.
-func OpenSQLite(path string, opts Options) (l *SQLite, err error) {
+func OpenSQLite(path string, opts Options) (*SQLite, error) {
+	return openSQLite(path, opts, checkpointInterval)
+}
+
+// openSQLite is OpenSQLite with the checkpointer's interval (see
+// startCheckpointer).
+func openSQLite(path string, opts Options, checkpointEvery time.Duration) (l *SQLite, err error) {
 	l = &SQLite{path: path, log: opts.logger()}
 	defer func() {
 		if err != nil {
@@ -66,15 +72,9 @@ func OpenSQLite(path string, opts Options) (l *SQLite, err error) {
 	// cost per entry grow with the ledger (~45-60 µs at 100k-260k entries
 	// over 1,000 subjects, ~27-39 µs with the cache, in a 6,600-entry
 	// batch).
-	if l.w, err = openWriter(path, busy, "_cache_size=-65536"); err != nil {
-		return l, err
-	}
-	// The writer never checkpoints; the checkpointer does (see
-	// sqlite_checkpoint.go). Per connection: the writer is one long-lived
-	// connection; one reopened after an error only checkpoints itself.
-	if _, err = l.w.Exec("PRAGMA wal_autocheckpoint = 0"); err != nil {
-		return l, err
-	}
+	// The writer never checkpoints inside its commits (see
+	// sqlite_checkpoint.go).
+	l.w = openWriter(path, busy, ledgerWriterPragmas, "_cache_size=-65536")
 	if err = migrateSQLite(l.w); err != nil {
 		return l, err
 	}
@@ -95,7 +95,7 @@ func OpenSQLite(path string, opts Options) (l *SQLite, err error) {
 	if err = l.register(opts.owner()); err != nil {
 		return l, fmt.Errorf("registering this handle: %w", err)
 	}
-	if l.cp, err = startCheckpointer(sqliteDSN(path, busy), l.log); err != nil {
+	if l.cp, err = startCheckpointer(sqliteDSN(path, busy), path+"-wal", checkpointEvery, l.log); err != nil {
 		return l, err
 	}
 	l.c = newCommitter(l.writeDecisions, opts)
@@ -122,16 +122,35 @@ func sqliteDSN(path string, busyMillis int64, extra ...string) string {
 
 // openWriter opens the one writer connection of the file at path: SQLite
 // serialises writers anyway; one connection makes that explicit and keeps
-// BEGIN IMMEDIATE from waiting on ourselves.
-func openWriter(path string, busyMillis int64, extra ...string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite3", sqliteDSN(path, busyMillis, append(extra, "_txlock=immediate")...))
-	if err != nil {
-		return nil, err
-	}
+// BEGIN IMMEDIATE from waiting on ourselves. pragmas run on each
+// connection it opens, including one database/sql opens again after an
+// error: pragmas hold per connection.
+func openWriter(path string, busyMillis int64, pragmas []string, extra ...string) *sql.DB {
+	db := sql.OpenDB(pragmaConnector{
+		dsn: sqliteDSN(path, busyMillis, append(extra, "_txlock=immediate")...),
+		driver: &sqlite3.SQLiteDriver{ConnectHook: func(conn *sqlite3.SQLiteConn) error {
+			for _, p := range pragmas {
+				if _, err := conn.Exec(p, nil); err != nil {
+					return fmt.Errorf("%s: %w", p, err)
+				}
+			}
+			return nil
+		}},
+	})
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxIdleTime(0)
-	return db, nil
+	return db
 }
+
+// pragmaConnector opens connections through driver, whose ConnectHook
+// sets them up.
+type pragmaConnector struct {
+	dsn    string
+	driver *sqlite3.SQLiteDriver
+}
+
+func (c pragmaConnector) Connect(context.Context) (driver.Conn, error) { return c.driver.Open(c.dsn) }
+func (c pragmaConnector) Driver() driver.Driver                        { return c.driver }
 
 // sqliteMigrations are applied in order; migration i brings the schema to
 // version i+1. Never edit one that has shipped: append a new one.
@@ -348,11 +367,11 @@ func migrateSQLiteTo(db *sql.DB, n int) error {
 // the pending file (see sqlite_pending.go for why in that order).
 func (l *SQLite) writeDecisions(ctx context.Context, now time.Time, batch []*request) error {
 	if l.cp.restartDue(l.bulkAt) {
-		// Before the batch: what is left to copy back is what committed
-		// since the checkpointer's last run (sqlite_checkpoint.go). A
-		// failure only delays the restart.
-		if err := l.cp.checkpoint(ctx, l.w); err != nil {
-			l.log.Warn("ledger checkpoint on the writer failed", "err", err)
+		// Between transactions, so that the batch starts the WAL over
+		// (sqlite_checkpoint.go). A failure only delays that to the next
+		// batch.
+		if err := l.cp.restart(ctx, l.w); err != nil {
+			l.log.Warn("ledger: the writer's checkpoint did not complete; the WAL grows until one does", "err", err)
 		}
 	}
 	pending, err := l.pendingOf(ctx, batch)

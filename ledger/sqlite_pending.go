@@ -78,10 +78,8 @@ type pendingIntent struct {
 // are prepared: clearResolvedPending.)
 func (l *SQLite) openPending(busyMillis int64) error {
 	path := l.path + "-pending"
+	l.pw = openWriter(path, busyMillis, nil)
 	var err error
-	if l.pw, err = openWriter(path, busyMillis); err != nil {
-		return err
-	}
 	l.pendingFull = true // the DSN's; a reconnection after an error is FULL too
 	var version int
 	if err := l.pw.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
