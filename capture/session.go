@@ -71,6 +71,9 @@ type session struct {
 	// inflight are intents of forwarded writes still being made durable
 	// (inflight.go); only the client-side goroutine touches the slice.
 	inflight []*inflight
+	// inBatch: extended-protocol messages were sent since the last Sync
+	// (batch.go).
+	inBatch bool
 	// skipping: a statement was refused for crowding (limits.go) and the
 	// server skips every message up to the next Sync, answering none: they
 	// are not queued for the tracker either.
@@ -92,6 +95,16 @@ func newSession(c *Capture, info pgwire.SessionInfo) *session {
 
 func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 	s.followRules()
+	switch m.Type {
+	case 'P', 'B', 'D', 'E', 'C':
+		s.inBatch = true
+	case 'S':
+		s.inBatch = false
+	case 'Q':
+		if s.inBatch {
+			return queryInBatch
+		}
+	}
 	switch m.Type {
 	case 'Q':
 		q, err := m.Query()

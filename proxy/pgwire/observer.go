@@ -184,4 +184,8 @@ type Refusal struct {
 	// LogReason says why, for the log: it must hold no statement text,
 	// row values or subjects. Empty: the log shows the code alone.
 	LogReason string
+	// EndSession ends the session with this error (severity FATAL)
+	// instead of failing the one message: for input the observer cannot
+	// follow. The message is not forwarded.
+	EndSession bool
 }

@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -50,6 +51,17 @@ func (ss *session) refuse(typ byte, r *Refusal) verdict {
 	}
 	ss.log.Warn("observer refused a message that cannot be refused; forwarding it", "type", string(typ))
 	return verdict{}
+}
+
+// errSessionEnded stops the client side after an observer ended the
+// session (Refusal.EndSession).
+var errSessionEnded = errors.New("the observer ended the session")
+
+// endSession ends the session for r: the client gets r as a FATAL error.
+func (ss *session) endSession(r *Refusal) {
+	r = normalizeRefusal(r)
+	ss.log.Warn("session ended by the observer", "code", r.Code, "reason", r.LogReason)
+	ss.terminate(errorFields{Severity: "FATAL", Code: r.Code, Message: r.Message, Detail: r.Detail, Hint: r.Hint})
 }
 
 func normalizeRefusal(r *Refusal) *Refusal {

@@ -235,7 +235,7 @@ func (ss *session) inspectServer(typ byte) bool {
 
 func isObservedClientType(typ byte) bool {
 	switch typ {
-	case 'Q', 'P', 'B', 'E', 'S', 'C', 'd', 'c', 'f':
+	case 'Q', 'P', 'B', 'D', 'E', 'S', 'C', 'd', 'c', 'f':
 		return true
 	}
 	return false
@@ -246,6 +246,10 @@ func (ss *session) fromClient(typ byte, body []byte) (verdict, error) {
 	var v verdict
 	if ss.obs != nil && typ != 'F' {
 		if r := ss.obs.ClientMessage(Message{Type: typ, Body: body}); r != nil {
+			if r.EndSession {
+				ss.endSession(r)
+				return verdict{drop: true}, errSessionEnded
+			}
 			v = ss.refuse(typ, r)
 		}
 	}
