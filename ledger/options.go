@@ -12,9 +12,8 @@ type Options struct {
 	// request to gather others into the same transaction. 0 or negative
 	// means no wait (the default): a batch is whatever queued up while the
 	// previous transaction was committing, which batches as well under
-	// load and adds no latency to a lone write. Measured on SQLite with 32
-	// writers, a 1ms window gave lower throughput, not higher (see
-	// BenchmarkIntend).
+	// load and adds no latency to a lone write (BenchmarkIntend compares
+	// windows).
 	CommitWindow time.Duration
 	// MaxBatch caps the requests committed in one transaction (default 256).
 	MaxBatch int

@@ -68,10 +68,8 @@ func openSQLite(path string, opts Options, checkpointEvery time.Duration) (l *SQ
 	busy := opts.busyTimeout().Milliseconds()
 	// A 64 MiB page cache for the writer (SQLite's default is 2 MiB): a
 	// confirmation touches the last subject-index page of every subject
-	// it names, and re-reading those from the OS on every batch made its
-	// cost per entry grow with the ledger (~45-60 µs at 100k-260k entries
-	// over 1,000 subjects, ~27-39 µs with the cache, in a 6,600-entry
-	// batch).
+	// it names, and re-reading those from the OS on every batch would make
+	// its cost per entry grow with the ledger.
 	// The writer never checkpoints inside its commits (see
 	// sqlite_checkpoint.go).
 	l.w = openWriter(path, busy, ledgerWriterPragmas, "_cache_size=-65536")
@@ -469,8 +467,7 @@ var sqliteReads = map[string]string{
 }
 
 // prepare compiles the statements once: SQLite spends more time
-// compiling a statement than running these (a BySubject went from ~280µs
-// to ~60µs).
+// compiling a statement than running these.
 func (l *SQLite) prepare() error {
 	l.stmts = map[string]*sql.Stmt{}
 	for _, set := range []struct {

@@ -16,8 +16,7 @@ import (
 // values bound as they are. SQLite keeps a statement journal, a copy of
 // every page a statement changes, for any statement that writes several
 // rows and may abort halfway: one that calls a function (JSON's included)
-// or upserts. That copy was half the cost of a confirmation (~35 µs an
-// entry against ~17 µs without it, in a 50,000-entry transaction).
+// or upserts. That copy would be half the cost of a confirmation.
 //
 // The INSERT stops at the first record the ledger already has (a rewrite,
 // or one record twice in an intent) and keeps what it wrote (OR FAIL);
