@@ -8,9 +8,10 @@
 // The contract with an adapter, for each write:
 //
 //   - Rules gives the rules in force (SetRules replaces them); the adapter
-//     turns a request into extract.Tags with them, or refuses it in Strict
-//     Mode when its rows cannot be attributed (CodeUnattributed), or, in
-//     Permissive Mode, tags it as unattributed.
+//     turns a request into extract.Tags with them; when its rows cannot
+//     be attributed, it refuses the request in Strict Mode
+//     (RefuseUnattributed, CodeUnattributed) or tags it as unattributed in
+//     Permissive Mode.
 //   - Prepare turns the tags into ledger entries and refuses a write about
 //     a forgotten subject (CodeForgotten; Config.FlagForgotten forwards it
 //     and counts it instead). Durable then makes the entries one durable

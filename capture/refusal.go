@@ -27,3 +27,13 @@ type Refusal struct {
 	// values or subjects.
 	LogReason string
 }
+
+// RefuseUnattributed refuses, in Strict mode, a write whose rows cannot be
+// attributed to subjects, and counts it in Stats.Refused. The relay words
+// message and hint for its protocol; logReason, which says why without
+// quoting the request (extract's Reason, or a redacted error), is logged
+// as "unattributable write: " + logReason.
+func (c *Capture) RefuseUnattributed(message, hint, logReason string) *Refusal {
+	c.Stats.Refused.Add(1)
+	return &Refusal{Code: CodeUnattributed, Message: message, Hint: hint, LogReason: "unattributable write: " + logReason}
+}

@@ -1,7 +1,6 @@
 package pgcapture
 
 import (
-	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
@@ -20,11 +19,8 @@ func (s *session) refuseErr(what string, err error) *pgwire.Refusal {
 }
 
 func (s *session) refuseLogged(reason, logReason string) *pgwire.Refusal {
-	s.c.Stats.Refused.Add(1)
-	return &pgwire.Refusal{
-		Code:      capture.CodeUnattributed,
-		Message:   "lethe: write to a configured table refused because its rows cannot be attributed to data subjects: " + reason,
-		Hint:      "write rows with explicit VALUES (or COPY FROM STDIN), or set capture.mode: permissive to forward such writes and record them as unattributed",
-		LogReason: "unattributable write: " + logReason,
-	}
+	return wireRefusal(s.c.RefuseUnattributed(
+		"lethe: write to a configured table refused because its rows cannot be attributed to data subjects: "+reason,
+		"write rows with explicit VALUES (or COPY FROM STDIN), or set capture.mode: permissive to forward such writes and record them as unattributed",
+		logReason))
 }
