@@ -9,7 +9,6 @@ import (
 
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
-	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
 
 // Mode says what happens to a write to a configured table whose rows
@@ -23,27 +22,13 @@ const (
 	Permissive Mode = "permissive"
 )
 
-// SQLSTATEs of the errors capture makes the server report.
-const (
-	// CodeUnattributed: strict mode refused a write it cannot attribute.
-	CodeUnattributed = "LT001"
-	// CodeLedgerDown: the ledger could not take the write-ahead intent.
-	CodeLedgerDown = "LT002"
-	// CodeForgotten: the write is about a subject that was forgotten.
-	CodeForgotten = "LT003"
-)
-
 // Config wires a Capture.
 type Config struct {
 	// Rules are the rules to start with; SetRules replaces them.
-	Rules *extract.Rules
-	// Database is the database the rules' tables are in: sessions
-	// connected to another database are not observed at all. Empty
-	// observes every session.
-	Database string
-	Ledger   ledger.Ledger
-	Hasher   *ledger.Hasher
-	Mode     Mode
+	Rules  *extract.Rules
+	Ledger ledger.Ledger
+	Hasher *ledger.Hasher
+	Mode   Mode
 	// FailOpen forwards writes whose intent the ledger could not take,
 	// logging each loudly and counting it in Stats.UntrackedWrites.
 	FailOpen bool
@@ -58,23 +43,20 @@ type Config struct {
 	// ConfirmHold is how long confirmations are held to be committed
 	// together (default DefaultConfirmHold).
 	ConfirmHold time.Duration
-	// MaxStatementsInFlight bounds the statements one session may have
-	// sent to the server and not yet had answered; more are refused with
-	// SQLSTATE CodeTooManyInFlight (default DefaultMaxStatementsInFlight).
-	MaxStatementsInFlight int
 }
 
 // Stats are counters for metrics.
 type Stats struct {
 	Intents         atomic.Int64 // intents made durable
-	Refused         atomic.Int64 // statements refused (strict mode, ledger down)
+	Refused         atomic.Int64 // writes refused (strict mode, ledger down, forgotten subject, a relay's own limits)
 	UntrackedWrites atomic.Int64 // fail-open writes forwarded without an intent
 	DecisionErrors  atomic.Int64 // confirm/drop the ledger failed to take (intents stay pending)
 	ForgottenWrites atomic.Int64 // writes about forgotten subjects (refused, or flagged)
 }
 
-// Capture is the pgwire.Observer that records every write to a configured
-// table in the ledger before it is forwarded.
+// Capture records every write to a configured table in the ledger before
+// a relay forwards it, and decides its intent from the outcome the relay
+// reports (see the package doc for the contract).
 type Capture struct {
 	cfg       Config
 	rules     atomic.Pointer[extract.Rules] // the rules in force (rules.go)
@@ -119,26 +101,15 @@ func New(cfg Config) *Capture {
 	return c
 }
 
-// Open starts observing one session, or returns nil (the relay then
-// passes the session's bytes untouched) when it is connected to a database
-// other than Config.Database: a table name in the rules means that
-// database's table, and the same name in another database is another table.
-func (c *Capture) Open(info pgwire.SessionInfo) pgwire.Session {
-	if c.cfg.Database != "" && sessionDatabase(info) != c.cfg.Database {
-		return nil
-	}
-	return newSession(c, info)
-}
+// Mode is the mode in force (Config.Mode, Strict when unset).
+func (c *Capture) Mode() Mode { return c.cfg.Mode }
 
-// sessionDatabase is the database a session is connected to: its startup
-// database parameter, or, when that is absent or empty, the user name, as
-// PostgreSQL defaults it.
-func sessionDatabase(info pgwire.SessionInfo) string {
-	if info.Database != "" {
-		return info.Database
-	}
-	return info.User
-}
+// Logger is the logger capture and its relay adapters log to.
+func (c *Capture) Logger() *slog.Logger { return c.log }
+
+// Done is closed when Close or Shutdown has stopped the background
+// worker: whatever follows the Capture's life (WriterCatalog.Watch) ends.
+func (c *Capture) Done() <-chan struct{} { return c.done }
 
 // Close waits for queued decisions to reach the ledger.
 func (c *Capture) Close() { c.Shutdown(context.Background()) }
@@ -273,7 +244,21 @@ func (c *Capture) apply(confirm bool, id ledger.IntentID) {
 // normal end of Shutdown cancels decideCtx after done.
 func (c *Capture) abandoned() bool { return c.decideCtx.Err() != nil }
 
-// Confirm, Drop and Deleted implement Decisions for every session's tracker.
+// Decisions receives a relay's verdicts on intents: Capture implements it,
+// and a relay's transaction tracker reports to it.
+type Decisions interface {
+	// Confirm: the writes of these intents committed.
+	Confirm(ids []ledger.IntentID)
+	// Drop: the writes of these intents certainly did not commit.
+	Drop(ids []ledger.IntentID)
+	// Deleted: the application's deletes of these records committed.
+	Deleted(deletes []extract.Tag)
+}
+
+// Confirm, Drop and Deleted implement Decisions. They queue the verdict for
+// the background worker and return at once (confirmations are held to be
+// committed together, see DefaultConfirmHold); the caller must not modify
+// the slice afterwards.
 func (c *Capture) Confirm(ids []ledger.IntentID) { c.decisions <- decision{confirm: true, ids: ids} }
 func (c *Capture) Drop(ids []ledger.IntentID)    { c.decisions <- decision{ids: ids} }
 func (c *Capture) Deleted(tags []extract.Tag)    { c.decisions <- decision{deletes: tags} }
@@ -299,18 +284,22 @@ func (c *Capture) markDeleted(tags []extract.Tag) {
 	}
 }
 
-// intend makes entries for tags durable, or explains why it cannot.
-func (c *Capture) intend(tags []extract.Tag) (ledger.IntentID, *pgwire.Refusal) {
-	entries, r := c.prepare(tags)
+// Intend is Prepare then Durable: it makes the entries for tags, which
+// are all of one table, durable as one write-ahead intent, or explains why
+// it cannot. It returns 0 and no refusal when there is nothing to record
+// (deletes only) or when fail-open forwarded the write untracked.
+func (c *Capture) Intend(tags []extract.Tag) (ledger.IntentID, *Refusal) {
+	entries, r := c.Prepare(tags)
 	if r != nil || len(entries) == 0 {
 		return 0, r
 	}
-	return c.durable(entries, tags[0].Table)
+	return c.Durable(entries, tags[0].Table)
 }
 
-// prepare turns tags into ledger entries and refuses writes about
-// forgotten subjects; it does no I/O.
-func (c *Capture) prepare(tags []extract.Tag) ([]ledger.Entry, *pgwire.Refusal) {
+// Prepare turns tags, which are all of one table, into ledger entries and
+// refuses writes about forgotten subjects (or flags them: FlagForgotten);
+// it does no I/O, so a relay may call it before deciding to forward.
+func (c *Capture) Prepare(tags []extract.Tag) ([]ledger.Entry, *Refusal) {
 	entries := c.entries(tags)
 	if len(entries) == 0 {
 		return nil, nil
@@ -318,8 +307,11 @@ func (c *Capture) prepare(tags []extract.Tag) ([]ledger.Entry, *pgwire.Refusal) 
 	return entries, c.checkForgotten(entries, tags[0].Table)
 }
 
-// durable records entries as a write-ahead intent in the ledger.
-func (c *Capture) durable(entries []ledger.Entry, table string) (ledger.IntentID, *pgwire.Refusal) {
+// Durable records entries, of table, as a write-ahead intent in the
+// ledger, waiting at most Config.IntentTimeout. When the ledger cannot
+// take it, the write is refused (CodeLedgerDown), or, with FailOpen,
+// forwarded untracked: 0 and no refusal. It is safe for concurrent use.
+func (c *Capture) Durable(entries []ledger.Entry, table string) (ledger.IntentID, *Refusal) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.IntentTimeout)
 	defer cancel()
 	id, err := c.cfg.Ledger.Intend(ctx, entries)
@@ -335,7 +327,7 @@ func (c *Capture) durable(entries []ledger.Entry, table string) (ledger.IntentID
 	}
 	c.Stats.Refused.Add(1)
 	c.log.Warn("ledger unavailable: write refused", "table", table, "err", err)
-	return 0, &pgwire.Refusal{
+	return 0, &Refusal{
 		Code:      CodeLedgerDown,
 		Message:   "lethe: the write was not forwarded because its tag could not be recorded (the ledger is unavailable)",
 		Hint:      "retry when the ledger is back; nothing of this statement was written",
@@ -344,7 +336,7 @@ func (c *Capture) durable(entries []ledger.Entry, table string) (ledger.IntentID
 }
 
 // checkForgotten refuses (or flags) a write about a forgotten subject.
-func (c *Capture) checkForgotten(entries []ledger.Entry, table string) *pgwire.Refusal {
+func (c *Capture) checkForgotten(entries []ledger.Entry, table string) *Refusal {
 	ts := c.cfg.Tombstones
 	if ts == nil || ts.Len() == 0 {
 		return nil
@@ -360,7 +352,7 @@ func (c *Capture) checkForgotten(entries []ledger.Entry, table string) *pgwire.R
 		}
 		c.Stats.Refused.Add(1)
 		c.log.Warn("write about a forgotten subject refused", "table", table, "subject_hmac", e.Subject.String())
-		return &pgwire.Refusal{
+		return &Refusal{
 			Code:      CodeForgotten,
 			Message:   "lethe: the write was not forwarded because it is about a data subject who was forgotten (erasure request)",
 			Hint:      "an operator can lift the subject's tombstone if the person is back (lethe-proxy forget lift)",
@@ -382,8 +374,8 @@ func (c *Capture) entries(tags []extract.Tag) []ledger.Entry {
 		case extract.OpUnattributed:
 			out = append(out, ledger.Entry{Store: ledger.StorePostgres, Table: t.Table, Unattributed: true})
 		}
-		// OpDelete: deletes add no personal data; the session applies them
-		// to the ledger once they commit.
+		// OpDelete: deletes add no personal data; the relay reports them
+		// (Deleted) once they commit.
 	}
 	return out
 }

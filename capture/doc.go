@@ -1,7 +1,50 @@
-// Package capture is the observer both relays plug into. It turns the
-// writes a session sends into write-ahead intents in the ledger before they
-// are forwarded, confirms them when the server says the transaction
-// committed, drops them when it rolled back, and leaves them pending when
-// the outcome cannot be known (a lost connection), for recovery to resolve.
-// It knows transaction semantics, not wire formats.
+// Package capture is the protocol-neutral core every relay's capture
+// adapter calls: it records each write to a configured table in the
+// ledger before the relay forwards it, and settles it by the outcome the
+// relay reports. It knows a write's life, not wire formats: it imports no
+// relay, and the relays' adapters import it (proxy/pgwire/pgcapture for
+// PostgreSQL).
+//
+// The contract with an adapter, for each write:
+//
+//   - Rules gives the rules in force (SetRules replaces them); the adapter
+//     turns a request into extract.Tags with them; when its rows cannot
+//     be attributed, it refuses the request in Strict Mode
+//     (RefuseUnattributed, CodeUnattributed) or tags it as unattributed in
+//     Permissive Mode.
+//   - Prepare turns the tags into ledger entries and refuses a write about
+//     a forgotten subject (CodeForgotten; Config.FlagForgotten forwards it
+//     and counts it instead). Durable then makes the entries one durable
+//     write-ahead intent; Intend is both. The adapter forwards nothing
+//     that could commit a write before the write's intent is durable, so a
+//     crash can leave an intent pending but never a committed write
+//     untagged.
+//   - When the ledger cannot take the intent the write is refused
+//     (CodeLedgerDown): capture fails closed. Config.FailOpen forwards it
+//     untracked instead, logging loudly and counting
+//     Stats.UntrackedWrites.
+//   - The adapter reports the outcome through Decisions: Confirm when the
+//     store says the write committed, Drop when it certainly did not,
+//     Deleted for the application's own committed deletes by id. Neither
+//     is reported when the outcome cannot be known (a lost connection): the
+//     intent stays pending, forget treats it as a candidate, and Recover
+//     resolves it against the store.
+//   - A refusal is a *Refusal: the relay answers the request with an error
+//     in its protocol's shape carrying Code, Message and Hint, and logs
+//     Code and LogReason, which never hold request text, values or
+//     subjects.
+//
+// Codes are SQLSTATE-shaped strings (class LT), which PostgreSQL clients
+// receive as they are. A relay whose protocol has its own error codes maps
+// each one as below and starts its message with the LT code, so that
+// operators find the same code in every client's error and in the proxy's
+// log; codes of a relay's own refusals are its own business.
+//
+//	CodeUnattributed  gRPC INVALID_ARGUMENT     HTTP 400
+//	CodeForgotten     gRPC FAILED_PRECONDITION  HTTP 400
+//	CodeLedgerDown    gRPC UNAVAILABLE          HTTP 503 (a retry may succeed)
+//
+// Decisions are committed by a background worker; Close or Shutdown waits
+// for them (Shutdown within a deadline, leaving the rest pending for
+// recovery).
 package capture

@@ -1,29 +1,39 @@
 package capture
 
-import (
-	"github.com/lethe-privacy/lethe/extract"
-	"github.com/lethe-privacy/lethe/proxy/pgwire"
+// Codes of the refusals capture makes. They are SQLSTATE-shaped (five
+// characters, class LT) because PostgreSQL clients see them as the
+// statement's SQLSTATE; a relay whose protocol has other error codes maps
+// them (see the package doc).
+const (
+	// CodeUnattributed: strict mode refused a write it cannot attribute.
+	CodeUnattributed = "LT001"
+	// CodeLedgerDown: the ledger could not take the write-ahead intent.
+	CodeLedgerDown = "LT002"
+	// CodeForgotten: the write is about a subject that was forgotten.
+	CodeForgotten = "LT003"
 )
 
-// refuse refuses an unattributable write for reason, which names tables,
-// columns and functions but never quotes the statement (extract's Reason),
-// so the log shows it too.
-func (s *session) refuse(reason string) *pgwire.Refusal {
-	return s.refuseLogged(reason, reason)
+// Refusal is a write capture keeps from the store: the relay answers it
+// with an error in its own protocol's shape instead of forwarding it, and
+// logs Code and LogReason. Message and Hint go to the client only, and may
+// quote its request.
+type Refusal struct {
+	// Code is one of the Code constants, or a relay's own code for a
+	// refusal of its own (a SQLSTATE for PostgreSQL).
+	Code    string
+	Message string // what was refused and why
+	Hint    string // what to do about it
+	// LogReason says why, for the log: it never holds request text, row
+	// values or subjects.
+	LogReason string
 }
 
-// refuseErr refuses a write because of err, whose text may quote the
-// statement or its values: the client sees it whole, the log redacted.
-func (s *session) refuseErr(what string, err error) *pgwire.Refusal {
-	return s.refuseLogged(what+": "+err.Error(), what+": "+extract.Redact(err))
-}
-
-func (s *session) refuseLogged(reason, logReason string) *pgwire.Refusal {
-	s.c.Stats.Refused.Add(1)
-	return &pgwire.Refusal{
-		Code:      CodeUnattributed,
-		Message:   "lethe: write to a configured table refused because its rows cannot be attributed to data subjects: " + reason,
-		Hint:      "write rows with explicit VALUES (or COPY FROM STDIN), or set capture.mode: permissive to forward such writes and record them as unattributed",
-		LogReason: "unattributable write: " + logReason,
-	}
+// RefuseUnattributed refuses, in Strict mode, a write whose rows cannot be
+// attributed to subjects, and counts it in Stats.Refused. The relay words
+// message and hint for its protocol; logReason, which says why without
+// quoting the request (extract's Reason, or a redacted error), is logged
+// as "unattributable write: " + logReason.
+func (c *Capture) RefuseUnattributed(message, hint, logReason string) *Refusal {
+	c.Stats.Refused.Add(1)
+	return &Refusal{Code: CodeUnattributed, Message: message, Hint: hint, LogReason: "unattributable write: " + logReason}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/lethe-privacy/lethe/connector/pgvector"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
 )
 
 // Environment variables that carry the subject salt: never the YAML file,
@@ -31,6 +32,7 @@ const defaultLedgerFile = "lethe-ledger.db"
 // captured is what capture wiring hands to serve and to forget.
 type captured struct {
 	capture    *capture.Capture
+	observer   *pgcapture.Observer // the relay's view of capture
 	ledger     ledger.Ledger
 	hasher     *ledger.Hasher
 	tombstones *capture.Tombstones
@@ -74,13 +76,15 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 		}
 	}
 	c := capture.New(capture.Config{
-		Rules: rules, Database: cfg.Capture.Database, Ledger: l, Hasher: hasher,
+		Rules: rules, Ledger: l, Hasher: hasher,
 		Mode: capture.Mode(cfg.Capture.Mode), FailOpen: cfg.Capture.FailOpen, Logger: log,
 		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == "flag",
-		MaxStatementsInFlight: cfg.Capture.MaxStatementsInFlight,
+	})
+	obs := pgcapture.New(c, pgcapture.Config{
+		Database: cfg.Capture.Database, MaxStatementsInFlight: cfg.Capture.MaxStatementsInFlight,
 	})
 	watchWriters(cfg.Capture, rules, c, log)
-	return &captured{capture: c, ledger: l, hasher: hasher, tombstones: tombs}, nil
+	return &captured{capture: c, observer: obs, ledger: l, hasher: hasher, tombstones: tombs}, nil
 }
 
 func compileRules(tables []config.TableRule) (*extract.Rules, error) {
@@ -219,7 +223,7 @@ func watchWriters(c config.Capture, rules *extract.Rules, capt *capture.Capture,
 	}
 	var store *pgvector.Store // opened on first use, so that a store down at start is retried
 	finder := rules.WriterFinder()
-	catalog := capt.WriterCatalog(func(ctx context.Context) (extract.Writers, error) {
+	catalog := pgcapture.NewWriterCatalog(capt, func(ctx context.Context) (extract.Writers, error) {
 		if store == nil {
 			s, err := pgvector.Open(ctx, c.Store)
 			if err != nil {

@@ -47,7 +47,7 @@ func serve(args []string, stderr io.Writer) int {
 		return 1
 	}
 	if capt != nil {
-		srv.Observer = capt.capture
+		srv.Observer = capt.observer
 		defer capt.ledger.Close()
 		defer capt.capture.Close() // runs first: queued confirmations reach the ledger (a no-op after the Shutdown below)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
 )
 
 // captured is a proxy with capture enabled over an SQLite ledger.
@@ -30,8 +31,8 @@ var testSalt = bytes.Repeat([]byte("lethe-test-salt!"), 2) // 32 bytes
 
 // startCaptureProxy starts a relay whose observer tags writes to the
 // tables of rules into a fresh SQLite ledger; adjust may change the
-// capture's configuration first.
-func startCaptureProxy(t *testing.T, db testDB, mode capture.Mode, rules []extract.Rule, adjust ...func(*capture.Config)) *captured {
+// PostgreSQL adapter's configuration first.
+func startCaptureProxy(t *testing.T, db testDB, mode capture.Mode, rules []extract.Rule, adjust ...func(*pgcapture.Config)) *captured {
 	t.Helper()
 	compiled, err := extract.NewRules(rules)
 	require.NoError(t, err)
@@ -39,13 +40,13 @@ func startCaptureProxy(t *testing.T, db testDB, mode capture.Mode, rules []extra
 	require.NoError(t, err)
 	h, err := ledger.NewHasher(testSalt)
 	require.NoError(t, err)
-	cfg := capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: mode, ConfirmHold: testConfirmHold}
+	c := capture.New(capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: mode, ConfirmHold: testConfirmHold})
+	var cfg pgcapture.Config
 	for _, f := range adjust {
 		f(&cfg)
 	}
-	c := capture.New(cfg)
 	t.Cleanup(func() { c.Close(); l.Close() })
-	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = c })
+	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = pgcapture.New(c, cfg) })
 	return &captured{proxy: p, capture: c, ledger: l, hasher: h}
 }
 

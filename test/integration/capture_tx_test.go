@@ -16,6 +16,7 @@ import (
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
 )
 
 // docsRule configures public.<name>(id text, user_id text, meta jsonb).
@@ -151,7 +152,7 @@ func TestCapture_FailsClosedWhenTheLedgerIsDown(t *testing.T) {
 	require.NoError(t, err)
 	cap2 := capture.New(capture.Config{Rules: compiled, Ledger: flaky, Hasher: c.hasher, ConfirmHold: testConfirmHold})
 	t.Cleanup(cap2.Close)
-	p := startProxy(t, db, func(s *pgwireServer) { s.Observer = cap2 })
+	p := startProxy(t, db, func(s *pgwireServer) { s.Observer = pgcapture.New(cap2, pgcapture.Config{}) })
 	conn := connect(t, db.URL(p.Addr, ""))
 
 	flaky.down.Store(true)

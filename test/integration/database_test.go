@@ -18,6 +18,7 @@ import (
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
 )
 
 // otherDatabase creates a second database on the test cluster, dropped
@@ -49,9 +50,9 @@ func startDatabaseCapture(t *testing.T, db testDB, database string, rules []extr
 	require.NoError(t, err)
 	h, err := ledger.NewHasher(testSalt)
 	require.NoError(t, err)
-	c := capture.New(capture.Config{Rules: compiled, Database: database, Ledger: l, Hasher: h, Mode: capture.Strict, ConfirmHold: testConfirmHold})
+	c := capture.New(capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: capture.Strict, ConfirmHold: testConfirmHold})
 	t.Cleanup(func() { c.Close(); l.Close() })
-	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = c })
+	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = pgcapture.New(c, pgcapture.Config{Database: database}) })
 	return &captured{proxy: p, capture: c, ledger: l, hasher: h}
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
 	"github.com/lethe-privacy/lethe/tlog"
 )
 
@@ -110,7 +111,7 @@ func startForgetRig(t *testing.T, db testDB, rules []extract.Rule, tables []pgve
 	tombs := capture.NewTombstones()
 	require.NoError(t, tombs.Refresh(ctx, l))
 	c := capture.New(capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: capture.Strict, Tombstones: tombs, ConfirmHold: testConfirmHold})
-	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = c })
+	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = pgcapture.New(c, pgcapture.Config{}) })
 
 	signer := testSigner(t)
 	keys, err := certificate.NewKeySet(forgetOrigin, signer.TrustedKey(time.Unix(0, 0)))

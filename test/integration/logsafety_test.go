@@ -22,6 +22,7 @@ import (
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
 )
 
 // Logs never contain statements, rows or subjects (README, log.format).
@@ -173,7 +174,7 @@ func TestCapture_RefusedStatementLogsNeitherSubjectNorStatement(t *testing.T) {
 		slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	c := capture.New(capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: capture.Strict, Logger: logger, ConfirmHold: testConfirmHold})
 	t.Cleanup(func() { c.Close(); l.Close() })
-	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer, s.Logger = c, logger })
+	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer, s.Logger = pgcapture.New(c, pgcapture.Config{}), logger })
 	conn := connect(t, db.URL(p.Addr, ""))
 	from := len(suiteLogs.String())
 

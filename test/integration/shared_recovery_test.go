@@ -22,6 +22,7 @@ import (
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
 )
 
 // sharedLease is short so that a dead proxy's intents become orphans
@@ -43,7 +44,7 @@ func startSharedCaptureProxy(t *testing.T, db testDB, rules []extract.Rule, ledg
 	require.NoError(t, err)
 	c := capture.New(capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: capture.Strict, Logger: opts.Logger, ConfirmHold: testConfirmHold})
 	t.Cleanup(func() { c.Close(); l.Close() })
-	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = c })
+	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = pgcapture.New(c, pgcapture.Config{}) })
 	return &captured{proxy: p, capture: c, ledger: l, hasher: h}
 }
 

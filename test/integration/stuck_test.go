@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/capture"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
 )
 
 // hijacked opens a session through addr as application name app and hands
@@ -107,7 +108,7 @@ func backendWaits(t *testing.T, db testDB, app string) string {
 func TestCapture_StatementsInFlightAreBounded(t *testing.T) {
 	db := loadTestDB(t)
 	const limit = 100
-	c := startCaptureProxy(t, db, capture.Strict, docsTable(t, db, "cap_flood"), func(cfg *capture.Config) {
+	c := startCaptureProxy(t, db, capture.Strict, docsTable(t, db, "cap_flood"), func(cfg *pgcapture.Config) {
 		cfg.MaxStatementsInFlight = limit
 	})
 	conn, fe := hijacked(t, db, c.Addr, "lethe-flood")
@@ -137,7 +138,7 @@ func TestCapture_StatementsInFlightAreBounded(t *testing.T) {
 		}
 	}
 	require.NotNil(t, got, "the flood must be refused")
-	require.Equal(t, capture.CodeTooManyInFlight, got.Code)
+	require.Equal(t, pgcapture.CodeTooManyInFlight, got.Code)
 	require.Contains(t, got.Message, "statements in flight")
 	// The server skips everything up to the Sync after the refusal: the
 	// proxy neither refuses nor queues those statements again.

@@ -14,6 +14,7 @@ import (
 	"github.com/lethe-privacy/lethe/connector/pgvector"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
 )
 
 // wSchema holds the server-side writers of these tests; its configured
@@ -90,14 +91,14 @@ func ours(w extract.Writers) extract.Writers {
 
 // writersProxy starts a capturing proxy over wSchema's table and loads
 // the server-side writers into it as lethe-proxy does with capture.store.
-func writersProxy(t *testing.T, db testDB, mode capture.Mode, rules []extract.Rule) (*captured, *capture.WriterCatalog) {
+func writersProxy(t *testing.T, db testDB, mode capture.Mode, rules []extract.Rule) (*captured, *pgcapture.WriterCatalog) {
 	t.Helper()
 	c := startCaptureProxy(t, db, mode, rules)
 	store, err := pgvector.Open(ctxT(t), db.URL(db.Addr(), ""))
 	require.NoError(t, err)
 	t.Cleanup(store.Close)
 	finder := c.capture.Rules().WriterFinder()
-	wc := c.capture.WriterCatalog(func(ctx context.Context) (extract.Writers, error) { return store.Writers(ctx, finder) })
+	wc := pgcapture.NewWriterCatalog(c.capture, func(ctx context.Context) (extract.Writers, error) { return store.Writers(ctx, finder) })
 	require.NoError(t, wc.Refresh(ctxT(t)))
 	return c, wc
 }

@@ -1,4 +1,4 @@
-package capture
+package pgcapture
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
 )
 
@@ -27,7 +28,7 @@ func callAddDoc() []pgproto3.FrontendMessage {
 // analysed again when the rules change: pgx prepares once per connection
 // and executes for ever.
 func TestSession_NewRulesReanalysePreparedStatements(t *testing.T) {
-	s, _ := memSession(t, Strict)
+	s, _ := memSession(t, capture.Strict)
 	defer s.c.Close()
 	base := s.c.Rules()
 	c := &conversation{t: t, s: s}
@@ -37,9 +38,9 @@ func TestSession_NewRulesReanalysePreparedStatements(t *testing.T) {
 
 	s.c.SetRules(base.WithWriters(addDocWrites))
 	c.client(callAddDoc()...).server(ready('I'))
-	assert.Equal(t, []string{CodeUnattributed}, c.refusals, "the prepared statement was analysed again")
+	assert.Equal(t, []string{capture.CodeUnattributed}, c.refusals, "the prepared statement was analysed again")
 	c.client(query("SELECT add_doc('b', 'bob')")).server(ready('I'))
-	assert.Equal(t, []string{CodeUnattributed, CodeUnattributed}, c.refusals, "and so is a new Query")
+	assert.Equal(t, []string{capture.CodeUnattributed, capture.CodeUnattributed}, c.refusals, "and so is a new Query")
 
 	s.c.SetRules(base)
 	c.refusals = nil
@@ -48,7 +49,7 @@ func TestSession_NewRulesReanalysePreparedStatements(t *testing.T) {
 }
 
 func TestSession_PermissiveRecordsCallsOfWritersAsUnattributed(t *testing.T) {
-	s, l := memSession(t, Permissive)
+	s, l := memSession(t, capture.Permissive)
 	s.c.SetRules(s.c.Rules().WithWriters(addDocWrites))
 	c := &conversation{t: t, s: s}
 	c.client(&pgproto3.Parse{Name: "call", Query: "SELECT add_doc($1, $2)"})
@@ -58,10 +59,10 @@ func TestSession_PermissiveRecordsCallsOfWritersAsUnattributed(t *testing.T) {
 }
 
 func TestWriterCatalog_RefreshReplacesRulesOnlyWhenWritersChange(t *testing.T) {
-	s, _ := memSession(t, Strict)
+	s, _ := memSession(t, capture.Strict)
 	defer s.c.Close()
 	found, fail := addDocWrites, error(nil)
-	wc := s.c.WriterCatalog(func(context.Context) (extract.Writers, error) { return found, fail })
+	wc := NewWriterCatalog(s.c, func(context.Context) (extract.Writers, error) { return found, fail })
 	base := s.c.Rules()
 
 	require.NoError(t, wc.Refresh(context.Background()))
@@ -82,9 +83,9 @@ func TestWriterCatalog_RefreshReplacesRulesOnlyWhenWritersChange(t *testing.T) {
 }
 
 func TestWriterCatalog_WatchRetriesAndStopsWithTheCapture(t *testing.T) {
-	s, _ := memSession(t, Strict)
+	s, _ := memSession(t, capture.Strict)
 	calls := make(chan struct{}, 100)
-	wc := s.c.WriterCatalog(func(context.Context) (extract.Writers, error) {
+	wc := NewWriterCatalog(s.c, func(context.Context) (extract.Writers, error) {
 		calls <- struct{}{}
 		return extract.Writers{}, errors.New("store down")
 	})

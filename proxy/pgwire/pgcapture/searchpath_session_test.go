@@ -1,4 +1,4 @@
-package capture
+package pgcapture
 
 import (
 	"slices"
@@ -7,6 +7,8 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lethe-privacy/lethe/capture"
 )
 
 // conversation plays a session's messages in wire order: client messages
@@ -55,7 +57,7 @@ func confirmedAfter(s *session, l *memLedger) []string {
 // search_path (plancache.c), so the table a named statement writes is the
 // one its Bind's path resolves: pgx prepares once and binds for ever.
 func TestSession_NamedStatementWritesTheTableOfThePathAtBind(t *testing.T) {
-	s, l := memSession(t, Strict)
+	s, l := memSession(t, capture.Strict)
 	c := &conversation{t: t, s: s}
 	insert := func(id string) []pgproto3.FrontendMessage {
 		return []pgproto3.FrontendMessage{
@@ -78,10 +80,10 @@ func TestSession_NamedStatementWritesTheTableOfThePathAtBind(t *testing.T) {
 // not happen, and its error and ReadyForQuery must not be taken for the
 // answers to the Query pipelined after it.
 func TestSession_RefusedQueryChangesNoPathAndKeepsTheTrackerInStep(t *testing.T) {
-	s, l := memSession(t, Strict)
+	s, l := memSession(t, capture.Strict)
 	c := &conversation{t: t, s: s}
 	c.client(query("SET search_path TO other; INSERT INTO public.docs (id, user_id) SELECT 'x', 'ann'"))
-	require.Equal(t, []string{CodeUnattributed}, c.refusals)
+	require.Equal(t, []string{capture.CodeUnattributed}, c.refusals)
 	c.client(query("INSERT INTO docs (id, user_id) VALUES ('p1', 'ann')")) // public.docs: nothing ran
 	c.server(failed, ready('I'))                                           // the refusal's raise
 	c.server(done("INSERT 0 1"), ready('I'))
@@ -91,7 +93,7 @@ func TestSession_RefusedQueryChangesNoPathAndKeepsTheTrackerInStep(t *testing.T)
 // The statements of one Query run in order: a SET in it applies to the
 // statements after it, and to later Queries if the Query commits.
 func TestSession_SetInAQueryAppliesToTheStatementsAfterIt(t *testing.T) {
-	s, l := memSession(t, Strict)
+	s, l := memSession(t, capture.Strict)
 	c := &conversation{t: t, s: s}
 	c.client(query("SET search_path TO other; INSERT INTO docs (id, user_id) VALUES ('o1', 'ann')"))
 	c.server(done("SET"), done("INSERT 0 1"), ready('I'))
@@ -103,7 +105,7 @@ func TestSession_SetInAQueryAppliesToTheStatementsAfterIt(t *testing.T) {
 
 // The brief's lost tag: a rolled-back SET must not hide the next write.
 func TestSession_RolledBackSetDoesNotHideTheNextWrite(t *testing.T) {
-	s, l := memSession(t, Strict)
+	s, l := memSession(t, capture.Strict)
 	c := &conversation{t: t, s: s}
 	for _, step := range []struct {
 		sql     string
@@ -128,7 +130,7 @@ func TestSession_RolledBackSetDoesNotHideTheNextWrite(t *testing.T) {
 // A write pipelined behind a SET whose outcome is unknown is tagged for
 // every table it may go to.
 func TestSession_PipelinedWriteIsTaggedUnderEveryPossiblePath(t *testing.T) {
-	s, l := memSession(t, Strict)
+	s, l := memSession(t, capture.Strict)
 	c := &conversation{t: t, s: s}
 	c.client(query("SET search_path TO other, public")) // not answered yet
 	c.client(query("INSERT INTO docs (id, user_id) VALUES ('x1', 'ann')"))

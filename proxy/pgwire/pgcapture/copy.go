@@ -1,6 +1,7 @@
-package capture
+package pgcapture
 
 import (
+	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
@@ -52,11 +53,11 @@ func (s *session) copyDone() *pgwire.Refusal {
 }
 
 func (s *session) flushCopy() *pgwire.Refusal {
-	id, r := s.c.intend(s.copyTags)
+	id, r := s.c.Intend(s.copyTags)
 	s.copyTags = s.copyTags[:0]
 	if r != nil {
 		s.copyDec, s.copyReq = nil, 0
-		return r
+		return wireRefusal(r)
 	}
 	if id != 0 {
 		s.lock(func() { s.tx.AddIntent(s.copyReq, id) })
@@ -66,7 +67,7 @@ func (s *session) flushCopy() *pgwire.Refusal {
 
 func (s *session) copyUnreadable(err error) *pgwire.Refusal {
 	s.copyDec, s.copyReq, s.copyTags = nil, 0, nil
-	if s.c.cfg.Mode == Strict {
+	if s.c.Mode() == capture.Strict {
 		return s.refuseErr("its COPY data could not be read", err)
 	}
 	return nil

@@ -1,10 +1,11 @@
-package capture
+package pgcapture
 
 import (
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
@@ -53,11 +54,13 @@ type portal struct {
 // session follows one connection. The relay calls ClientMessage and
 // ServerMessage from two goroutines; mu orders their use of the tracker.
 type session struct {
-	c       *Capture
-	reset   []string             // what RESET search_path restores: the startup setting
-	stmts   map[string]*prepared // by name; "" is the unnamed statement
-	portals map[string]*portal
-	byText  map[analysisKey]*prepared
+	c *capture.Capture
+	// maxStatements bounds the statements in flight (limits.go).
+	maxStatements int
+	reset         []string             // what RESET search_path restores: the startup setting
+	stmts         map[string]*prepared // by name; "" is the unnamed statement
+	portals       map[string]*portal
+	byText        map[analysisKey]*prepared
 	// rules are the rules stmts and byText were analysed with; texts are
 	// the prepared statements' texts, to analyse them again when the rules
 	// change (rules.go).
@@ -83,11 +86,12 @@ type session struct {
 	tx *txTracker // and the session's search_path, in tx.paths
 }
 
-func newSession(c *Capture, info pgwire.SessionInfo) *session {
+func newSession(o *Observer, info pgwire.SessionInfo) *session {
+	c := o.c
 	s := &session{
-		c: c, stmts: map[string]*prepared{}, portals: map[string]*portal{}, byText: map[analysisKey]*prepared{},
+		c: c, maxStatements: o.cfg.MaxStatementsInFlight, stmts: map[string]*prepared{}, portals: map[string]*portal{}, byText: map[analysisKey]*prepared{},
 		reset: startupSearchPath(info.Parameters),
-		rules: c.rules.Load(), texts: map[string]stmtText{},
+		rules: c.Rules(), texts: map[string]stmtText{},
 	}
 	s.tx = newTxTracker(c, s.reset)
 	return s
@@ -274,13 +278,13 @@ func (s *session) analysed(sql string, e effect, types []uint32, key string, pat
 func (s *session) analyze(sql string, paths [][]string) ([]*extract.Analysis, *pgwire.Refusal) {
 	as, err := s.rules.AnalyzeUnder(sql, s.resolvable(paths))
 	if err != nil {
-		if s.c.cfg.Mode == Strict {
+		if s.c.Mode() == capture.Strict {
 			return nil, s.refuseErr("it names a configured table but could not be parsed", err)
 		}
 		return nil, nil
 	}
 	for _, a := range as {
-		if a.Kind == extract.KindUnattributed && s.c.cfg.Mode == Strict {
+		if a.Kind == extract.KindUnattributed && s.c.Mode() == capture.Strict {
 			return nil, s.refuse(a.Reason)
 		}
 	}
@@ -349,9 +353,9 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 		}
 		tags := pt.tags[i]
 		deletes = appendDeletes(deletes, tags)
-		entries, r := s.c.prepare(tags)
+		entries, r := s.c.Prepare(tags)
 		if r != nil {
-			return r
+			return wireRefusal(r)
 		}
 		if len(entries) > 0 {
 			writes = append(writes, pending{entries, tags[0].Table})
@@ -378,7 +382,7 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 
 // unreadable decides about parameters capture could not decode.
 func (s *session) unreadable(err error) *pgwire.Refusal {
-	if s.c.cfg.Mode == Strict {
+	if s.c.Mode() == capture.Strict {
 		return s.refuseErr("its parameters could not be read", err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package capture
+package pgcapture
 
 import (
 	"fmt"
@@ -32,24 +32,17 @@ const (
 // Config.MaxStatementsInFlight: PostgreSQL's program_limit_exceeded.
 const CodeTooManyInFlight = "54000"
 
-func (c *Capture) maxStatementsInFlight() int {
-	if c.cfg.MaxStatementsInFlight <= 0 {
-		return DefaultMaxStatementsInFlight
-	}
-	return c.cfg.MaxStatementsInFlight
-}
-
 // crowded refuses a statement when the session already has as many
 // statements in flight (sent to the server, not yet answered) as it may.
 func (s *session) crowded() *pgwire.Refusal {
 	var n int
 	s.lock(func() { n = len(s.tx.queue) })
-	limit := s.c.maxStatementsInFlight()
+	limit := s.maxStatements
 	if n < limit {
 		return nil
 	}
 	s.c.Stats.Refused.Add(1)
-	s.c.log.Warn("too many statements in flight on one connection", "limit", limit)
+	s.c.Logger().Warn("too many statements in flight on one connection", "limit", limit)
 	return &pgwire.Refusal{
 		Code:      CodeTooManyInFlight,
 		Message:   fmt.Sprintf("lethe: statement refused: this connection has %d statements in flight (sent, not yet answered by the server), the proxy's limit", limit),

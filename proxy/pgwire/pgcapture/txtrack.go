@@ -1,19 +1,10 @@
-package capture
+package pgcapture
 
 import (
+	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 )
-
-// Decisions receives the tracker's verdicts on intents.
-type Decisions interface {
-	// Confirm: the writes of these intents committed.
-	Confirm(ids []ledger.IntentID)
-	// Drop: the writes of these intents certainly did not commit.
-	Drop(ids []ledger.IntentID)
-	// Deleted: the application's deletes of these records committed.
-	Deleted(deletes []extract.Tag)
-}
 
 // request is a client request awaiting its result from the server, in the
 // order the server will answer.
@@ -58,7 +49,7 @@ type savepoint struct {
 // Not safe for concurrent use: the caller serializes client-side and
 // server-side calls.
 type txTracker struct {
-	out        Decisions
+	out        capture.Decisions
 	queue      []request // values: queuing a request allocates nothing once the slice has grown
 	qbuf       []request // the array queue is a suffix of (see push)
 	seq        uint64
@@ -72,7 +63,7 @@ type txTracker struct {
 
 // newTxTracker returns a tracker for a session that starts with
 // searchPath.
-func newTxTracker(out Decisions, searchPath []string) *txTracker {
+func newTxTracker(out capture.Decisions, searchPath []string) *txTracker {
 	return &txTracker{out: out, paths: newPathTracker(searchPath)}
 }
 

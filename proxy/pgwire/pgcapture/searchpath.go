@@ -1,4 +1,4 @@
-package capture
+package pgcapture
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package capture
+package pgcapture
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -30,10 +31,9 @@ func (l *sluggishLedger) Intend(ctx context.Context, es []ledger.Entry) (ledger.
 }
 
 func TestSession_IntentsInFlightAreBounded(t *testing.T) {
-	s, _ := memSession(t, Strict)
-	defer s.c.Close()
 	l := &sluggishLedger{}
-	s.c.cfg.Ledger = l
+	s := memSessionOn(t, capture.Strict, l)
+	defer s.c.Close()
 	require.Nil(t, s.ClientMessage(wire(t, &pgproto3.Parse{Name: "ins", Query: "INSERT INTO public.docs (id, user_id) VALUES ($1, $2)"})))
 	const writes = 20 * maxIntentsInFlight
 	for i := range writes {

@@ -1,4 +1,4 @@
-package capture
+package pgcapture
 
 import (
 	"slices"
@@ -42,7 +42,7 @@ func (s *session) resolvable(paths [][]string) [][]string {
 			out = append(out, p)
 		}
 	}
-	for _, schema := range s.c.cfg.Rules.Schemas() {
+	for _, schema := range s.c.ConfiguredRules().Schemas() {
 		out = append(out, []string{schema})
 	}
 	return out

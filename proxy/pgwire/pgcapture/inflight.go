@@ -1,6 +1,7 @@
-package capture
+package pgcapture
 
 import (
+	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
@@ -42,7 +43,9 @@ func (s *session) startIntent(seq uint64, entries []ledger.Entry, table string) 
 	f := &inflight{seq: seq, entries: len(entries), done: make(chan struct{})}
 	s.inflight = append(s.inflight, f)
 	go func() {
-		f.id, f.refusal = s.c.durable(entries, table)
+		var r *capture.Refusal
+		f.id, r = s.c.Durable(entries, table)
+		f.refusal = wireRefusal(r)
 		close(f.done)
 	}()
 	return nil

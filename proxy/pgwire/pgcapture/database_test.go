@@ -1,4 +1,4 @@
-package capture
+package pgcapture
 
 import (
 	"testing"
@@ -6,15 +6,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
 
-func TestCapture_OpenObservesOnlyTheConfiguredDatabase(t *testing.T) {
+func TestObserver_OpenObservesOnlyTheConfiguredDatabase(t *testing.T) {
 	rules, err := extract.NewRules([]extract.Rule{{Table: "public.notes", ID: "id", Subjects: []extract.Subject{{Column: "user_id"}}}})
 	require.NoError(t, err)
-	c := New(Config{Rules: rules, Database: "app"})
-	defer c.Close()
+	core := capture.New(capture.Config{Rules: rules})
+	defer core.Close()
+	c := New(core, Config{Database: "app"})
 	for name, tc := range map[string]struct {
 		info     pgwire.SessionInfo
 		observed bool
@@ -38,8 +40,7 @@ func TestCapture_OpenObservesOnlyTheConfiguredDatabase(t *testing.T) {
 		})
 	}
 
-	all := New(Config{Rules: rules})
-	defer all.Close()
+	all := New(core, Config{})
 	s := all.Open(pgwire.SessionInfo{User: "alice", Database: "other"})
 	require.NotNil(t, s, "no database configured: every session is observed")
 	s.Close()

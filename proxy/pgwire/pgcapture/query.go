@@ -1,4 +1,4 @@
-package capture
+package pgcapture
 
 import (
 	"strings"
@@ -74,10 +74,10 @@ func (s *session) query(q string) *pgwire.Refusal {
 					continue
 				}
 				p.deletes = appendDeletes(p.deletes, tags)
-				id, r := s.c.intend(tags)
+				id, r := s.c.Intend(tags)
 				if r != nil {
 					plan = append(plan, p)
-					return refuse(r)
+					return refuse(wireRefusal(r))
 				}
 				if id != 0 {
 					p.intents = append(p.intents, id)

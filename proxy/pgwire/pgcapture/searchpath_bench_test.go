@@ -1,4 +1,4 @@
-package capture
+package pgcapture
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
@@ -57,14 +58,20 @@ func wire(tb testing.TB, m interface {
 
 // benchSession opens a capture session over public.docs(id, user_id).
 func benchSession(tb testing.TB) *session {
-	s, _ := memSession(tb, Strict)
+	s, _ := memSession(tb, capture.Strict)
 	tb.Cleanup(s.c.Close)
 	return s
 }
 
 // memSession opens a session of a Capture over public.docs(id, user_id)
 // and a memLedger; the caller closes s.c.
-func memSession(tb testing.TB, mode Mode) (*session, *memLedger) {
+func memSession(tb testing.TB, mode capture.Mode) (*session, *memLedger) {
+	l := &memLedger{}
+	return memSessionOn(tb, mode, l), l
+}
+
+// memSessionOn is memSession over the ledger l.
+func memSessionOn(tb testing.TB, mode capture.Mode, l ledger.Ledger) *session {
 	rules, err := extract.NewRules([]extract.Rule{{Table: "public.docs", ID: "id", Subjects: []extract.Subject{{Column: "user_id"}}}})
 	if err != nil {
 		tb.Fatal(err)
@@ -73,9 +80,8 @@ func memSession(tb testing.TB, mode Mode) (*session, *memLedger) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	l := &memLedger{}
-	c := New(Config{Rules: rules, Ledger: l, Hasher: h, Mode: mode})
-	return newSession(c, pgwire.SessionInfo{Parameters: map[string]string{}}), l
+	c := capture.New(capture.Config{Rules: rules, Ledger: l, Hasher: h, Mode: mode})
+	return newSession(New(c, Config{}), pgwire.SessionInfo{Parameters: map[string]string{}})
 }
 
 // exchange plays client messages, then server messages, through s.

@@ -1,0 +1,19 @@
+// Package pgcapture is capture's PostgreSQL adapter: the pgwire.Observer
+// that follows each session's messages and records its writes to
+// configured tables through the protocol-neutral core in package capture.
+//
+// It decodes the messages capture needs (Query, Parse, Bind, Execute,
+// Sync, Close, COPY data; the server's completions, errors and
+// ReadyForQuery), splits simple Queries into statements, follows
+// transactions (txtrack.go) and search_path (searchpath*.go) from what the
+// client sends and the server answers, makes extended-protocol intents
+// durable while the server executes (inflight.go), bounds what one
+// session may hold (limits.go), and words capture's refusals as SQLSTATE
+// errors. It observes only sessions connected to the configured database
+// (Config.Database), and keeps the rules in step with the database's
+// server-side writers (WriterCatalog).
+//
+// The relay does not parse SQL, so this lives beside it rather than in
+// it; the arrow points relay → capture: package capture imports neither
+// this package nor pgwire.
+package pgcapture
