@@ -1,4 +1,4 @@
-package capture
+package pgcapture
 
 import "github.com/lethe-privacy/lethe/proxy/pgwire"
 
