@@ -14,7 +14,7 @@
 // do everything, auditors may read, verify and follow the log but not
 // preview, forget or lift.
 //
-// Subjects are personal data (DESIGN.md, invariant 3): they travel only in
+// Subjects are personal data, never at rest or in logs: they travel only in
 // request bodies, never in paths or query strings, and the access log
 // records the route pattern, never the URL or a body.
 package admin

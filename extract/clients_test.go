@@ -11,7 +11,7 @@ import (
 )
 
 // These tests reproduce the SQL text real vector-store clients send (see
-// FACTS.md, "What real vector-store clients send").
+// the shapes real vector-store clients send, from their sources).
 
 // langchain-postgres PGVector.add_embeddings: SQLAlchemy's insert().values()
 // with on_conflict_do_update, compiled for psycopg 3 (%(name)s → $n, with the

@@ -78,7 +78,8 @@ type Entry struct {
 	RecordID string // "" when the store generated the id (forget then deletes by the subject predicate)
 	Subject  SubjectHash
 	// Unattributed marks a write whose rows could not be known (permissive
-	// mode); Subject is zero and RecordID empty. Reconcile sweeps these.
+	// mode); Subject is zero and RecordID empty. Forget deletes by the
+	// subject predicate too, so the rows such writes made are still found.
 	Unattributed bool
 }
 

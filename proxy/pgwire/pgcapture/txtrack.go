@@ -41,7 +41,8 @@ type savepoint struct {
 // txTracker follows one session's transactions from the requests sent and
 // the results received, and decides for each write-ahead intent whether its
 // writes committed (PostgreSQL protocol, "Extended Query" and "Simple
-// Query"; FACTS.md, transaction boundaries). It never guesses: when the
+// Query": a transaction ends at a ReadyForQuery, never at Flush; a COMMIT
+// of a failed block answers ROLLBACK). It never guesses: when the
 // outcome cannot be known (the session ends mid-transaction, PREPARE
 // TRANSACTION) the intent stays pending for recovery to resolve. Pairing
 // answers with requests, it also feeds the session's pathTracker.
