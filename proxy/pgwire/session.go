@@ -244,7 +244,7 @@ func isObservedClientType(typ byte) bool {
 // fromClient sees each inspected client message before it is forwarded.
 func (ss *session) fromClient(typ byte, body []byte) (verdict, error) {
 	var v verdict
-	if ss.obs != nil && typ != 'F' {
+	if ss.obs != nil {
 		if r := ss.obs.ClientMessage(Message{Type: typ, Body: body}); r != nil {
 			if r.EndSession {
 				ss.endSession(r)

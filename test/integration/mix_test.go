@@ -44,7 +44,7 @@ func TestCapture_QueryInsideAnExtendedBatchEndsTheSession(t *testing.T) {
 	}
 	require.NotNil(t, fatal, "the session must end with a FATAL error")
 	require.Equal(t, "08P01", fatal.Code)
-	require.Contains(t, fatal.Message, "simple Query was sent inside an extended-protocol batch")
+	require.Contains(t, fatal.Message, "was sent inside an extended-protocol batch")
 
 	direct := connect(t, db.URL(db.Addr(), ""))
 	var n int

@@ -59,7 +59,7 @@ type session struct {
 	maxStatements int
 	reset         []string             // what RESET search_path restores: the startup setting
 	stmts         map[string]*prepared // by name; "" is the unnamed statement
-	portals       map[string]*portal
+	portals       portalBook           // portals.go
 	byText        map[analysisKey]*prepared
 	// rules are the rules stmts and byText were analysed with; texts are
 	// the prepared statements' texts, to analyse them again when the rules
@@ -89,7 +89,7 @@ type session struct {
 func newSession(o *Observer, info pgwire.SessionInfo) *session {
 	c := o.c
 	s := &session{
-		c: c, maxStatements: o.cfg.MaxStatementsInFlight, stmts: map[string]*prepared{}, portals: map[string]*portal{}, byText: map[analysisKey]*prepared{},
+		c: c, maxStatements: o.cfg.MaxStatementsInFlight, stmts: map[string]*prepared{}, portals: newPortalBook(), byText: map[analysisKey]*prepared{},
 		reset: startupSearchPath(info.Parameters),
 		rules: c.Rules(), texts: map[string]stmtText{},
 	}
@@ -104,10 +104,12 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 		s.inBatch = true
 	case 'S':
 		s.inBatch = false
-	case 'Q':
+		s.portals.ended()
+	case 'Q', 'F':
 		if s.inBatch {
 			return queryInBatch
 		}
+		s.portals.ended()
 	}
 	switch m.Type {
 	case 'Q':
@@ -153,20 +155,20 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 			}
 		}
 		if len(st.analyses) == 0 {
-			s.portals[string(portalName)] = st.bare
+			s.portals.bind(string(portalName), st.bare)
 			return nil
 		}
 		b, err := m.Bind()
 		if err != nil {
 			return nil
 		}
-		s.portals[b.DestinationPortal] = s.bind(st, b)
+		s.portals.bind(b.DestinationPortal, s.bind(st, b))
 	case 'E':
 		e, err := m.Execute()
 		if err != nil {
 			return nil
 		}
-		return s.execute(s.portals[e.Portal])
+		return s.execute(s.portals.get(e.Portal))
 	case 'S':
 		s.skipping = false
 		r := s.settle() // a refused Sync still goes, after the error
@@ -181,7 +183,7 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 			delete(s.stmts, c.Name)
 			delete(s.texts, c.Name)
 		} else {
-			delete(s.portals, c.Name)
+			s.portals.close(c.Name)
 		}
 	case 'd':
 		return s.copyData(m.Body)
@@ -189,6 +191,11 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 		return s.copyDone()
 	case 'f':
 		s.copyDec, s.copyReq, s.copyTags = nil, 0, nil
+	case 'F':
+		// A function call by OID, answered by one ReadyForQuery. Outside
+		// a batch no intent is in flight, so it can commit nothing
+		// untracked; capture does not look inside it (docs/capture.md).
+		s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
 	}
 	return nil
 }
@@ -208,6 +215,7 @@ func (s *session) ServerMessage(m pgwire.Message) {
 		st, err := m.TxStatus()
 		if err == nil {
 			s.tx.Ready(st)
+			s.portals.ready(st)
 		}
 	}
 }
