@@ -84,7 +84,7 @@ func (p *Relay) reverseProxy(ix *Index) *httputil.ReverseProxy {
 		// headers of a trailers-only gRPC response (grpc-status in the
 		// HEADERS frame that ends the stream, Content-Length 0) before
 		// the stream ends, and clients then see no status at all.
-		ErrorLog:      slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
+		ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			p.relayFailed(w, r, ix, err)
 		},
