@@ -73,8 +73,18 @@ func serveHTTP(t *testing.T, h http.Handler, tlsConf *tls.Config) string {
 
 func serveOn(t *testing.T, hs *http.Server) string {
 	t.Helper()
+	return serveOnListener(t, hs, listen(t))
+}
+
+func listen(t *testing.T) net.Listener {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	return l
+}
+
+func serveOnListener(t *testing.T, hs *http.Server, l net.Listener) string {
+	t.Helper()
 	scheme := "http"
 	if hs.TLSConfig != nil {
 		scheme = "https"

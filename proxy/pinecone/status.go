@@ -13,20 +13,28 @@ type Code int
 
 // The codes the relay answers with itself.
 const (
-	CodeInvalidArgument   Code = 3
-	CodeNotFound          Code = 5
-	CodeResourceExhausted Code = 8
-	CodeInternal          Code = 13
-	CodeUnavailable       Code = 14
+	CodeInvalidArgument    Code = 3
+	CodeNotFound           Code = 5
+	CodePermissionDenied   Code = 7
+	CodeResourceExhausted  Code = 8
+	CodeFailedPrecondition Code = 9
+	CodeInternal           Code = 13
+	CodeUnavailable        Code = 14
+	CodeUnauthenticated    Code = 16
 )
 
-// httpStatus is the HTTP status Pinecone's REST API pairs with each code.
+// httpStatus is the HTTP status a REST answer carries with each code; a
+// code not listed is answered 500. RESOURCE_EXHAUSTED is the relay's own
+// body limit, hence 413.
 var httpStatus = map[Code]int{
-	CodeInvalidArgument:   http.StatusBadRequest,
-	CodeNotFound:          http.StatusNotFound,
-	CodeResourceExhausted: http.StatusRequestEntityTooLarge,
-	CodeInternal:          http.StatusInternalServerError,
-	CodeUnavailable:       http.StatusServiceUnavailable,
+	CodeInvalidArgument:    http.StatusBadRequest,
+	CodeNotFound:           http.StatusNotFound,
+	CodePermissionDenied:   http.StatusForbidden,
+	CodeResourceExhausted:  http.StatusRequestEntityTooLarge,
+	CodeFailedPrecondition: http.StatusBadRequest,
+	CodeInternal:           http.StatusInternalServerError,
+	CodeUnavailable:        http.StatusServiceUnavailable,
+	CodeUnauthenticated:    http.StatusUnauthorized,
 }
 
 // Status is an error answered to the client in Pinecone's shape: over REST
