@@ -48,7 +48,7 @@ func (s *seen) all() []*http.Request {
 // startEmulator serves a fresh emulator index on a free local port until
 // the test ends, as Pinecone Local does (h2c and HTTP/1.1 with tlsConf nil,
 // else TLS with ALPN), recording every request it receives.
-func startEmulator(t *testing.T, cfg emulator.Config, tlsConf *tls.Config) (string, *seen) {
+func startEmulator(t testing.TB, cfg emulator.Config, tlsConf *tls.Config) (string, *seen) {
 	t.Helper()
 	em := emulator.New(cfg)
 	rec := &seen{}
@@ -61,7 +61,7 @@ func startEmulator(t *testing.T, cfg emulator.Config, tlsConf *tls.Config) (stri
 
 // serveHTTP serves h on a free local port until the test ends and returns
 // its base URL.
-func serveHTTP(t *testing.T, h http.Handler, tlsConf *tls.Config) string {
+func serveHTTP(t testing.TB, h http.Handler, tlsConf *tls.Config) string {
 	t.Helper()
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
@@ -71,19 +71,19 @@ func serveHTTP(t *testing.T, h http.Handler, tlsConf *tls.Config) string {
 	return serveOn(t, hs)
 }
 
-func serveOn(t *testing.T, hs *http.Server) string {
+func serveOn(t testing.TB, hs *http.Server) string {
 	t.Helper()
 	return serveOnListener(t, hs, listen(t))
 }
 
-func listen(t *testing.T) net.Listener {
+func listen(t testing.TB) net.Listener {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	return l
 }
 
-func serveOnListener(t *testing.T, hs *http.Server, l net.Listener) string {
+func serveOnListener(t testing.TB, hs *http.Server, l net.Listener) string {
 	t.Helper()
 	scheme := "http"
 	if hs.TLSConfig != nil {
@@ -97,7 +97,7 @@ func serveOnListener(t *testing.T, hs *http.Server, l net.Listener) string {
 // startRelay relays to the upstream URLs (one index each, named in order
 // from names) and returns the relay's base URL; tlsConf as for
 // startEmulator, roots verifies https upstreams.
-func startRelay(t *testing.T, cfg pinecone.Config, tlsConf *tls.Config) string {
+func startRelay(t testing.TB, cfg pinecone.Config, tlsConf *tls.Config) string {
 	t.Helper()
 	relay, err := pinecone.New(cfg)
 	require.NoError(t, err)
@@ -106,7 +106,7 @@ func startRelay(t *testing.T, cfg pinecone.Config, tlsConf *tls.Config) string {
 }
 
 // index is the Index for one upstream base URL.
-func index(t *testing.T, name, upstream string, roots *x509.CertPool) *pinecone.Index {
+func index(t testing.TB, name, upstream string, roots *x509.CertPool) *pinecone.Index {
 	t.Helper()
 	u, err := url.Parse(upstream)
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package pinecone
 import (
 	"bytes"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -147,14 +148,40 @@ func (p *Relay) readBody(r *http.Request, ix *Index) ([]byte, *Status) {
 	if r.ContentLength > p.max {
 		return nil, tooLarge()
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, p.max+1))
-	if err != nil {
+	buf := bytes.NewBuffer(make([]byte, 0, p.bodySizeHint(r)))
+	if _, err := buf.ReadFrom(io.LimitReader(r.Body, p.max+1)); err != nil {
 		return nil, &Status{Code: CodeInvalidArgument, Message: fmt.Sprintf("lethe-proxy: cannot read the request body: %v", err)}
 	}
-	if int64(len(body)) > p.max {
+	if int64(buf.Len()) > p.max {
 		return nil, tooLarge()
 	}
-	return body, nil
+	return buf.Bytes(), nil
+}
+
+// bodySizeHint is the buffer to read r's body into, so that a large
+// upsert is read without regrowing: its Content-Length when the client
+// sent one (REST), else for gRPC (which sends none) the length its first
+// message's 5-byte prefix declares, which is then put back in front of
+// r.Body. bytes.Buffer reads in steps of bytes.MinRead, hence the slack.
+func (p *Relay) bodySizeHint(r *http.Request) int64 {
+	const fallback = 32 << 10
+	switch {
+	case r.ContentLength > 0:
+		return min(r.ContentLength, p.max+1) + bytes.MinRead
+	case !isGRPC(r):
+		return fallback
+	}
+	var prefix [5]byte
+	n, err := io.ReadFull(r.Body, prefix[:])
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(prefix[:n]), r.Body), r.Body}
+	if err != nil {
+		return fallback
+	}
+	declared := int64(binary.BigEndian.Uint32(prefix[1:]))
+	return min(5+declared, p.max+1) + bytes.MinRead
 }
 
 // relayFailed answers a request the upstream did not answer.
