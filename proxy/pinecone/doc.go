@@ -6,8 +6,11 @@
 // net/http/httputil.ReverseProxy.
 //
 // The relay owns bytes and connections, nothing else:
-//   - the client's headers, Api-Key included, reach the upstream untouched
-//     (Host and SNI are the upstream's; no X-Forwarded-* is added);
+//   - the client's headers, Api-Key included, reach the upstream untouched,
+//     except what HTTP and httputil.ReverseProxy's Rewrite mode require:
+//     Host and SNI are the upstream's, hop-by-hop headers (Connection,
+//     Keep-Alive, …; TE: trailers is kept for gRPC) are not forwarded, and
+//     X-Forwarded-* and Forwarded are neither forwarded nor added;
 //   - paths are forwarded as sent, never cleaned: the Node SDK sends
 //     /records/namespaces//upsert for the default namespace;
 //   - response bodies stream, and gRPC trailers (grpc-status,

@@ -112,17 +112,17 @@ func (p *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ix, st := p.route(r)
 	if st != nil {
 		p.log.Warn("pinecone request for an unknown host", "host", r.Host)
-		p.refuse(w, r, st)
+		writeStatus(w, r, st)
 		return
 	}
 	body, st := p.readBody(r, ix)
 	if st != nil {
-		p.refuse(w, r, st)
+		writeStatus(w, r, st)
 		return
 	}
 	if p.hook != nil {
 		if err := p.hook.Request(ix, r, body); err != nil {
-			p.refuse(w, r, asStatus(err))
+			writeStatus(w, r, asStatus(err))
 			return
 		}
 	}
@@ -187,7 +187,7 @@ func (p *Relay) bodySizeHint(r *http.Request) int64 {
 // relayFailed answers a request the upstream did not answer.
 func (p *Relay) relayFailed(w http.ResponseWriter, r *http.Request, ix *Index, err error) {
 	if he := (*hookError)(nil); errors.As(err, &he) {
-		p.refuse(w, r, asStatus(he.err))
+		writeStatus(w, r, asStatus(he.err))
 		return
 	}
 	if p.hook != nil {
@@ -197,13 +197,9 @@ func (p *Relay) relayFailed(w http.ResponseWriter, r *http.Request, ix *Index, e
 		return // the client went away; nobody to answer
 	}
 	p.log.Warn("pinecone upstream unreachable", "index", ix.Name, "upstream", ix.Upstream.Host, "err", err)
-	p.refuse(w, r, &Status{Code: CodeUnavailable, Message: fmt.Sprintf(
+	writeStatus(w, r, &Status{Code: CodeUnavailable, Message: fmt.Sprintf(
 		"lethe-proxy: cannot reach the Pinecone index host %s for index %q: %v; check that it is up and that pinecone.indexes[].host is right",
 		ix.Upstream.Host, ix.Name, err)})
-}
-
-func (p *Relay) refuse(w http.ResponseWriter, r *http.Request, st *Status) {
-	writeStatus(w, r, st)
 }
 
 // asStatus turns a Hook's error into the Status answered to the client.
