@@ -19,6 +19,7 @@ import (
 // Config is the whole configuration file.
 type Config struct {
 	Postgres        Postgres `yaml:"postgres"`
+	Pinecone        Pinecone `yaml:"pinecone"`
 	Capture         Capture  `yaml:"capture"`
 	Forget          Forget   `yaml:"forget"`
 	Log             Log      `yaml:"log"`
@@ -147,6 +148,10 @@ func Defaults() Config {
 			UpstreamTLS:    "disable",
 			ConnectTimeout: Duration(10e9),
 			MaxMessageSize: 64 << 20,
+		},
+		Pinecone: Pinecone{
+			Listen:         "127.0.0.1:5081",
+			MaxRequestSize: 4 << 20,
 		},
 		Capture: Capture{
 			Mode:                  "strict",

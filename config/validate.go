@@ -55,6 +55,7 @@ func (c *Config) validate() error {
 		errs = append(errs, c.at("postgres.connect_timeout", "must be positive (write e.g. 10s)"))
 	}
 	errs = append(errs, c.validateCapture()...)
+	errs = append(errs, c.validatePinecone()...)
 	errs = append(errs, c.validateForget()...)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		errs = append(errs, c.at("log.level", "%q is not one of debug, info, warn, error", c.Log.Level))
@@ -85,8 +86,14 @@ func (c *Config) readable(path, file string) error {
 func (c *Config) resolvePaths() {
 	dir := filepath.Dir(c.file)
 	for _, p := range []*string{&c.Postgres.UpstreamCAFile, &c.Postgres.TLS.CertFile, &c.Postgres.TLS.KeyFile, &c.Capture.Ledger.SQLite,
-		&c.Forget.SigningKey, &c.Forget.TrustedKeys, &c.Forget.Admin.TokensFile, &c.Forget.Admin.TLS.CertFile, &c.Forget.Admin.TLS.KeyFile} {
+		&c.Forget.SigningKey, &c.Forget.TrustedKeys, &c.Forget.Admin.TokensFile, &c.Forget.Admin.TLS.CertFile, &c.Forget.Admin.TLS.KeyFile,
+		&c.Pinecone.TLS.CertFile, &c.Pinecone.TLS.KeyFile} {
 		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+	for i := range c.Pinecone.Indexes {
+		if p := &c.Pinecone.Indexes[i].UpstreamCAFile; *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
 	}

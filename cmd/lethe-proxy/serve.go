@@ -17,6 +17,7 @@ import (
 	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
+	"github.com/lethe-privacy/lethe/proxy/pinecone"
 )
 
 func serve(args []string, stderr io.Writer) int {
@@ -59,10 +60,24 @@ func serve(args []string, stderr io.Writer) int {
 	if fg != nil {
 		defer fg.Close() // before the ledger closes
 	}
+	pcSrv, pcRelay, err := newPineconeServer(cfg, log)
+	if err != nil {
+		log.Error("cannot start the Pinecone relay", "err", err)
+		return 1
+	}
 	ln, err := net.Listen("tcp", cfg.Postgres.Listen)
 	if err != nil {
 		log.Error("cannot listen", "addr", cfg.Postgres.Listen, "err", err)
 		return 1
+	}
+	var pcLn net.Listener
+	if pcSrv != nil {
+		defer pcRelay.Close()
+		if pcLn, err = net.Listen("tcp", cfg.Pinecone.Listen); err != nil {
+			ln.Close()
+			log.Error("cannot listen", "addr", cfg.Pinecone.Listen, "err", err)
+			return 1
+		}
 	}
 	log.Info("lethe-proxy started", "version", version, "listen", ln.Addr().String(),
 		"upstream", cfg.Postgres.Upstream, "upstream_tls", cfg.Postgres.UpstreamTLS)
@@ -71,6 +86,11 @@ func serve(args []string, stderr io.Writer) int {
 	defer stop()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	pcDone := make(chan error, 1)
+	if pcSrv != nil {
+		log.Info("pinecone relay started", "listen", pcLn.Addr().String(), "indexes", len(cfg.Pinecone.Indexes), "tls", pcSrv.TLSConfig != nil)
+		go func() { pcDone <- pinecone.Serve(pcSrv, pcLn) }()
+	}
 	adminDone := make(chan error, 1)
 	if fg != nil {
 		acfg, err := fg.adminConfig(cfg, capt, log)
@@ -89,15 +109,35 @@ func serve(args []string, stderr io.Writer) int {
 	case err := <-adminDone:
 		log.Error("admin API failed", "err", err)
 		return 1
+	case err := <-pcDone:
+		log.Error("pinecone listener failed", "err", err)
+		return 1
 	case <-ctx.Done():
 	}
 	stop() // a second signal kills the process the default way
 	log.Info("shutting down: draining sessions", "timeout", cfg.ShutdownTimeout.D())
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout.D())
 	defer cancel()
+	pcStopped := make(chan struct{})
+	go func() {
+		defer close(pcStopped)
+		if pcSrv == nil {
+			return
+		}
+		// Within the same shutdown_timeout: idle connections close at
+		// once, requests in flight are answered, then the rest are cut.
+		if err := pcSrv.Shutdown(sctx); err != nil {
+			log.Warn("shutdown timeout reached; busy Pinecone connections were closed", "err", err)
+			pcSrv.Close()
+		}
+		if err := <-pcDone; err != nil {
+			log.Error("pinecone listener failed", "err", err)
+		}
+	}()
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("shutdown timeout reached; busy sessions were closed", "err", err)
 	}
+	<-pcStopped
 	if err := <-served; !errors.Is(err, pgwire.ErrServerClosed) {
 		log.Error("listener failed", "err", err)
 	}

@@ -1,0 +1,191 @@
+package config
+
+import (
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// Pinecone configures the Pinecone relay; it runs when Indexes is set.
+type Pinecone struct {
+	// Listen serves REST and gRPC on one port, as a Pinecone index host.
+	Listen string `yaml:"listen"`
+	// TLS, when set, serves TLS (ALPN h2 and http/1.1) instead of
+	// cleartext HTTP/1.1 and h2c.
+	TLS ServerTLS `yaml:"tls"`
+	// MaxRequestSize bounds one request body; larger ones are refused
+	// (413 / RESOURCE_EXHAUSTED) without reaching the index host.
+	MaxRequestSize ByteSize `yaml:"max_request_size"`
+	// Indexes are the index hosts relayed to. With several, a request's
+	// Host header names its index (see proxy/pinecone).
+	Indexes []PineconeIndex `yaml:"indexes"`
+}
+
+// ServerTLS is a certificate and its key, served to clients.
+type ServerTLS struct {
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+}
+
+// PineconeIndex is one upstream index host and its capture rules.
+type PineconeIndex struct {
+	// Name is the index's name; with several indexes, clients reach it as
+	// a host name starting with it (docs.lethe.internal for "docs").
+	Name string `yaml:"name"`
+	// Host is the index host: https://… (Pinecone) or http://…
+	// (Pinecone Local, cleartext).
+	Host string `yaml:"host"`
+	// UpstreamCAFile verifies an https host; default the system roots.
+	UpstreamCAFile string `yaml:"upstream_ca_file"`
+	// Namespaces say which metadata fields name a record's subject, per
+	// namespace or "*" for every namespace without a rule of its own.
+	Namespaces []NamespaceRule `yaml:"namespaces"`
+}
+
+// NamespaceRule names the metadata fields holding the subject of the
+// records in one namespace ("*": any other).
+type NamespaceRule struct {
+	Namespace string   `yaml:"namespace"`
+	Subjects  []string `yaml:"subjects"`
+}
+
+// DefaultNamespace is how Pinecone names the namespace of records written
+// without one.
+const DefaultNamespace = "__default__"
+
+// AnyNamespace in a rule matches every namespace without a rule of its own.
+const AnyNamespace = "*"
+
+// CanonicalNamespace is the one name of a namespace: "", an absent
+// namespace and "__default__" are the same one to Pinecone (the Node SDK
+// sends "", go-pinecone "__default__"), and are DefaultNamespace here.
+func CanonicalNamespace(ns string) string {
+	if ns == "" {
+		return DefaultNamespace
+	}
+	return ns
+}
+
+// SubjectFields returns the metadata fields naming the subject of records
+// in namespace: its own rule's, else the "*" rule's; ok is false when no
+// rule covers it.
+func (ix *PineconeIndex) SubjectFields(namespace string) (fields []string, ok bool) {
+	ns := CanonicalNamespace(namespace)
+	var fallback []string
+	for _, r := range ix.Namespaces {
+		switch CanonicalNamespace(r.Namespace) {
+		case ns:
+			return r.Subjects, true
+		case AnyNamespace:
+			fallback = r.Subjects
+		}
+	}
+	return fallback, fallback != nil
+}
+
+// indexName is Pinecone's rule for index names.
+var indexName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+
+func (c *Config) validatePinecone() []error {
+	p := c.Pinecone
+	if _, set := c.lines["pinecone"]; !set {
+		return nil
+	}
+	var errs []error
+	if _, _, err := net.SplitHostPort(p.Listen); err != nil {
+		errs = append(errs, c.at("pinecone.listen", "%q is not host:port (write e.g. 127.0.0.1:5081)", p.Listen))
+	}
+	if (p.TLS.CertFile == "") != (p.TLS.KeyFile == "") {
+		errs = append(errs, c.at("pinecone.tls", "set both cert_file and key_file, or neither"))
+	}
+	if p.TLS.CertFile != "" {
+		errs = append(errs, c.readable("pinecone.tls.cert_file", p.TLS.CertFile))
+		errs = append(errs, c.readable("pinecone.tls.key_file", p.TLS.KeyFile))
+	}
+	if p.MaxRequestSize < 64<<10 || p.MaxRequestSize > 1<<30 {
+		errs = append(errs, c.at("pinecone.max_request_size", "%d bytes is outside 64KiB..1GiB (Pinecone itself accepts 2MB; default 4MiB)", p.MaxRequestSize))
+	}
+	if len(p.Indexes) == 0 {
+		errs = append(errs, c.at("pinecone", "indexes is missing: name the index hosts to relay to "+
+			"(write e.g. indexes: [{name: docs, host: \"https://docs-abc123.svc.aped-1234.pinecone.io\"}])"))
+	}
+	seen := map[string]bool{}
+	for i, ix := range p.Indexes {
+		path := fmt.Sprintf("pinecone.indexes[%d]", i)
+		at := func(format string, args ...any) error {
+			return c.atIndex("pinecone.indexes", i, path+": "+format, args...)
+		}
+		switch {
+		case ix.Name == "":
+			errs = append(errs, at("name is missing (the index's name, e.g. name: docs)"))
+		case !indexName.MatchString(ix.Name):
+			errs = append(errs, at("name %q is not an index name (lower-case letters, digits and '-')", ix.Name))
+		case seen[ix.Name]:
+			errs = append(errs, at("index %q is configured twice; merge the entries", ix.Name))
+		}
+		seen[ix.Name] = true
+		errs = append(errs, c.validateIndexHost(at, ix)...)
+		errs = append(errs, validateNamespaces(at, ix.Namespaces)...)
+	}
+	return errs
+}
+
+func (c *Config) validateIndexHost(at func(string, ...any) error, ix PineconeIndex) []error {
+	var errs []error
+	u, err := url.Parse(ix.Host)
+	switch {
+	case ix.Host == "":
+		errs = append(errs, at("host is missing (the index host from the Pinecone console, e.g. host: \"https://docs-abc123.svc.aped-1234.pinecone.io\")"))
+	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
+		errs = append(errs, at("host %q is not an https:// or http:// URL (write e.g. \"https://docs-abc123.svc.aped-1234.pinecone.io\")", ix.Host))
+	case strings.Trim(u.Path, "/") != "" || u.RawQuery != "":
+		errs = append(errs, at("host %q has a path or query; give the index host alone", ix.Host))
+	}
+	if ix.UpstreamCAFile != "" {
+		if u != nil && u.Scheme == "http" {
+			errs = append(errs, at("upstream_ca_file is set but host %q is cleartext http://", ix.Host))
+		}
+		if _, err := LoadCertPool(ix.UpstreamCAFile); err != nil {
+			errs = append(errs, at("upstream_ca_file: %v", err))
+		}
+	}
+	return errs
+}
+
+func validateNamespaces(at func(string, ...any) error, rules []NamespaceRule) []error {
+	var errs []error
+	seen := map[string]bool{}
+	for j, r := range rules {
+		ns := CanonicalNamespace(r.Namespace)
+		if seen[ns] {
+			errs = append(errs, at("namespaces[%d]: namespace %q has a second rule (\"\" and \"__default__\" are the same namespace); merge them", j, r.Namespace))
+		}
+		seen[ns] = true
+		if len(r.Subjects) == 0 {
+			errs = append(errs, at("namespaces[%d]: subjects is missing (the metadata fields naming the person, e.g. subjects: [user_id])", j))
+		}
+		for _, f := range r.Subjects {
+			if f == "" || strings.HasPrefix(f, "$") {
+				errs = append(errs, at("namespaces[%d]: subject %q is not a metadata field name", j, f))
+			}
+		}
+	}
+	return errs
+}
+
+// LoadCertPool reads a PEM file of CA certificates into a pool.
+func LoadCertPool(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %q: %w", file, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%q holds no PEM certificate", file)
+	}
+	return pool, nil
+}

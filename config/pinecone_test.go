@@ -1,0 +1,126 @@
+package config
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const pineconeBase = "postgres: {upstream: 'db:5432'}\n"
+
+// writeCAFile writes a self-signed certificate as PEM into dir.
+func writeCAFile(t *testing.T, dir string) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test ca"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	path := filepath.Join(dir, "pinecone-ca.pem")
+	require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	return path
+}
+
+func TestParse_PineconeSectionIsOptional(t *testing.T) {
+	cfg, err := Parse("cfg.yaml", []byte(pineconeBase))
+	require.NoError(t, err)
+	assert.Empty(t, cfg.Pinecone.Indexes)
+	assert.Equal(t, "127.0.0.1:5081", cfg.Pinecone.Listen)
+	assert.EqualValues(t, 4<<20, cfg.Pinecone.MaxRequestSize)
+}
+
+func TestLoad_PineconeReadsEveryKey(t *testing.T) {
+	dir := t.TempDir()
+	writeCAFile(t, dir)
+	src := pineconeBase + `pinecone:
+  listen: 0.0.0.0:5443
+  tls: {cert_file: cert.pem, key_file: key.pem}
+  max_request_size: 8MiB
+  indexes:
+    - name: docs
+      host: https://docs-abc123.svc.aped-1234.pinecone.io
+      upstream_ca_file: pinecone-ca.pem
+      namespaces:
+        - {namespace: "*", subjects: [user_id]}
+        - {namespace: tenant-a, subjects: [owner, author]}
+    - name: local
+      host: http://127.0.0.1:5080
+`
+	for _, f := range []string{"cert.pem", "key.pem"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o600))
+	}
+	path := filepath.Join(dir, "lethe.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(src), 0o600))
+	cfg, err := Load(path)
+	require.NoError(t, err)
+	assert.Equal(t, Pinecone{
+		Listen:         "0.0.0.0:5443",
+		TLS:            ServerTLS{CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem")},
+		MaxRequestSize: 8 << 20,
+		Indexes: []PineconeIndex{
+			{Name: "docs", Host: "https://docs-abc123.svc.aped-1234.pinecone.io", UpstreamCAFile: filepath.Join(dir, "pinecone-ca.pem"),
+				Namespaces: []NamespaceRule{{Namespace: "*", Subjects: []string{"user_id"}}, {Namespace: "tenant-a", Subjects: []string{"owner", "author"}}}},
+			{Name: "local", Host: "http://127.0.0.1:5080"},
+		},
+	}, cfg.Pinecone)
+}
+
+// "", an absent namespace and "__default__" are one namespace; "*" covers
+// namespaces without a rule of their own.
+func TestPineconeIndex_SubjectFieldsByNamespace(t *testing.T) {
+	for _, rules := range [][]NamespaceRule{
+		{{Namespace: "", Subjects: []string{"d"}}, {Namespace: "*", Subjects: []string{"any"}}, {Namespace: "a", Subjects: []string{"x"}}},
+		{{Namespace: "__default__", Subjects: []string{"d"}}, {Namespace: "*", Subjects: []string{"any"}}, {Namespace: "a", Subjects: []string{"x"}}},
+	} {
+		ix := PineconeIndex{Namespaces: rules}
+		for ns, want := range map[string][]string{"": {"d"}, "__default__": {"d"}, "a": {"x"}, "new-namespace": {"any"}} {
+			got, ok := ix.SubjectFields(ns)
+			assert.True(t, ok, ns)
+			assert.Equal(t, want, got, "namespace %q with rules %v", ns, rules)
+		}
+	}
+	ix := PineconeIndex{Namespaces: []NamespaceRule{{Namespace: "a", Subjects: []string{"x"}}}}
+	_, ok := ix.SubjectFields("b")
+	assert.False(t, ok, "no rule and no \"*\": not covered")
+	_, ok = ix.SubjectFields("")
+	assert.False(t, ok)
+}
+
+func TestParse_PineconeErrorsNameFileLineAndFix(t *testing.T) {
+	for name, tc := range map[string]struct{ src, want string }{
+		"no indexes":       {"pinecone: {listen: '127.0.0.1:5081'}\n", "cfg.yaml:2: pinecone: indexes is missing"},
+		"bad listen":       {"pinecone:\n  listen: nope\n  indexes: [{name: a, host: 'http://h:1'}]\n", "cfg.yaml:3: pinecone.listen: \"nope\" is not host:port"},
+		"unknown key":      {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', hots: x}]\n", "cfg.yaml:3: field hots not found"},
+		"no name":          {"pinecone:\n  indexes:\n    - host: 'http://h:1'\n", "cfg.yaml:4: pinecone.indexes[0]: name is missing"},
+		"bad name":         {"pinecone:\n  indexes: [{name: My_Index, host: 'http://h:1'}]\n", "is not an index name"},
+		"twice":            {"pinecone:\n  indexes: [{name: a, host: 'http://h:1'}, {name: a, host: 'http://h:2'}]\n", `index "a" is configured twice`},
+		"no host":          {"pinecone:\n  indexes: [{name: a}]\n", "host is missing"},
+		"host not a URL":   {"pinecone:\n  indexes: [{name: a, host: 'docs.pinecone.io'}]\n", `host "docs.pinecone.io" is not an https:// or http:// URL`},
+		"host with a path": {"pinecone:\n  indexes: [{name: a, host: 'https://h/x'}]\n", "has a path"},
+		"CA for http":      {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', upstream_ca_file: /nonexistent.pem}]\n", "is cleartext http://"},
+		"CA unreadable":    {"pinecone:\n  indexes: [{name: a, host: 'https://h', upstream_ca_file: /nonexistent.pem}]\n", `upstream_ca_file: cannot read "/nonexistent.pem"`},
+		"no subjects":      {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: x}]}]\n", "namespaces[0]: subjects is missing"},
+		"default twice":    {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: '', subjects: [u]}, {namespace: __default__, subjects: [v]}]}]\n", "are the same namespace"},
+		"bad subject":      {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: '*', subjects: ['$eq']}]}]\n", `subject "$eq" is not a metadata field name`},
+		"half TLS":         {"pinecone:\n  tls: {cert_file: c.pem}\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.tls: set both cert_file and key_file"},
+		"tiny limit":       {"pinecone:\n  max_request_size: 1KiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "outside 64KiB..1GiB"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse("cfg.yaml", []byte(pineconeBase+tc.src))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}

@@ -1,0 +1,35 @@
+// Package pinecone relays a Pinecone index host's data plane: one listener
+// serves the REST API (HTTP/1.1, or HTTP/2) and the gRPC service
+// VectorService (HTTP/2: cleartext with prior knowledge, or TLS with ALPN
+// h2), as Pinecone index hosts and Pinecone Local do, and forwards every
+// request to the configured upstream index host with
+// net/http/httputil.ReverseProxy.
+//
+// The relay owns bytes and connections, nothing else:
+//   - the client's headers, Api-Key included, reach the upstream untouched,
+//     except what HTTP and httputil.ReverseProxy's Rewrite mode require:
+//     Host and SNI are the upstream's, hop-by-hop headers (Connection,
+//     Keep-Alive, …; TE: trailers is kept for gRPC) are not forwarded, and
+//     X-Forwarded-* and Forwarded are neither forwarded nor added;
+//   - paths are forwarded as sent, never cleaned: the Node SDK sends
+//     /records/namespaces//upsert for the default namespace;
+//   - response bodies stream, and gRPC trailers (grpc-status,
+//     grpc-message) pass through unchanged;
+//   - a request body is read whole before it is forwarded, up to
+//     Config.MaxRequestBytes, so that an oversized body is answered before
+//     anything reaches the upstream and a Hook sees complete requests;
+//   - its own errors (upstream unreachable, body too large, unknown host)
+//     take Pinecone's shapes: REST {"code", "message", "details"} with the
+//     matching HTTP status, gRPC a status code with grpc-message.
+//
+// Policy plugs in through Hook (see hook.go), the way
+// httputil.ReverseProxy takes Rewrite and ModifyResponse; a nil Hook makes
+// the relay a plain one.
+//
+// Routing: with one index every request goes to it. With several, a
+// request's Host (port ignored) names its index: the host is the index's
+// name or starts with the name and a dot (docs.lethe.internal:5081 reaches
+// index "docs"), so each index gets a host name that resolves to the
+// proxy. Any other host is answered NOT_FOUND (5) naming the configured
+// indexes.
+package pinecone

@@ -1,0 +1,171 @@
+package pinecone_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lethe-privacy/lethe/proxy/pinecone"
+	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
+)
+
+const testAPIKey = "test-key-0123"
+
+// seen records what reached the upstream: each request's raw path and
+// headers, as the emulator's handler received them.
+type seen struct {
+	mu       sync.Mutex
+	requests []*http.Request
+}
+
+func (s *seen) add(r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, r.Clone(r.Context()))
+}
+
+func (s *seen) all() []*http.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*http.Request(nil), s.requests...)
+}
+
+// startEmulator serves a fresh emulator index on a free local port until
+// the test ends, as Pinecone Local does (h2c and HTTP/1.1 with tlsConf nil,
+// else TLS with ALPN), recording every request it receives.
+func startEmulator(t testing.TB, cfg emulator.Config, tlsConf *tls.Config) (string, *seen) {
+	t.Helper()
+	em := emulator.New(cfg)
+	rec := &seen{}
+	h := em.Handler()
+	return serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec.add(r)
+		h.ServeHTTP(w, r)
+	}), tlsConf), rec
+}
+
+// serveHTTP serves h on a free local port until the test ends and returns
+// its base URL.
+func serveHTTP(t testing.TB, h http.Handler, tlsConf *tls.Config) string {
+	t.Helper()
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	protocols.SetUnencryptedHTTP2(tlsConf == nil)
+	hs := &http.Server{Handler: h, Protocols: &protocols, TLSConfig: tlsConf.Clone(), ReadHeaderTimeout: 30 * time.Second}
+	return serveOn(t, hs)
+}
+
+func serveOn(t testing.TB, hs *http.Server) string {
+	t.Helper()
+	return serveOnListener(t, hs, listen(t))
+}
+
+func listen(t testing.TB) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	return l
+}
+
+func serveOnListener(t testing.TB, hs *http.Server, l net.Listener) string {
+	t.Helper()
+	scheme := "http"
+	if hs.TLSConfig != nil {
+		scheme = "https"
+	}
+	go pinecone.Serve(hs, l)
+	t.Cleanup(func() { _ = hs.Close() })
+	return scheme + "://" + l.Addr().String()
+}
+
+// startRelay relays to the upstream URLs (one index each, named in order
+// from names) and returns the relay's base URL; tlsConf as for
+// startEmulator, roots verifies https upstreams.
+func startRelay(t testing.TB, cfg pinecone.Config, tlsConf *tls.Config) string {
+	t.Helper()
+	relay, err := pinecone.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(relay.Close)
+	return serveOn(t, relay.Server(tlsConf))
+}
+
+// index is the Index for one upstream base URL.
+func index(t testing.TB, name, upstream string, roots *x509.CertPool) *pinecone.Index {
+	t.Helper()
+	u, err := url.Parse(upstream)
+	require.NoError(t, err)
+	return &pinecone.Index{Name: name, Upstream: u, RootCAs: roots}
+}
+
+// relayTo starts an emulator-backed relay for one index and returns the
+// relay's URL and what reached the emulator.
+func relayTo(t *testing.T, cfg emulator.Config) (string, *seen) {
+	t.Helper()
+	upstream, rec := startEmulator(t, cfg, nil)
+	return startRelay(t, pinecone.Config{Indexes: []*pinecone.Index{index(t, "docs", upstream, nil)}}, nil), rec
+}
+
+// testCert is a self-signed certificate for 127.0.0.1 and localhost: the
+// server's tls.Config, a pool that trusts it, and its PEM file for Node.
+type testCert struct {
+	server  *tls.Config
+	roots   *x509.CertPool
+	pemPath string
+}
+
+func newTestCert(t *testing.T) testCert {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "lethe-proxy pinecone relay test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:              []string{"localhost"},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	leaf, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	roots := x509.NewCertPool()
+	roots.AddCert(leaf)
+	pemPath := filepath.Join(t.TempDir(), "relay-ca.pem")
+	require.NoError(t, os.WriteFile(pemPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	return testCert{
+		server:  &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}}, MinVersion: tls.VersionTLS12},
+		roots:   roots,
+		pemPath: pemPath,
+	}
+}
+
+// freeAddr returns a local address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}

@@ -1,0 +1,253 @@
+package pinecone
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"time"
+)
+
+// DefaultMaxRequestBytes bounds a request body when Config leaves it out:
+// a little above Pinecone's own 2 MB request limit, so that the upstream,
+// not the relay, refuses requests between the two with its own message.
+const DefaultMaxRequestBytes = 4 << 20
+
+// drainLimit is how much of an oversized HTTP/1.1 body the relay reads and
+// discards so that the client's connection stays usable; past it the
+// connection is closed instead.
+const drainLimit = 64 << 20
+
+// Config configures a Relay.
+type Config struct {
+	// Indexes are the upstream index hosts; at least one.
+	Indexes []*Index
+	// MaxRequestBytes bounds one request body (default
+	// DefaultMaxRequestBytes); larger ones are answered RESOURCE_EXHAUSTED
+	// (gRPC) or 413 (REST) and not forwarded.
+	MaxRequestBytes int64
+	// Hook, if not nil, sees every request and response (see Hook).
+	Hook Hook
+	// Logger receives the relay's own events; nil discards them. Nothing
+	// logged carries request contents.
+	Logger *slog.Logger
+}
+
+// Relay is an http.Handler that forwards Pinecone data-plane requests to
+// their index's upstream host.
+type Relay struct {
+	indexes []*Index
+	max     int64
+	hook    Hook
+	log     *slog.Logger
+	proxies map[*Index]*httputil.ReverseProxy
+}
+
+// New checks cfg and builds the upstream transports; nothing is dialled
+// until the first request.
+func New(cfg Config) (*Relay, error) {
+	if len(cfg.Indexes) == 0 {
+		return nil, errors.New("lethe-proxy: pinecone relay has no index to forward to")
+	}
+	p := &Relay{indexes: cfg.Indexes, max: cfg.MaxRequestBytes, hook: cfg.Hook, log: cfg.Logger,
+		proxies: map[*Index]*httputil.ReverseProxy{}}
+	if p.max <= 0 {
+		p.max = DefaultMaxRequestBytes
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	for _, ix := range cfg.Indexes {
+		if err := ix.transports(); err != nil {
+			return nil, err
+		}
+		p.proxies[ix] = p.reverseProxy(ix)
+	}
+	return p, nil
+}
+
+// reverseProxy relays to ix.Upstream: the URL's scheme and host change,
+// the path, query and headers do not (SetURL joins an empty upstream path
+// with the request's path and raw path as sent).
+func (p *Relay) reverseProxy(ix *Index) *httputil.ReverseProxy {
+	rp := &httputil.ReverseProxy{
+		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(ix.Upstream) },
+		Transport: ix,
+		// FlushInterval stays 0: ReverseProxy flushes every write of a
+		// response without Content-Length (every gRPC response carrying
+		// a message) by itself. A non-zero interval would also flush the
+		// headers of a trailers-only gRPC response (grpc-status in the
+		// HEADERS frame that ends the stream, Content-Length 0) before
+		// the stream ends, and clients then see no status at all.
+		ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			p.relayFailed(w, r, ix, err)
+		},
+	}
+	if p.hook != nil {
+		rp.ModifyResponse = func(resp *http.Response) error {
+			if err := p.hook.Response(ix, resp.Request, resp); err != nil {
+				return &hookError{err}
+			}
+			return nil
+		}
+	}
+	return rp
+}
+
+// hookError marks a Hook's refusal of a response, so that relayFailed does
+// not mistake it for an unreachable upstream.
+type hookError struct{ err error }
+
+func (e *hookError) Error() string { return e.err.Error() }
+func (e *hookError) Unwrap() error { return e.err }
+
+func (p *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ix, st := p.route(r)
+	if st != nil {
+		p.log.Warn("pinecone request for an unknown host", "host", r.Host)
+		writeStatus(w, r, st)
+		return
+	}
+	body, st := p.readBody(r, ix)
+	if st != nil {
+		writeStatus(w, r, st)
+		return
+	}
+	if p.hook != nil {
+		if err := p.hook.Request(ix, r, body); err != nil {
+			writeStatus(w, r, asStatus(err))
+			return
+		}
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	p.proxies[ix].ServeHTTP(w, r)
+}
+
+// readBody reads r's whole body, refusing one over the limit. An oversized
+// body is read on and discarded (up to drainLimit) so that an HTTP/1.1
+// client can send its next request on the same connection.
+func (p *Relay) readBody(r *http.Request, ix *Index) ([]byte, *Status) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	tooLarge := func() *Status {
+		io.CopyN(io.Discard, r.Body, drainLimit)
+		p.log.Warn("pinecone request body over the limit", "index", ix.Name, "limit_bytes", p.max, "content_length", r.ContentLength)
+		return &Status{Code: CodeResourceExhausted, Message: fmt.Sprintf(
+			"lethe-proxy: request body is larger than %d bytes, the proxy's limit (pinecone.max_request_size); send fewer vectors per request", p.max)}
+	}
+	if r.ContentLength > p.max {
+		return nil, tooLarge()
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, p.bodySizeHint(r)))
+	if _, err := buf.ReadFrom(io.LimitReader(r.Body, p.max+1)); err != nil {
+		return nil, &Status{Code: CodeInvalidArgument, Message: fmt.Sprintf("lethe-proxy: cannot read the request body: %v", err)}
+	}
+	if int64(buf.Len()) > p.max {
+		return nil, tooLarge()
+	}
+	return buf.Bytes(), nil
+}
+
+// bodySizeHint is the buffer to read r's body into, so that a large
+// upsert is read without regrowing: its Content-Length when the client
+// sent one (REST), else for gRPC (which sends none) the length its first
+// message's 5-byte prefix declares, which is then put back in front of
+// r.Body. bytes.Buffer reads in steps of bytes.MinRead, hence the slack.
+func (p *Relay) bodySizeHint(r *http.Request) int64 {
+	const fallback = 32 << 10
+	switch {
+	case r.ContentLength > 0:
+		return min(r.ContentLength, p.max+1) + bytes.MinRead
+	case !isGRPC(r):
+		return fallback
+	}
+	var prefix [5]byte
+	n, err := io.ReadFull(r.Body, prefix[:])
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(prefix[:n]), r.Body), r.Body}
+	if err != nil {
+		return fallback
+	}
+	declared := int64(binary.BigEndian.Uint32(prefix[1:]))
+	return min(5+declared, p.max+1) + bytes.MinRead
+}
+
+// relayFailed answers a request the upstream did not answer.
+func (p *Relay) relayFailed(w http.ResponseWriter, r *http.Request, ix *Index, err error) {
+	if he := (*hookError)(nil); errors.As(err, &he) {
+		writeStatus(w, r, asStatus(he.err))
+		return
+	}
+	if p.hook != nil {
+		p.hook.Unreachable(ix, r, err)
+	}
+	if r.Context().Err() != nil {
+		return // the client went away; nobody to answer
+	}
+	p.log.Warn("pinecone upstream unreachable", "index", ix.Name, "upstream", ix.Upstream.Host, "err", err)
+	writeStatus(w, r, &Status{Code: CodeUnavailable, Message: fmt.Sprintf(
+		"lethe-proxy: cannot reach the Pinecone index host %s for index %q: %v; check that it is up and that pinecone.indexes[].host is right",
+		ix.Upstream.Host, ix.Name, err)})
+}
+
+// asStatus turns a Hook's error into the Status answered to the client.
+func asStatus(err error) *Status {
+	if st := (*Status)(nil); errors.As(err, &st) {
+		return st
+	}
+	return &Status{Code: CodeInternal, Message: "lethe-proxy: " + err.Error()}
+}
+
+// Close drops idle upstream connections.
+func (p *Relay) Close() {
+	for _, ix := range p.indexes {
+		ix.close()
+	}
+}
+
+// Server returns an http.Server for the relay that speaks HTTP/1.1 and
+// HTTP/2: with tlsConf nil, cleartext HTTP/2 with prior knowledge (h2c)
+// beside HTTP/1.1; otherwise TLS offering h2 and http/1.1 through ALPN.
+// tlsConf is cloned, since the server adds its ALPN protocols to it. Start
+// it with Serve.
+func (p *Relay) Server(tlsConf *tls.Config) *http.Server {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	protocols.SetUnencryptedHTTP2(tlsConf == nil)
+	return &http.Server{
+		Handler:           p,
+		Protocols:         &protocols,
+		TLSConfig:         tlsConf.Clone(),
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       5 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// Serve serves hs (from Relay.Server) on l, over TLS when hs has a
+// TLSConfig, until hs is shut down; it then returns nil.
+func Serve(hs *http.Server, l net.Listener) error {
+	var err error
+	if hs.TLSConfig != nil {
+		err = hs.ServeTLS(l, "", "")
+	} else {
+		err = hs.Serve(l)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}

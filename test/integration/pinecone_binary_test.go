@@ -1,0 +1,95 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	gopinecone "github.com/pinecone-io/go-pinecone/v5/pinecone"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
+)
+
+// lethe-proxy serve with a pinecone section relays go-pinecone's gRPC
+// calls to the index host beside the PostgreSQL listener, and stops
+// cleanly on SIGTERM.
+func TestBinary_RelaysPineconeAndStopsOnSIGTERM(t *testing.T) {
+	bin := buildProxy(t)
+	em := emulator.New(emulator.Config{APIKey: "binary-test-key"})
+	upstream, err := em.Start("127.0.0.1:0", nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = em.Close() })
+
+	pgAddr, pcAddr := freePort(t), freePort(t)
+	cfg := filepath.Join(t.TempDir(), "lethe.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`postgres:
+  listen: %s
+  upstream: 127.0.0.1:1
+pinecone:
+  listen: %s
+  indexes:
+    - name: docs
+      host: %s
+      namespaces: [{namespace: "*", subjects: [user_id]}]
+log:
+  format: json
+shutdown_timeout: 10s
+`, pgAddr, pcAddr, upstream)), 0o600))
+	var logs lockedBuffer
+	cmd := exec.Command(bin, "serve", "--config", cfg)
+	cmd.Stderr = &logs
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { suiteLogs.add(logs.String()) })
+	t.Cleanup(func() { cmd.Process.Kill() })
+
+	for range 200 {
+		var conn net.Conn
+		if conn, err = net.Dial("tcp", pcAddr); err == nil {
+			conn.Close()
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.NoError(t, err, "the Pinecone relay did not listen: %s", logs.String())
+
+	pc, err := gopinecone.NewClient(gopinecone.NewClientParams{ApiKey: "binary-test-key"})
+	require.NoError(t, err)
+	idx, err := pc.Index(gopinecone.NewIndexConnParams{Host: "http://" + pcAddr, Namespace: "docs"})
+	require.NoError(t, err)
+	defer idx.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	md, err := structpb.NewStruct(map[string]any{"user_id": "u-17"})
+	require.NoError(t, err)
+	values := []float32{1, 2}
+	n, err := idx.UpsertVectors(ctx, []*gopinecone.Vector{{Id: "v1", Values: &values, Metadata: md}})
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, n)
+	fetched, err := idx.FetchVectors(ctx, []string{"v1"})
+	require.NoError(t, err)
+	assert.Contains(t, fetched.Vectors, "v1")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-done:
+		require.NoError(t, err, "exit status after SIGTERM; logs: %s", logs.String())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("proxy did not stop after SIGTERM; logs: %s", logs.String())
+	}
+	assert.Contains(t, logs.String(), `"msg":"pinecone relay started"`)
+	assert.Contains(t, logs.String(), `"msg":"stopped"`)
+	assert.NotContains(t, logs.String(), "u-17", "metadata never reaches the logs")
+}
