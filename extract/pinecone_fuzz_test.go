@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -34,11 +35,18 @@ func FuzzPineconeREST(f *testing.F) {
 		`{"filter":{"user_id":{"$eq":"a"}},"setMetadata":{"owner":"b"},"namespace":"team"}`,
 		`{"ids":["a","b"],"deleteAll":false,"namespace":"__default__"}`,
 		`{"vectors":[{"id":"a\u0041","metadata":{"user_\u0069d":"x","user_id":"y"}}]}`,
-		`{"vectors":[{"id":1}]}`, `[]`, `{`, ``,
+		`{"vectors":[{"id":1}]}`, `[]`, `{`, ``, `[1,[2,"]"],[[3]],{"a":[4]}]`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		if json.Valid(body) {
+			doc := string(body)
+			v := skipSpace(doc, 0)
+			if got, want := skipJSON(doc, v), skipValue(doc, v); got != want {
+				t.Fatalf("skipJSON = %d, skipValue = %d", got, want)
+			}
+		}
 		for _, r := range []*PineconeRules{pcRules(t), pcRulesAny(t)} {
 			for _, fn := range []func(*PineconeRules, []byte) ([]Tag, error){
 				(*PineconeRules).UpsertREST, (*PineconeRules).UpdateREST, (*PineconeRules).DeleteREST,

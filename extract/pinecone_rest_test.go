@@ -193,3 +193,13 @@ func TestPineconeREST_EmptyIDsAreErrors(t *testing.T) {
 	_, err = r.DeleteGRPC(pbDelete([]string{"a", ""}, false, pbAbsent, nil))
 	assert.ErrorContains(t, err, "ids[1]")
 }
+
+func TestSkipJSON_SameAsSkipValue(t *testing.T) {
+	for _, doc := range []string{
+		`[]`, `[1,2.5e-3,-4]`, `[ 1 , 2 ] `, `[[1,2],[3]]`, `[1,[2,"]"],3]`, `["a]",1]`,
+		`{"values":[1,2],"x":{"y":[3,{"z":"]"}]}}`, `[[[[1]]],[[2,[3]]]]`, `{"a":[true,null,false]}`,
+		`[{"id":"a","values":[1,2]},{"id":"b","values":[3]}]`, `"str"`, `12`, `null`,
+	} {
+		assert.Equal(t, skipValue(doc, 0), skipJSON(doc, 0), doc)
+	}
+}

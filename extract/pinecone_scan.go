@@ -40,7 +40,7 @@ func (m *jsonMembers) next() (key string, v int, ok bool) {
 	kEnd := skipString(m.doc, i)
 	key = m.doc[i:kEnd]
 	v = skipSpace(m.doc, skipSpace(m.doc, kEnd)+1) // past ':'
-	i = skipSpace(m.doc, skipValue(m.doc, v))
+	i = skipSpace(m.doc, skipJSON(m.doc, v))
 	if m.doc[i] == ',' {
 		i++
 	}
@@ -66,7 +66,7 @@ func (e *jsonElements) next() (v int, ok bool) {
 	if e.doc[v] == ']' {
 		return 0, false
 	}
-	i := skipSpace(e.doc, skipValue(e.doc, v))
+	i := skipSpace(e.doc, skipJSON(e.doc, v))
 	if e.doc[i] == ',' {
 		i++
 	}
@@ -163,4 +163,61 @@ func validJSONObject(body []byte) (doc string, v int, ok bool) {
 	doc = bytesView(body)
 	v = skipSpace(doc, 0)
 	return doc, v, doc[v] == '{'
+}
+
+// skipJSON returns the index just past the value at doc[v] (valid JSON),
+// as skipValue does, but steps over arrays holding no strings, arrays or
+// objects — vector values, dense and sparse — with a byte search for their
+// closing ']' instead of looking at each byte. A search that finds a string,
+// array or object first is not tried again before the ']' it reached, so
+// each byte is searched at most once.
+func skipJSON(doc string, v int) int {
+	if c := doc[v]; c != '[' && c != '{' {
+		return skipValue(doc, v)
+	}
+	depth := 0
+	noFlatBefore := 0
+	for i := v; i < len(doc); i++ {
+		switch doc[i] {
+		case '"':
+			i = skipString(doc, i) - 1
+		case '[':
+			if i >= noFlatBefore {
+				end, flat := skipFlatArray(doc, i)
+				if flat {
+					if depth == 0 {
+						return end
+					}
+					i = end - 1
+					continue
+				}
+				noFlatBefore = end
+			}
+			depth++
+		case '{':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(doc)
+}
+
+// skipFlatArray returns the index just past the array at doc[v] and true
+// if the array holds only scalars other than strings; otherwise the index
+// of the first ']' after v and false.
+func skipFlatArray(doc string, v int) (int, bool) {
+	e := strings.IndexByte(doc[v:], ']')
+	if e < 0 {
+		return len(doc), false
+	}
+	e += v
+	seg := doc[v+1 : e]
+	if strings.IndexByte(seg, '"') >= 0 || strings.IndexByte(seg, '[') >= 0 || strings.IndexByte(seg, '{') >= 0 {
+		return e, false
+	}
+	return e + 1, true
 }
