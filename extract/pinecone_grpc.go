@@ -88,7 +88,7 @@ func (r *PineconeRules) UpsertGRPC(msg []byte) ([]Tag, error) {
 		return nil, grpcErr("upsert", p.err)
 	}
 	fields, covered := r.fields(ns)
-	if !covered {
+	if !covered || count == 0 {
 		return nil, nil
 	}
 	table := r.table(ns)

@@ -66,7 +66,7 @@ func TestUpsertGRPC(t *testing.T) {
 		{"uncovered namespace", false, pbUpsert("other", pbVector("a", 4, alice)), nil},
 		{"* covers a namespace without its own rule", true, pbUpsert("other", pbVector("a", 4, alice)),
 			[]Tag{{Table: "docs/other", Op: OpWrite, ID: "a", Subjects: []string{"alice"}}}},
-		{"empty request", false, nil, []Tag{}},
+		{"empty request", false, nil, nil},
 	}, (*PineconeRules).UpsertGRPC)
 }
 
