@@ -39,7 +39,8 @@
 // transport takes the whole request body the relay captured: UpsertREST,
 // UpdateREST, DeleteREST and UpsertRecordsREST (NDJSON) in
 // pinecone_rest.go and pinecone_records.go; UpsertGRPC, UpdateGRPC and
-// DeleteGRPC (one protobuf message, unframed) in pinecone_grpc.go. Bodies
+// DeleteGRPC (one protobuf message, unframed) in pinecone_grpc.go, with
+// metadata Structs read in pinecone_struct.go. Bodies
 // are walked, not decoded, so vector values are never parsed. Updates by
 // metadata filter that set a subject field and bulk imports are
 // unattributed; deletes other than by id yield nothing.
