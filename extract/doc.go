@@ -32,4 +32,16 @@
 // writes to relations whose triggers or rules do (serverside.go). Only the
 // statement the client sends is read: the catalog says what the server
 // will run.
+//
+// Pinecone writes are tagged by PineconeRules (pinecone.go), built from an
+// index's namespaces and the metadata fields that hold subjects; tags name
+// the record as "<index>/<namespace>" and its id. One method per write and
+// transport takes the whole request body the relay captured: UpsertREST,
+// UpdateREST, DeleteREST and UpsertRecordsREST (NDJSON) in
+// pinecone_rest.go and pinecone_records.go; UpsertGRPC, UpdateGRPC and
+// DeleteGRPC (one protobuf message, unframed) in pinecone_grpc.go, with
+// metadata Structs read in pinecone_struct.go. Bodies
+// are walked, not decoded, so vector values are never parsed. Updates by
+// metadata filter that set a subject field and bulk imports are
+// unattributed; deletes other than by id yield nothing.
 package extract

@@ -1,0 +1,141 @@
+package extract
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// DefaultNamespace is the canonical name of Pinecone's default namespace.
+// Clients name it "" or "__default__", or leave the namespace out; all three
+// are the same namespace and tags name it "__default__".
+const DefaultNamespace = "__default__"
+
+// AnyNamespace as a key of NewPineconeRules' map gives the subject fields of
+// every namespace without a rule of its own.
+const AnyNamespace = "*"
+
+// PineconeRules says which metadata fields of which namespaces of one
+// Pinecone index hold data subjects. Its methods turn the body of one write
+// request into tags; they are pure and safe for concurrent use.
+//
+// Tags name the record as Table "<index>/<namespace>" (the canonical
+// namespace) and ID the record id. Subjects are the values of the subject
+// fields in the record's metadata: a string as it is, a number in its JSON
+// text form (what PostgreSQL's ->> gives), each string of a list; other
+// values (booleans, null, objects) and absent fields give none, and the
+// record is still tagged OpWrite with no subjects, as a table row with no
+// subject is. A namespace no rule covers yields no tags, as a table with no
+// rule does.
+//
+// What each operation yields:
+//
+//   - upsert (REST and gRPC) and records upsert (NDJSON): one OpWrite per
+//     record.
+//   - update by id whose setMetadata sets a subject field: one OpWrite with
+//     the subjects of the fields it sets (fields it leaves alone keep their
+//     values, which earlier writes tagged); by id setting no subject field:
+//     nothing, the record's subjects do not change; by filter setting a
+//     subject field: one OpUnattributed, since which records match is known
+//     only to the store; by filter otherwise, or a dry run: nothing.
+//   - delete by ids: one OpDelete per id. Delete all and delete by filter
+//     yield nothing: they add no personal data, and forgetting a subject
+//     checks the store itself rather than trusting the ledger's view of
+//     deletes. DELETE /namespaces/{namespace} yields nothing for the same
+//     reason, and has no function here.
+//   - bulk import: one OpUnattributed (BulkImport); the records are in
+//     files the proxy never sees.
+//
+// The request bodies are walked, not decoded: vector values (dense and
+// sparse) are skipped without being read as numbers, so the cost of a
+// request does not grow with its dimension beyond one pass over its bytes.
+// Errors name the field and the position of the bad part, never its value:
+// ids and metadata are personal data and errors reach logs.
+type PineconeRules struct {
+	index      string
+	namespaces map[string][]string // canonical namespace → subject fields
+	any        []string            // fields for namespaces without a rule; nil if none
+}
+
+// NewPineconeRules builds the rules of the index named index from a map of
+// namespace to its metadata subject fields. The key AnyNamespace ("*")
+// covers every namespace without its own key; "" and "__default__" are the
+// same namespace and may not both appear.
+func NewPineconeRules(index string, namespaces map[string][]string) (*PineconeRules, error) {
+	if index == "" {
+		return nil, errors.New("extract: pinecone rules need the index name")
+	}
+	r := &PineconeRules{index: index, namespaces: make(map[string][]string, len(namespaces))}
+	for ns, fields := range namespaces {
+		if len(fields) == 0 {
+			return nil, fmt.Errorf("extract: pinecone index %q namespace %q has no subject fields; name at least one metadata field", index, ns)
+		}
+		for i, f := range fields {
+			if f == "" {
+				return nil, fmt.Errorf("extract: pinecone index %q namespace %q: subject field %d is empty; name a metadata field", index, ns, i+1)
+			}
+		}
+		fields = slices.Clone(fields)
+		if ns == AnyNamespace {
+			r.any = fields
+			continue
+		}
+		c := canonicalNamespace(ns)
+		if _, dup := r.namespaces[c]; dup {
+			return nil, fmt.Errorf("extract: pinecone index %q has rules for both \"\" and %q, which are the same namespace; keep one", index, DefaultNamespace)
+		}
+		r.namespaces[c] = fields
+	}
+	return r, nil
+}
+
+// Index is the name of the index the rules are for.
+func (r *PineconeRules) Index() string { return r.index }
+
+// Covers reports whether namespace has subject fields (its own or "*"'s).
+func (r *PineconeRules) Covers(namespace string) bool {
+	_, ok := r.fields(canonicalNamespace(namespace))
+	return ok
+}
+
+// BulkImport is the tag of POST /bulk/imports: one OpUnattributed for the
+// whole index (Table "<index>/*"), since the imported records, and the
+// namespaces they go to, are in files the proxy never sees.
+func (r *PineconeRules) BulkImport() []Tag {
+	return []Tag{{
+		Table:  r.index + "/" + AnyNamespace,
+		Op:     OpUnattributed,
+		Reason: "a bulk import writes records from files Lethe cannot read; upsert the records through the proxy instead",
+	}}
+}
+
+// fields returns the subject fields of the canonical namespace ns.
+func (r *PineconeRules) fields(ns string) ([]string, bool) {
+	if f, ok := r.namespaces[ns]; ok {
+		return f, true
+	}
+	return r.any, r.any != nil
+}
+
+func (r *PineconeRules) table(ns string) string {
+	return r.index + "/" + ns
+}
+
+// canonicalNamespace maps the spellings of the default namespace to one.
+func canonicalNamespace(ns string) string {
+	if ns == "" {
+		return DefaultNamespace
+	}
+	return ns
+}
+
+// formatSubjectNumber renders a metadata number as PostgreSQL's ->> renders
+// a JSON number: integers without a fraction or exponent.
+func formatSubjectNumber(f float64) (string, bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) { // not JSON numbers
+		return "", false
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64), true
+}

@@ -1,0 +1,108 @@
+package extract
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// checkPineconeTags holds for every successful extraction: tags name the
+// index, and writes and deletes name their record.
+func checkPineconeTags(t *testing.T, tags []Tag) {
+	for _, tag := range tags {
+		if !strings.HasPrefix(tag.Table, "docs/") {
+			t.Fatalf("tag table %q does not name the index", tag.Table)
+		}
+		switch tag.Op {
+		case OpWrite, OpDelete:
+			if tag.ID == "" {
+				t.Fatalf("op %d tag without id", tag.Op)
+			}
+		case OpUnattributed:
+			if tag.Reason == "" {
+				t.Fatal("unattributed tag without reason")
+			}
+		default:
+			t.Fatalf("unknown op %d", tag.Op)
+		}
+	}
+}
+
+func FuzzPineconeREST(f *testing.F) {
+	for _, s := range []string{
+		`{"vectors":[{"id":"a","values":[0.1,2e-3],"sparseValues":{"indices":[1],"values":[0.5]},"metadata":{"user_id":"alice","n":[1,"x"]}}],"namespace":"team"}`,
+		`{"id":"a","setMetadata":{"user_id":["a","b"],"owner":3},"namespace":"","dryRun":false}`,
+		`{"filter":{"user_id":{"$eq":"a"}},"setMetadata":{"owner":"b"},"namespace":"team"}`,
+		`{"ids":["a","b"],"deleteAll":false,"namespace":"__default__"}`,
+		`{"vectors":[{"id":"a\u0041","metadata":{"user_\u0069d":"x","user_id":"y"}}]}`,
+		`{"vectors":[{"id":1}]}`, `[]`, `{`, ``, `[1,[2,"]"],[[3]],{"a":[4]}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if json.Valid(body) {
+			doc := string(body)
+			v := skipSpace(doc, 0)
+			if got, want := skipJSON(doc, v), skipValue(doc, v); got != want {
+				t.Fatalf("skipJSON = %d, skipValue = %d", got, want)
+			}
+		}
+		for _, r := range []*PineconeRules{pcRules(t), pcRulesAny(t)} {
+			for _, fn := range []func(*PineconeRules, []byte) ([]Tag, error){
+				(*PineconeRules).UpsertREST, (*PineconeRules).UpdateREST, (*PineconeRules).DeleteREST,
+			} {
+				tags, err := fn(r, body)
+				if err == nil {
+					checkPineconeTags(t, tags)
+				}
+			}
+		}
+	})
+}
+
+func FuzzPineconeRecords(f *testing.F) {
+	for _, s := range []string{
+		"{\"_id\":\"a\",\"chunk_text\":\"hi\",\"user_id\":\"alice\"}\n{\"id\":\"b\",\"owner\":2,\"members\":[\"x\"]}\n",
+		"\r\n\n{\"_id\":\"a\"}", "{\"_id\":", "[1]\n", "",
+	} {
+		f.Add(s, []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, ns string, body []byte) {
+		for _, r := range []*PineconeRules{pcRules(t), pcRulesAny(t)} {
+			for _, n := range []string{"", "team", ns} {
+				tags, err := r.UpsertRecordsREST(n, body)
+				if err == nil {
+					checkPineconeTags(t, tags)
+				}
+			}
+		}
+	})
+}
+
+func FuzzPineconeGRPC(f *testing.F) {
+	meta := pbStruct(pbEntry("user_id", pbValueString("alice")), pbEntry("members", pbValueList(pbValueString("x"), pbValueNumber(1))),
+		pbEntry("owner", pbValueNumber(3)))
+	for _, s := range [][]byte{
+		pbUpsert("team", pbVector("a", 3, meta), pbVector("b", 2, nil)),
+		pbUpsert(pbAbsent, pbVector("a", 3, meta)),
+		pbUpdate("a", meta, "", nil, false),
+		pbUpdate("", meta, "team", pbStruct(pbEntry("g", pbValueBool(true))), false),
+		pbUpdate("", meta, "team", nil, true),
+		pbDelete([]string{"a", "b"}, true, "team", meta),
+		{0x80}, {0x0a, 0x05}, nil,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		for _, r := range []*PineconeRules{pcRules(t), pcRulesAny(t)} {
+			for _, fn := range []func(*PineconeRules, []byte) ([]Tag, error){
+				(*PineconeRules).UpsertGRPC, (*PineconeRules).UpdateGRPC, (*PineconeRules).DeleteGRPC,
+			} {
+				tags, err := fn(r, msg)
+				if err == nil {
+					checkPineconeTags(t, tags)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,68 @@
+package extract
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// UpsertRecordsREST tags the body of POST /records/namespaces/{namespace}/upsert:
+// NDJSON, one object per line with the record's id in "_id" or "id" and its
+// other fields flat beside it (they become its metadata). namespace is the
+// path's. Each line is one OpWrite whose subjects come from the top-level
+// fields. Blank lines are skipped.
+func (r *PineconeRules) UpsertRecordsREST(namespace string, body []byte) ([]Tag, error) {
+	ns := canonicalNamespace(namespace)
+	fields, covered := r.fields(ns)
+	if !covered {
+		return nil, nil
+	}
+	table := r.table(ns)
+	var tags []Tag
+	for n := 1; len(body) > 0; n++ {
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if !json.Valid(line) {
+			return nil, fmt.Errorf("extract: pinecone records upsert: line %d is not valid JSON", n)
+		}
+		doc := bytesView(line)
+		v := skipSpace(doc, 0)
+		if doc[v] != '{' {
+			return nil, fmt.Errorf("extract: pinecone records upsert: line %d is not a JSON object", n)
+		}
+		underscoreID, plainID := -1, -1
+		for m := membersOf(doc, v); ; {
+			key, fv, ok := m.next()
+			if !ok {
+				break
+			}
+			switch {
+			case jsonStringIs(key, "_id"):
+				underscoreID = fv
+			case jsonStringIs(key, "id"):
+				plainID = fv
+			}
+		}
+		id := underscoreID // "_id" wins when a line has both
+		if id < 0 {
+			id = plainID
+		}
+		if id < 0 || doc[id] != '"' || doc[id+1] == '"' {
+			return nil, fmt.Errorf("extract: pinecone records upsert: line %d has no non-empty string \"_id\" or \"id\"", n)
+		}
+		tags = append(tags, Tag{
+			Table:    table,
+			Op:       OpWrite,
+			ID:       ownedJSONString(doc[id:skipString(doc, id)]),
+			Subjects: jsonObjectSubjects(doc, v, fields, nil),
+		})
+	}
+	return tags, nil
+}

@@ -1,0 +1,218 @@
+package extract
+
+import (
+	"fmt"
+)
+
+// The Pinecone REST data plane's write bodies (see FACTS.md, "Pinecone data
+// plane"). Keys are matched exactly as Pinecone spells them; values and
+// sparseValues are stepped over unread.
+
+// UpsertREST tags the body of POST /vectors/upsert,
+// {"vectors": [{"id", "values", "sparseValues", "metadata"}], "namespace"}:
+// one OpWrite per vector.
+func (r *PineconeRules) UpsertREST(body []byte) ([]Tag, error) {
+	doc, root, ok := validJSONObject(body)
+	if !ok {
+		return nil, errNotJSONObject("upsert")
+	}
+	vectors := -1
+	ns := DefaultNamespace
+	for m := membersOf(doc, root); ; {
+		key, v, ok := m.next()
+		if !ok {
+			break
+		}
+		switch {
+		case jsonStringIs(key, "vectors"):
+			vectors = v
+		case jsonStringIs(key, "namespace"):
+			var err error
+			if ns, err = restNamespace(doc, v, "upsert"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	fields, covered := r.fields(ns)
+	if !covered {
+		return nil, nil
+	}
+	if vectors < 0 || doc[vectors] != '[' {
+		return nil, fmt.Errorf("extract: pinecone upsert body has no \"vectors\" array")
+	}
+	table := r.table(ns)
+	var tags []Tag
+	for e, n := elementsOf(doc, vectors), 0; ; n++ {
+		vec, ok := e.next()
+		if !ok {
+			break
+		}
+		if doc[vec] != '{' {
+			return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d] is not an object", n)
+		}
+		id, meta := -1, -1
+		for m := membersOf(doc, vec); ; {
+			key, v, ok := m.next()
+			if !ok {
+				break
+			}
+			switch {
+			case jsonStringIs(key, "id"):
+				id = v
+			case jsonStringIs(key, "metadata"):
+				meta = v
+			}
+		}
+		if id < 0 || doc[id] != '"' || doc[id+1] == '"' {
+			return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d] has no string \"id\" (or an empty one)", n)
+		}
+		t := Tag{Table: table, Op: OpWrite, ID: ownedJSONString(doc[id:skipString(doc, id)])}
+		if meta >= 0 && !isJSONNull(doc, meta) {
+			if doc[meta] != '{' {
+				return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d].metadata is not an object", n)
+			}
+			t.Subjects = jsonObjectSubjects(doc, meta, fields, nil)
+		}
+		tags = append(tags, t)
+	}
+	return tags, nil
+}
+
+// UpdateREST tags the body of POST /vectors/update, {"id", "values",
+// "sparseValues", "setMetadata", "namespace", "filter", "dryRun"}: see
+// PineconeRules for what an update yields.
+func (r *PineconeRules) UpdateREST(body []byte) ([]Tag, error) {
+	doc, root, ok := validJSONObject(body)
+	if !ok {
+		return nil, errNotJSONObject("update")
+	}
+	id, set := -1, -1
+	ns := DefaultNamespace
+	dryRun := false
+	for m := membersOf(doc, root); ; {
+		key, v, ok := m.next()
+		if !ok {
+			break
+		}
+		switch {
+		case jsonStringIs(key, "id"):
+			if isJSONNull(doc, v) {
+				continue
+			}
+			if doc[v] != '"' {
+				return nil, fmt.Errorf("extract: pinecone update: \"id\" is not a string")
+			}
+			id = v
+		case jsonStringIs(key, "setMetadata"):
+			if isJSONNull(doc, v) {
+				continue
+			}
+			if doc[v] != '{' {
+				return nil, fmt.Errorf("extract: pinecone update: \"setMetadata\" is not an object")
+			}
+			set = v
+		case jsonStringIs(key, "namespace"):
+			var err error
+			if ns, err = restNamespace(doc, v, "update"); err != nil {
+				return nil, err
+			}
+		case jsonStringIs(key, "dryRun"):
+			if isJSONNull(doc, v) {
+				continue
+			}
+			b, ok := jsonBool(doc, v)
+			if !ok {
+				return nil, fmt.Errorf("extract: pinecone update: \"dryRun\" is not a boolean")
+			}
+			dryRun = b
+		}
+	}
+	fields, covered := r.fields(ns)
+	if !covered || dryRun || set < 0 || !jsonObjectNames(doc, set, fields) {
+		return nil, nil
+	}
+	if id < 0 || doc[id+1] == '"' { // no id, or "": an update by filter
+		return []Tag{r.unattributedUpdate(ns, fields)}, nil
+	}
+	return []Tag{{
+		Table:    r.table(ns),
+		Op:       OpWrite,
+		ID:       ownedJSONString(doc[id:skipString(doc, id)]),
+		Subjects: jsonObjectSubjects(doc, set, fields, nil),
+	}}, nil
+}
+
+// DeleteREST tags the body of POST /vectors/delete, {"ids", "deleteAll",
+// "namespace", "filter"}: one OpDelete per id. Deletes of all records or by
+// filter yield nothing (see PineconeRules).
+func (r *PineconeRules) DeleteREST(body []byte) ([]Tag, error) {
+	doc, root, ok := validJSONObject(body)
+	if !ok {
+		return nil, errNotJSONObject("delete")
+	}
+	ids := -1
+	ns := DefaultNamespace
+	for m := membersOf(doc, root); ; {
+		key, v, ok := m.next()
+		if !ok {
+			break
+		}
+		switch {
+		case jsonStringIs(key, "ids"):
+			if isJSONNull(doc, v) {
+				continue
+			}
+			if doc[v] != '[' {
+				return nil, fmt.Errorf("extract: pinecone delete: \"ids\" is not an array")
+			}
+			ids = v
+		case jsonStringIs(key, "namespace"):
+			var err error
+			if ns, err = restNamespace(doc, v, "delete"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if _, covered := r.fields(ns); !covered || ids < 0 {
+		return nil, nil
+	}
+	table := r.table(ns)
+	var tags []Tag
+	for e, n := elementsOf(doc, ids), 0; ; n++ {
+		v, ok := e.next()
+		if !ok {
+			break
+		}
+		if doc[v] != '"' || doc[v+1] == '"' {
+			return nil, fmt.Errorf("extract: pinecone delete: ids[%d] is not a non-empty string", n)
+		}
+		tags = append(tags, Tag{Table: table, Op: OpDelete, ID: ownedJSONString(doc[v:skipString(doc, v)])})
+	}
+	return tags, nil
+}
+
+// restNamespace reads the "namespace" member at doc[v]: a string, or null
+// for the default namespace.
+func restNamespace(doc string, v int, op string) (string, error) {
+	if isJSONNull(doc, v) {
+		return DefaultNamespace, nil
+	}
+	if doc[v] != '"' {
+		return "", fmt.Errorf("extract: pinecone %s: \"namespace\" is not a string", op)
+	}
+	return canonicalNamespace(ownedJSONString(doc[v:skipString(doc, v)])), nil
+}
+
+func errNotJSONObject(op string) error {
+	return fmt.Errorf("extract: pinecone %s body is not a valid JSON object", op)
+}
+
+// unattributedUpdate is the tag of an update by filter that sets a subject
+// field: the records it changes are known only to the store.
+func (r *PineconeRules) unattributedUpdate(ns string, fields []string) Tag {
+	return Tag{
+		Table:  r.table(ns),
+		Op:     OpUnattributed,
+		Reason: fmt.Sprintf("an update by metadata filter sets a subject field (one of %q), so which records it moves is known only to Pinecone; update by id instead", fields),
+	}
+}

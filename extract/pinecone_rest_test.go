@@ -1,0 +1,205 @@
+package extract
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type pcCase struct {
+	name string
+	any  bool // use pcRulesAny instead of pcRules
+	body string
+	want []Tag
+}
+
+func runPCCases(t *testing.T, cases []pcCase, fn func(*PineconeRules, []byte) ([]Tag, error)) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := pcRules(t)
+			if c.any {
+				r = pcRulesAny(t)
+			}
+			tags, err := fn(r, []byte(c.body))
+			require.NoError(t, err)
+			assert.Equal(t, c.want, tags)
+		})
+	}
+}
+
+func TestUpsertREST(t *testing.T) {
+	runPCCases(t, []pcCase{
+		{"absent namespace is the default", false,
+			`{"vectors":[{"id":"a","values":[0.1,0.2],"metadata":{"user_id":"alice","text":"hi"}}]}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"alice"}}}},
+		{"empty namespace is the default", false,
+			`{"namespace":"","vectors":[{"id":"a","values":[0.1],"metadata":{"user_id":"alice"}}]}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"alice"}}}},
+		{"__default__ namespace, after the vectors", false,
+			`{"vectors":[{"id":"a","values":[0.1],"metadata":{"user_id":"alice"}}],"namespace":"__default__"}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"alice"}}}},
+		{"null namespace is the default", false,
+			`{"namespace":null,"vectors":[{"id":"a","metadata":{"user_id":"alice"}}]}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"alice"}}}},
+		{"several vectors, sparse values skipped", false,
+			`{"vectors":[{"id":"a","values":[1e-3,-2.5E+2],"sparseValues":{"indices":[1,2],"values":[0.5,0.25]},"metadata":{"user_id":"alice"}},
+			  {"id":"b","values":[],"metadata":{"user_id":"bob"}}]}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"alice"}},
+				{Table: "docs/__default__", Op: OpWrite, ID: "b", Subjects: []string{"bob"}}}},
+		{"number subject in its JSON text form", false,
+			`{"vectors":[{"id":"a","metadata":{"user_id":42}},{"id":"b","metadata":{"user_id":1.50}}]}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"42"}},
+				{Table: "docs/__default__", Op: OpWrite, ID: "b", Subjects: []string{"1.50"}}}},
+		{"list of strings gives several subjects; two subject fields", false,
+			`{"namespace":"team","vectors":[{"id":"a","metadata":{"members":["bob","carol"],"owner":"alice"}}]}`,
+			[]Tag{{Table: "docs/team", Op: OpWrite, ID: "a", Subjects: []string{"alice", "bob", "carol"}}}},
+		{"no subject, bool, null, object: tagged without subjects", false,
+			`{"vectors":[{"id":"a","values":[1]},{"id":"b","metadata":{"user_id":true}},{"id":"c","metadata":{"user_id":null}},{"id":"d","metadata":{"user_id":{"x":"y"}}},{"id":"e","metadata":null}]}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a"}, {Table: "docs/__default__", Op: OpWrite, ID: "b"},
+				{Table: "docs/__default__", Op: OpWrite, ID: "c"}, {Table: "docs/__default__", Op: OpWrite, ID: "d"},
+				{Table: "docs/__default__", Op: OpWrite, ID: "e"}}},
+		{"duplicate key: the last counts", false,
+			`{"vectors":[{"id":"a","metadata":{"user_id":"old","user_id":"new"}}]}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"new"}}}},
+		{"escaped strings decoded", false,
+			`{"vectors":[{"id":"a\"1","metadata":{"user_\u0069d":"al\u00efce"}}]}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a\"1", Subjects: []string{"alïce"}}}},
+		{"uncovered namespace yields nothing", false,
+			`{"namespace":"other","vectors":[{"id":"a","metadata":{"user_id":"alice"}}]}`,
+			nil},
+		{"* covers a namespace without its own rule", true,
+			`{"namespace":"other","vectors":[{"id":"a","metadata":{"user_id":"alice","owner":"x"}}]}`,
+			[]Tag{{Table: "docs/other", Op: OpWrite, ID: "a", Subjects: []string{"alice"}}}},
+		{"a namespace's own rule wins over *", true,
+			`{"namespace":"team","vectors":[{"id":"a","metadata":{"user_id":"alice","owner":"olga"}}]}`,
+			[]Tag{{Table: "docs/team", Op: OpWrite, ID: "a", Subjects: []string{"olga"}}}},
+		{"* covers the default namespace", true,
+			`{"vectors":[{"id":"a","metadata":{"user_id":"alice"}}]}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"alice"}}}},
+	}, (*PineconeRules).UpsertREST)
+}
+
+func TestUpdateREST(t *testing.T) {
+	runPCCases(t, []pcCase{
+		{"by id, setMetadata moves the record to another subject", false,
+			`{"id":"a","values":[0.5],"setMetadata":{"user_id":"bob","text":"x"}}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"bob"}}}},
+		{"by id, namespace __default__, number subject", false,
+			`{"id":"a","setMetadata":{"user_id":7},"namespace":"__default__"}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"7"}}}},
+		{"by id, setting a subject field to a non-subject value", false,
+			`{"id":"a","setMetadata":{"user_id":false}}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a"}}},
+		{"by id, list subject in a namespace with two fields", false,
+			`{"id":"a","setMetadata":{"members":["x","y"]},"namespace":"team"}`,
+			[]Tag{{Table: "docs/team", Op: OpWrite, ID: "a", Subjects: []string{"x", "y"}}}},
+		{"by id, no subject field set", false,
+			`{"id":"a","values":[1,2],"setMetadata":{"text":"x"}}`, nil},
+		{"by id, values only", false, `{"id":"a","values":[1,2],"sparseValues":{"indices":[1],"values":[2]}}`, nil},
+		{"by filter setting a subject field is unattributed", false,
+			`{"filter":{"user_id":{"$eq":"alice"}},"setMetadata":{"user_id":"bob"}}`,
+			[]Tag{{Table: "docs/__default__", Op: OpUnattributed, Reason: pcRules(t).unattributedUpdate("__default__", []string{"user_id"}).Reason}}},
+		{"by filter with an empty id", false,
+			`{"id":"","filter":{"genre":"x"},"setMetadata":{"user_id":"bob"}}`,
+			[]Tag{{Table: "docs/__default__", Op: OpUnattributed, Reason: pcRules(t).unattributedUpdate("__default__", []string{"user_id"}).Reason}}},
+		{"by filter setting no subject field", false,
+			`{"filter":{"user_id":"alice"},"setMetadata":{"text":"x"}}`, nil},
+		{"dry run", false,
+			`{"filter":{"genre":"x"},"setMetadata":{"user_id":"bob"},"dryRun":true}`, nil},
+		{"dry run false is a real update", false,
+			`{"id":"a","setMetadata":{"user_id":"bob"},"dryRun":false}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"bob"}}}},
+		{"uncovered namespace", false, `{"id":"a","setMetadata":{"user_id":"bob"},"namespace":"other"}`, nil},
+		{"* covers", true, `{"id":"a","setMetadata":{"user_id":"bob"},"namespace":"other"}`,
+			[]Tag{{Table: "docs/other", Op: OpWrite, ID: "a", Subjects: []string{"bob"}}}},
+	}, (*PineconeRules).UpdateREST)
+}
+
+func TestDeleteREST(t *testing.T) {
+	runPCCases(t, []pcCase{
+		{"by ids", false, `{"ids":["a","b"]}`,
+			[]Tag{{Table: "docs/__default__", Op: OpDelete, ID: "a"}, {Table: "docs/__default__", Op: OpDelete, ID: "b"}}},
+		{"by ids in a namespace", false, `{"ids":["a"],"namespace":"team"}`,
+			[]Tag{{Table: "docs/team", Op: OpDelete, ID: "a"}}},
+		{"by ids, empty namespace", false, `{"ids":["a"],"namespace":""}`,
+			[]Tag{{Table: "docs/__default__", Op: OpDelete, ID: "a"}}},
+		{"delete all yields nothing", false, `{"deleteAll":true,"namespace":"team"}`, nil},
+		{"by filter yields nothing", false, `{"filter":{"user_id":"alice"}}`, nil},
+		{"uncovered namespace", false, `{"ids":["a"],"namespace":"other"}`, nil},
+		{"* covers", true, `{"ids":["a"],"namespace":"other"}`, []Tag{{Table: "docs/other", Op: OpDelete, ID: "a"}}},
+	}, (*PineconeRules).DeleteREST)
+}
+
+func TestPineconeREST_MalformedBodiesAreErrorsWithoutValues(t *testing.T) {
+	const secret = "s3cret-subject"
+	cases := []struct {
+		name string
+		fn   func(*PineconeRules, []byte) ([]Tag, error)
+		body string
+		says string
+	}{
+		{"upsert not JSON", (*PineconeRules).UpsertREST, `{"vectors":[{"id":"s3cret-subject"`, "not a valid JSON object"},
+		{"upsert not an object", (*PineconeRules).UpsertREST, `["s3cret-subject"]`, "not a valid JSON object"},
+		{"upsert no vectors", (*PineconeRules).UpsertREST, `{"vector":"s3cret-subject"}`, `"vectors"`},
+		{"upsert vectors not an array", (*PineconeRules).UpsertREST, `{"vectors":{"id":"s3cret-subject"}}`, `"vectors"`},
+		{"upsert vector not an object", (*PineconeRules).UpsertREST, `{"vectors":[{"id":"a"},"s3cret-subject"]}`, "vectors[1]"},
+		{"upsert id not a string", (*PineconeRules).UpsertREST, `{"vectors":[{"id":["s3cret-subject"]}]}`, "vectors[0]"},
+		{"upsert missing id", (*PineconeRules).UpsertREST, `{"vectors":[{"metadata":{"user_id":"s3cret-subject"}}]}`, "vectors[0]"},
+		{"upsert metadata not an object", (*PineconeRules).UpsertREST, `{"vectors":[{"id":"a","metadata":"s3cret-subject"}]}`, "vectors[0].metadata"},
+		{"upsert namespace not a string", (*PineconeRules).UpsertREST, `{"namespace":["s3cret-subject"],"vectors":[]}`, `"namespace"`},
+		{"update not JSON", (*PineconeRules).UpdateREST, `s3cret-subject`, "not a valid JSON object"},
+		{"update id not a string", (*PineconeRules).UpdateREST, `{"id":{"s3cret-subject":1}}`, `"id"`},
+		{"update setMetadata not an object", (*PineconeRules).UpdateREST, `{"id":"a","setMetadata":"s3cret-subject"}`, `"setMetadata"`},
+		{"update dryRun not a boolean", (*PineconeRules).UpdateREST, `{"id":"a","dryRun":"s3cret-subject"}`, `"dryRun"`},
+		{"delete ids not an array", (*PineconeRules).DeleteREST, `{"ids":"s3cret-subject"}`, `"ids"`},
+		{"delete id not a string", (*PineconeRules).DeleteREST, `{"ids":["a",{"s3cret-subject":1}]}`, "ids[1]"},
+		{"delete namespace not a string", (*PineconeRules).DeleteREST, `{"ids":["a"],"namespace":{"s3cret-subject":1}}`, `"namespace"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tags, err := c.fn(pcRules(t), []byte(c.body))
+			require.Error(t, err)
+			assert.Nil(t, tags)
+			assert.Contains(t, err.Error(), c.says)
+			assert.NotContains(t, err.Error(), secret)
+		})
+	}
+}
+
+// The relay reuses its buffers: tags must not share memory with the body.
+func TestPineconeREST_TagsDoNotAliasTheBody(t *testing.T) {
+	body := []byte(`{"vectors":[{"id":"abc","metadata":{"user_id":"alice"}},{"id":"d","metadata":{"user_id":12}}]}`)
+	tags, err := pcRules(t).UpsertREST(body)
+	require.NoError(t, err)
+	for i := range body {
+		body[i] = 'X'
+	}
+	assert.Equal(t, "abc", tags[0].ID)
+	assert.Equal(t, []string{"alice"}, tags[0].Subjects)
+	assert.Equal(t, []string{"12"}, tags[1].Subjects)
+	assert.Equal(t, "docs/__default__", tags[0].Table)
+}
+
+func TestPineconeREST_EmptyIDsAreErrors(t *testing.T) {
+	r := pcRules(t)
+	_, err := r.UpsertREST([]byte(`{"vectors":[{"id":""}]}`))
+	assert.ErrorContains(t, err, "vectors[0]")
+	_, err = r.DeleteREST([]byte(`{"ids":["a",""]}`))
+	assert.ErrorContains(t, err, "ids[1]")
+	_, err = r.UpsertRecordsREST("", []byte(`{"_id":""}`))
+	assert.ErrorContains(t, err, "line 1")
+	_, err = r.DeleteGRPC(pbDelete([]string{"a", ""}, false, pbAbsent, nil))
+	assert.ErrorContains(t, err, "ids[1]")
+}
+
+func TestSkipJSON_SameAsSkipValue(t *testing.T) {
+	for _, doc := range []string{
+		`[]`, `[1,2.5e-3,-4]`, `[ 1 , 2 ] `, `[[1,2],[3]]`, `[1,[2,"]"],3]`, `["a]",1]`,
+		`{"values":[1,2],"x":{"y":[3,{"z":"]"}]}}`, `[[[[1]]],[[2,[3]]]]`, `{"a":[true,null,false]}`,
+		`[{"id":"a","values":[1,2]},{"id":"b","values":[3]}]`, `"str"`, `12`, `null`,
+	} {
+		assert.Equal(t, skipValue(doc, 0), skipJSON(doc, 0), doc)
+	}
+}
