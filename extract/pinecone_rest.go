@@ -89,6 +89,7 @@ func (r *PineconeRules) UpdateREST(body []byte) ([]Tag, error) {
 	id, set := -1, -1
 	ns := DefaultNamespace
 	dryRun := false
+	var err error
 	for m := membersOf(doc, root); ; {
 		key, v, ok := m.next()
 		if !ok {
@@ -96,23 +97,14 @@ func (r *PineconeRules) UpdateREST(body []byte) ([]Tag, error) {
 		}
 		switch {
 		case jsonStringIs(key, "id"):
-			if isJSONNull(doc, v) {
-				continue
+			if id, err = jsonMember(doc, v, id, "update", "id", '"', "a string"); err != nil {
+				return nil, err
 			}
-			if doc[v] != '"' {
-				return nil, fmt.Errorf("extract: pinecone update: \"id\" is not a string")
-			}
-			id = v
 		case jsonStringIs(key, "setMetadata"):
-			if isJSONNull(doc, v) {
-				continue
+			if set, err = jsonMember(doc, v, set, "update", "setMetadata", '{', "an object"); err != nil {
+				return nil, err
 			}
-			if doc[v] != '{' {
-				return nil, fmt.Errorf("extract: pinecone update: \"setMetadata\" is not an object")
-			}
-			set = v
 		case jsonStringIs(key, "namespace"):
-			var err error
 			if ns, err = restNamespace(doc, v, "update"); err != nil {
 				return nil, err
 			}
@@ -152,6 +144,7 @@ func (r *PineconeRules) DeleteREST(body []byte) ([]Tag, error) {
 	}
 	ids := -1
 	ns := DefaultNamespace
+	var err error
 	for m := membersOf(doc, root); ; {
 		key, v, ok := m.next()
 		if !ok {
@@ -159,15 +152,10 @@ func (r *PineconeRules) DeleteREST(body []byte) ([]Tag, error) {
 		}
 		switch {
 		case jsonStringIs(key, "ids"):
-			if isJSONNull(doc, v) {
-				continue
+			if ids, err = jsonMember(doc, v, ids, "delete", "ids", '[', "an array"); err != nil {
+				return nil, err
 			}
-			if doc[v] != '[' {
-				return nil, fmt.Errorf("extract: pinecone delete: \"ids\" is not an array")
-			}
-			ids = v
 		case jsonStringIs(key, "namespace"):
-			var err error
 			if ns, err = restNamespace(doc, v, "delete"); err != nil {
 				return nil, err
 			}
@@ -215,4 +203,18 @@ func (r *PineconeRules) unattributedUpdate(ns string, fields []string) Tag {
 		Op:     OpUnattributed,
 		Reason: fmt.Sprintf("an update by metadata filter sets a subject field (one of %q), so which records it moves is known only to Pinecone; update by id instead", fields),
 	}
+}
+
+// jsonMember returns the position of a member's value, which must open
+// with open ('"', '{' or '[') or be null (then it returns was, the
+// position seen before); the error names the member and what it must be,
+// never its value.
+func jsonMember(doc string, v, was int, op, name string, open byte, kind string) (int, error) {
+	if isJSONNull(doc, v) {
+		return was, nil
+	}
+	if doc[v] != open {
+		return 0, fmt.Errorf("extract: pinecone %s: %q is not %s", op, name, kind)
+	}
+	return v, nil
 }

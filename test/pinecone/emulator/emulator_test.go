@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
+	"github.com/lethe-privacy/lethe/test/pinecone/sdktest"
 )
 
 func TestREST_WrongAPIKeyIs401WithPineconeErrorBody(t *testing.T) {
@@ -283,8 +284,8 @@ func TestREST_Namespaces(t *testing.T) {
 // REST also works over HTTP/2: with TLS through ALPN h2, and in cleartext
 // with prior knowledge, as a relay in front of the emulator may speak it.
 func TestREST_OverHTTP2(t *testing.T) {
-	cert := newTestCert(t)
-	_, tlsURL := startEmulator(t, emulator.Config{}, cert.server)
+	cert := sdktest.NewCert(t, "pinecone emulator test")
+	_, tlsURL := startEmulator(t, emulator.Config{}, cert.Server)
 	_, clearURL := startEmulator(t, emulator.Config{}, nil)
 	var h2c http.Protocols
 	h2c.SetUnencryptedHTTP2(true)
@@ -292,7 +293,7 @@ func TestREST_OverHTTP2(t *testing.T) {
 		url       string
 		transport *http.Transport
 	}{
-		"tls":       {tlsURL, &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cert.roots}, ForceAttemptHTTP2: true}},
+		"tls":       {tlsURL, &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cert.Roots}, ForceAttemptHTTP2: true}},
 		"cleartext": {clearURL, &http.Transport{Protocols: &h2c}},
 	} {
 		t.Run(name, func(t *testing.T) {
