@@ -101,8 +101,9 @@ func backendWaits(t *testing.T, db testDB, app string) string {
 }
 
 // TestCapture_StatementsInFlightAreBounded: a client pipelines more
-// writes than the session may have in flight, behind a statement that keeps
-// the server busy, without a Sync. The write past the limit is refused with
+// writes than the session may have in flight, without a Sync, while the
+// server is held on a lock of the table (so that none is answered, however
+// fast or slow the machine). The write past the limit is refused with
 // a clear error, the transaction aborts as a whole, nothing reaches the
 // ledger as confirmed, and the connection stays usable.
 func TestCapture_StatementsInFlightAreBounded(t *testing.T) {
@@ -111,18 +112,26 @@ func TestCapture_StatementsInFlightAreBounded(t *testing.T) {
 	c := startCaptureProxy(t, db, capture.Strict, docsTable(t, db, "cap_flood"), func(cfg *pgcapture.Config) {
 		cfg.MaxStatementsInFlight = limit
 	})
+	holder := connect(t, db.URL(db.Addr(), ""))
+	lock, err := holder.Begin(ctxT(t))
+	require.NoError(t, err)
+	_, err = lock.Exec(ctxT(t), "LOCK TABLE cap_flood IN ACCESS EXCLUSIVE MODE")
+	require.NoError(t, err)
+
 	conn, fe := hijacked(t, db, c.Addr, "lethe-flood")
 	defer conn.Close()
-	fe.Send(&pgproto3.Parse{Name: "sleep", Query: "SELECT pg_sleep(2)"})
 	fe.Send(&pgproto3.Parse{Name: "ins", Query: "INSERT INTO cap_flood (id, user_id) VALUES ($1, $2)"})
-	fe.Send(&pgproto3.Bind{PreparedStatement: "sleep"})
-	fe.Send(&pgproto3.Execute{})
 	for i := range 3 * limit {
 		fe.Send(&pgproto3.Bind{PreparedStatement: "ins", Parameters: [][]byte{[]byte(fmt.Sprintf("f%d", i)), []byte("flood@example.com")}})
 		fe.Send(&pgproto3.Execute{})
 	}
 	fe.Send(&pgproto3.Sync{})
 	require.NoError(t, fe.Flush())
+	for deadline := time.Now().Add(30 * time.Second); c.capture.Stats.Refused.Load() == 0; {
+		require.True(t, time.Now().Before(deadline), "the proxy never refused the statement past the limit")
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, lock.Rollback(ctxT(t)))
 
 	var got *pgproto3.ErrorResponse
 	conn.SetReadDeadline(time.Now().Add(30 * time.Second))

@@ -25,18 +25,25 @@ type portalBook struct {
 	sent   uint64        // messages that end in a ReadyForQuery, sent so far
 	idle   atomic.Uint64 // of those, how many had been answered when the server last reported idle
 	answer uint64        // ReadyForQuery messages seen (server side only)
+	// pruneAt is the size at which bind next looks for ended portals:
+	// twice what a look left, so that a transaction holding many open
+	// portals does not make every Bind walk them all.
+	pruneAt int
 }
 
-// prunePortalsAt is how many portals the book holds before it looks for
-// ended ones, so that pruning costs nothing to a client with few.
+// prunePortalsAt is how many portals the book holds before it first looks
+// for ended ones, so that pruning costs nothing to a client with few.
 const prunePortalsAt = 256
 
-func newPortalBook() portalBook { return portalBook{byName: map[string]boundPortal{}} }
+func newPortalBook() portalBook {
+	return portalBook{byName: map[string]boundPortal{}, pruneAt: prunePortalsAt}
+}
 
 // bind records the portal name as bound now.
 func (b *portalBook) bind(name string, pt *portal) {
-	if len(b.byName) >= prunePortalsAt {
+	if len(b.byName) >= b.pruneAt {
 		b.prune()
+		b.pruneAt = max(prunePortalsAt, 2*len(b.byName))
 	}
 	b.byName[name] = boundPortal{pt, b.sent}
 }
