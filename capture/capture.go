@@ -79,6 +79,7 @@ type Capture struct {
 type decision struct {
 	confirm bool
 	ids     []ledger.IntentID
+	store   ledger.Store // of deletes
 	deletes []extract.Tag
 }
 
@@ -193,7 +194,7 @@ func (c *Capture) decide() {
 				// record confirmed again.
 				flush()
 				wg.Wait()
-				c.markDeleted(d.deletes)
+				c.markDeleted(d.store, d.deletes)
 			}
 			if !d.confirm {
 				run(false, d.ids)
@@ -251,8 +252,9 @@ type Decisions interface {
 	Confirm(ids []ledger.IntentID)
 	// Drop: the writes of these intents certainly did not commit.
 	Drop(ids []ledger.IntentID)
-	// Deleted: the application's deletes of these records committed.
-	Deleted(deletes []extract.Tag)
+	// Deleted: the application's deletes of these records of store
+	// committed.
+	Deleted(store ledger.Store, deletes []extract.Tag)
 }
 
 // Confirm, Drop and Deleted implement Decisions. They queue the verdict for
@@ -261,12 +263,23 @@ type Decisions interface {
 // the slice afterwards.
 func (c *Capture) Confirm(ids []ledger.IntentID) { c.decisions <- decision{confirm: true, ids: ids} }
 func (c *Capture) Drop(ids []ledger.IntentID)    { c.decisions <- decision{ids: ids} }
-func (c *Capture) Deleted(tags []extract.Tag)    { c.decisions <- decision{deletes: tags} }
+func (c *Capture) Deleted(store ledger.Store, tags []extract.Tag) {
+	c.decisions <- decision{store: store, deletes: tags}
+}
+
+// ConfirmMoved is Confirm for writes that gave records of store new
+// subjects (a Pinecone update whose setMetadata sets every subject
+// field): the subjects earlier writes recorded for those records no
+// longer hold, so they are marked deleted before the intents are
+// confirmed, and the records stay recorded under their new subjects only.
+func (c *Capture) ConfirmMoved(store ledger.Store, ids []ledger.IntentID, moved []extract.Tag) {
+	c.decisions <- decision{confirm: true, ids: ids, store: store, deletes: moved}
+}
 
 // markDeleted records the application's committed deletes. Confirmations
 // queued before them have been handed out already; a delete that races a
 // confirmation of the same record is re-checked by forget in the store.
-func (c *Capture) markDeleted(tags []extract.Tag) {
+func (c *Capture) markDeleted(store ledger.Store, tags []extract.Tag) {
 	if c.abandoned() {
 		return // forget checks the store, so a missed mark costs nothing
 	}
@@ -277,7 +290,7 @@ func (c *Capture) markDeleted(tags []extract.Tag) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for table, ids := range byTable {
-		if err := c.cfg.Ledger.MarkDeleted(ctx, ledger.StorePostgres, table, ids); err != nil {
+		if err := c.cfg.Ledger.MarkDeleted(ctx, store, table, ids); err != nil {
 			c.Stats.DecisionErrors.Add(1)
 			c.log.Warn("ledger could not mark deleted records; forget will find them gone", "table", table, "err", err)
 		}
@@ -285,22 +298,24 @@ func (c *Capture) markDeleted(tags []extract.Tag) {
 }
 
 // Intend is Prepare then Durable: it makes the entries for tags, which
-// are all of one table, durable as one write-ahead intent, or explains why
-// it cannot. It returns 0 and no refusal when there is nothing to record
-// (deletes only) or when fail-open forwarded the write untracked.
-func (c *Capture) Intend(tags []extract.Tag) (ledger.IntentID, *Refusal) {
-	entries, r := c.Prepare(tags)
+// are all of one table of store, durable as one write-ahead intent, or
+// explains why it cannot. It returns 0 and no refusal when there is
+// nothing to record (deletes only) or when fail-open forwarded the write
+// untracked.
+func (c *Capture) Intend(store ledger.Store, tags []extract.Tag) (ledger.IntentID, *Refusal) {
+	entries, r := c.Prepare(store, tags)
 	if r != nil || len(entries) == 0 {
 		return 0, r
 	}
 	return c.Durable(entries, tags[0].Table)
 }
 
-// Prepare turns tags, which are all of one table, into ledger entries and
-// refuses writes about forgotten subjects (or flags them: FlagForgotten);
-// it does no I/O, so a relay may call it before deciding to forward.
-func (c *Capture) Prepare(tags []extract.Tag) ([]ledger.Entry, *Refusal) {
-	entries := c.entries(tags)
+// Prepare turns tags, which are all of one table of store, into ledger
+// entries and refuses writes about forgotten subjects (or flags them:
+// FlagForgotten); it does no I/O, so a relay may call it before deciding
+// to forward.
+func (c *Capture) Prepare(store ledger.Store, tags []extract.Tag) ([]ledger.Entry, *Refusal) {
+	entries := c.entries(store, tags)
 	if len(entries) == 0 {
 		return nil, nil
 	}
@@ -362,17 +377,17 @@ func (c *Capture) checkForgotten(entries []ledger.Entry, table string) *Refusal 
 	return nil
 }
 
-// entries turns tags into ledger entries, hashing every subject.
-func (c *Capture) entries(tags []extract.Tag) []ledger.Entry {
+// entries turns tags into ledger entries of store, hashing every subject.
+func (c *Capture) entries(store ledger.Store, tags []extract.Tag) []ledger.Entry {
 	var out []ledger.Entry
 	for _, t := range tags {
 		switch t.Op {
 		case extract.OpWrite:
 			for _, s := range t.Subjects {
-				out = append(out, ledger.Entry{Store: ledger.StorePostgres, Table: t.Table, RecordID: t.ID, Subject: c.cfg.Hasher.Hash(s)})
+				out = append(out, ledger.Entry{Store: store, Table: t.Table, RecordID: t.ID, Subject: c.cfg.Hasher.Hash(s)})
 			}
 		case extract.OpUnattributed:
-			out = append(out, ledger.Entry{Store: ledger.StorePostgres, Table: t.Table, Unattributed: true})
+			out = append(out, ledger.Entry{Store: store, Table: t.Table, Unattributed: true})
 		}
 		// OpDelete: deletes add no personal data; the relay reports them
 		// (Deleted) once they commit.

@@ -3,6 +3,7 @@ package pgcapture
 import (
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
 
@@ -53,7 +54,7 @@ func (s *session) copyDone() *pgwire.Refusal {
 }
 
 func (s *session) flushCopy() *pgwire.Refusal {
-	id, r := s.c.Intend(s.copyTags)
+	id, r := s.c.Intend(ledger.StorePostgres, s.copyTags)
 	s.copyTags = s.copyTags[:0]
 	if r != nil {
 		s.copyDec, s.copyReq = nil, 0

@@ -74,7 +74,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 					continue
 				}
 				p.deletes = appendDeletes(p.deletes, tags)
-				id, r := s.c.Intend(tags)
+				id, r := s.c.Intend(ledger.StorePostgres, tags)
 				if r != nil {
 					plan = append(plan, p)
 					return refuse(wireRefusal(r))

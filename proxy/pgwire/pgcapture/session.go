@@ -361,7 +361,7 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 		}
 		tags := pt.tags[i]
 		deletes = appendDeletes(deletes, tags)
-		entries, r := s.c.Prepare(tags)
+		entries, r := s.c.Prepare(ledger.StorePostgres, tags)
 		if r != nil {
 			return wireRefusal(r)
 		}

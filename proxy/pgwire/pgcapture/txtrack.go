@@ -229,7 +229,7 @@ func (t *txTracker) confirmAll() {
 		t.out.Confirm(append([]ledger.IntentID(nil), t.writes...))
 	}
 	if len(t.deletes) > 0 {
-		t.out.Deleted(append([]extract.Tag(nil), t.deletes...))
+		t.out.Deleted(ledger.StorePostgres, append([]extract.Tag(nil), t.deletes...))
 	}
 	t.writes, t.deletes = t.writes[:0], t.deletes[:0]
 }

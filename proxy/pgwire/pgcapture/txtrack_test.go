@@ -20,7 +20,7 @@ func (r *recorder) Confirm(ids []ledger.IntentID) {
 	}
 }
 
-func (r *recorder) Deleted(tags []extract.Tag) {
+func (r *recorder) Deleted(_ ledger.Store, tags []extract.Tag) {
 	for _, t := range tags {
 		r.got = append(r.got, "x"+t.ID)
 	}
