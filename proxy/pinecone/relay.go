@@ -2,6 +2,7 @@ package pinecone
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -92,7 +93,11 @@ func (p *Relay) reverseProxy(ix *Index) *httputil.ReverseProxy {
 	}
 	if p.hook != nil {
 		rp.ModifyResponse = func(resp *http.Response) error {
-			if err := p.hook.Response(ix, resp.Request, resp); err != nil {
+			call, _ := resp.Request.Context().Value(callKey{}).(Call)
+			if call == nil {
+				return nil
+			}
+			if err := call.Response(resp); err != nil {
 				return &hookError{err}
 			}
 			return nil
@@ -100,6 +105,10 @@ func (p *Relay) reverseProxy(ix *Index) *httputil.ReverseProxy {
 	}
 	return rp
 }
+
+// callKey carries a request's Call in its context from Hook.Request to
+// ModifyResponse or the ErrorHandler, which see only the request.
+type callKey struct{}
 
 // hookError marks a Hook's refusal of a response, so that relayFailed does
 // not mistake it for an unreachable upstream.
@@ -121,9 +130,13 @@ func (p *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p.hook != nil {
-		if err := p.hook.Request(ix, r, body); err != nil {
+		call, err := p.hook.Request(ix, r, body)
+		if err != nil {
 			writeStatus(w, r, asStatus(err))
 			return
+		}
+		if call != nil {
+			r = r.WithContext(context.WithValue(r.Context(), callKey{}, call))
 		}
 	}
 	if r.Body != nil && r.Body != http.NoBody {
@@ -190,8 +203,8 @@ func (p *Relay) relayFailed(w http.ResponseWriter, r *http.Request, ix *Index, e
 		writeStatus(w, r, asStatus(he.err))
 		return
 	}
-	if p.hook != nil {
-		p.hook.Unreachable(ix, r, err)
+	if call, _ := r.Context().Value(callKey{}).(Call); call != nil {
+		call.Unreachable(err)
 	}
 	if r.Context().Err() != nil {
 		return // the client went away; nobody to answer

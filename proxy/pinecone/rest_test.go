@@ -191,25 +191,25 @@ type refusingHook struct {
 	failures  []error
 }
 
-func (h *refusingHook) Request(ix *pinecone.Index, r *http.Request, body []byte) error {
+func (h *refusingHook) Request(ix *pinecone.Index, r *http.Request, body []byte) (pinecone.Call, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.paths = append(h.paths, r.URL.Path)
 	h.bodies = append(h.bodies, string(body))
 	if bytes.Contains(body, []byte("forbidden")) {
-		return &pinecone.Status{Code: pinecone.CodeFailedPrecondition, Message: "refused by the hook"}
+		return nil, &pinecone.Status{Code: pinecone.CodeFailedPrecondition, Message: "refused by the hook"}
 	}
-	return nil
+	return h, nil
 }
 
-func (h *refusingHook) Response(ix *pinecone.Index, r *http.Request, resp *http.Response) error {
+func (h *refusingHook) Response(resp *http.Response) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.responses = append(h.responses, resp.StatusCode)
 	return nil
 }
 
-func (h *refusingHook) Unreachable(ix *pinecone.Index, r *http.Request, err error) {
+func (h *refusingHook) Unreachable(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.failures = append(h.failures, err)
