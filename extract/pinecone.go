@@ -100,6 +100,13 @@ func (r *PineconeRules) Covers(namespace string) bool {
 	return ok
 }
 
+// SubjectFields returns the subject fields of namespace (its own or "*"'s);
+// nil when no rule covers it.
+func (r *PineconeRules) SubjectFields(namespace string) []string {
+	f, _ := r.fields(canonicalNamespace(namespace))
+	return slices.Clone(f)
+}
+
 // BulkImport is the tag of POST /bulk/imports: one OpUnattributed for the
 // whole index (Table "<index>/*"), since the imported records, and the
 // namespaces they go to, are in files the proxy never sees.

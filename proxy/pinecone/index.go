@@ -60,7 +60,7 @@ func (ix *Index) transports() error {
 // RoundTrip sends gRPC calls over HTTP/2 and everything else over the REST
 // transport.
 func (ix *Index) RoundTrip(r *http.Request) (*http.Response, error) {
-	if isGRPC(r) {
+	if IsGRPC(r) {
 		return ix.grpc.RoundTrip(r)
 	}
 	return ix.rest.RoundTrip(r)

@@ -181,7 +181,7 @@ func (p *Relay) bodySizeHint(r *http.Request) int64 {
 	switch {
 	case r.ContentLength > 0:
 		return min(r.ContentLength, p.max+1) + bytes.MinRead
-	case !isGRPC(r):
+	case !IsGRPC(r):
 		return fallback
 	}
 	var prefix [5]byte

@@ -49,7 +49,7 @@ func (s *Status) Error() string { return fmt.Sprintf("code %d: %s", s.Code, s.Me
 
 // writeStatus answers r with s in the request's protocol.
 func writeStatus(w http.ResponseWriter, r *http.Request, s *Status) {
-	if isGRPC(r) {
+	if IsGRPC(r) {
 		// A trailers-only response: gRPC carries errors in HTTP 200.
 		h := w.Header()
 		h.Set("Content-Type", "application/grpc")
@@ -88,9 +88,9 @@ func percentEncode(s string) string {
 	return b.String()
 }
 
-// isGRPC reports whether r is a gRPC call: HTTP/2 with an application/grpc
+// IsGRPC reports whether r is a gRPC call: HTTP/2 with an application/grpc
 // content type (and its +format or ;parameter forms, not grpc-web).
-func isGRPC(r *http.Request) bool {
+func IsGRPC(r *http.Request) bool {
 	if r.ProtoMajor != 2 {
 		return false
 	}

@@ -1,0 +1,168 @@
+package pcapture
+
+import (
+	"encoding/binary"
+	"errors"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/proxy/pinecone"
+)
+
+// op is the kind of write a request is.
+type op uint8
+
+const (
+	opNone         op = iota
+	opUpsert          // REST or gRPC upsert
+	opUpdate          // REST or gRPC update
+	opDelete          // REST or gRPC delete
+	opRecords         // REST records upsert (NDJSON)
+	opBulkImport      // REST bulk import
+	opNonCanonical    // a write path spelled differently
+)
+
+// write is a request classified: what it writes and how to read it.
+type write struct {
+	op        op
+	name      string // for messages and logs: "upsert", …
+	grpc      bool
+	namespace string // opRecords: from the path
+}
+
+// The REST write paths, exactly as Pinecone's API documents them.
+const (
+	pathUpsert        = "/vectors/upsert"
+	pathUpdate        = "/vectors/update"
+	pathDelete        = "/vectors/delete"
+	pathBulkImports   = "/bulk/imports"
+	pathRecordsPrefix = "/records/namespaces/"
+	pathRecordsSuffix = "/upsert"
+)
+
+// The gRPC write methods (the service has no proto package).
+const (
+	grpcUpsert = "/VectorService/Upsert"
+	grpcUpdate = "/VectorService/Update"
+	grpcDelete = "/VectorService/Delete"
+)
+
+// classify reads r's method and path, as sent, into a write.
+func classify(r *http.Request) write {
+	p := r.URL.Path
+	if pinecone.IsGRPC(r) {
+		switch p {
+		case grpcUpsert:
+			return write{op: opUpsert, name: "upsert", grpc: true}
+		case grpcUpdate:
+			return write{op: opUpdate, name: "update", grpc: true}
+		case grpcDelete:
+			return write{op: opDelete, name: "delete", grpc: true}
+		}
+		if strings.EqualFold(path.Clean(p), grpcUpsert) || strings.EqualFold(path.Clean(p), grpcUpdate) ||
+			strings.EqualFold(path.Clean(p), grpcDelete) {
+			return write{op: opNonCanonical, name: "write", grpc: true}
+		}
+		return write{}
+	}
+	switch p {
+	case pathUpsert:
+		return write{op: opUpsert, name: "upsert"}
+	case pathUpdate:
+		return write{op: opUpdate, name: "update"}
+	case pathDelete:
+		return write{op: opDelete, name: "delete"}
+	case pathBulkImports:
+		if r.Method == http.MethodPost {
+			return write{op: opBulkImport, name: "bulk import"}
+		}
+		return write{}
+	}
+	if ns, ok := recordsNamespace(p); ok {
+		return write{op: opRecords, name: "records upsert", namespace: ns}
+	}
+	if nonCanonicalREST(p, r.Method) {
+		return write{op: opNonCanonical, name: "write"}
+	}
+	return write{}
+}
+
+// recordsNamespace reads /records/namespaces/{namespace}/upsert; the
+// namespace may be empty (the Node SDK's default namespace) but holds no
+// slash.
+func recordsNamespace(p string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, pathRecordsPrefix)
+	if !ok {
+		return "", false
+	}
+	ns, ok := strings.CutSuffix(rest, pathRecordsSuffix)
+	return ns, ok && !strings.Contains(ns, "/")
+}
+
+// nonCanonicalREST reports whether p names a write path once cleaned and
+// lower-cased.
+func nonCanonicalREST(p, method string) bool {
+	c := strings.ToLower(path.Clean("/" + p))
+	switch c {
+	case pathUpsert, pathUpdate, pathDelete:
+		return true
+	case pathBulkImports:
+		return method == http.MethodPost
+	}
+	if _, ok := recordsNamespace(c); ok {
+		return true
+	}
+	lower := strings.ToLower(p)
+	return strings.HasPrefix(lower, pathRecordsPrefix) && strings.HasSuffix(strings.TrimRight(lower, "/"), pathRecordsSuffix)
+}
+
+// tags reads the write's body with the index's rules.
+func (w write) tags(rules *extract.PineconeRules, body []byte) ([]extract.Tag, error) {
+	if w.grpc {
+		msg, err := grpcMessage(body)
+		if err != nil {
+			return nil, err
+		}
+		switch w.op {
+		case opUpsert:
+			return rules.UpsertGRPC(msg)
+		case opUpdate:
+			return rules.UpdateGRPC(msg)
+		default:
+			return rules.DeleteGRPC(msg)
+		}
+	}
+	switch w.op {
+	case opUpsert:
+		return rules.UpsertREST(body)
+	case opUpdate:
+		return rules.UpdateREST(body)
+	case opDelete:
+		return rules.DeleteREST(body)
+	case opRecords:
+		return rules.UpsertRecordsREST(w.namespace, body)
+	default:
+		return rules.BulkImport(), nil
+	}
+}
+
+// grpcMessage returns the one message of a unary gRPC request body: a
+// 5-byte prefix (compressed flag, big-endian length) and the message.
+func grpcMessage(body []byte) ([]byte, error) {
+	if len(body) < 5 {
+		return nil, errors.New("the gRPC message is shorter than its 5-byte prefix")
+	}
+	if body[0] != 0 {
+		return nil, errors.New("the gRPC message is compressed (grpc-encoding); send it uncompressed through the proxy")
+	}
+	n := binary.BigEndian.Uint32(body[1:5])
+	switch {
+	case uint64(n) > uint64(len(body)-5):
+		return nil, errors.New("the gRPC message is shorter than its prefix declares")
+	case uint64(n) < uint64(len(body)-5):
+		return nil, errors.New("the gRPC body holds more than one message; a unary call sends one")
+	}
+	return body[5:], nil
+}

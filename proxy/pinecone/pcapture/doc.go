@@ -1,0 +1,48 @@
+// Package pcapture is the Pinecone relay's capture adapter: a
+// pinecone.Hook that turns each write request into extract tags, makes
+// them a durable write-ahead intent through the capture core before the
+// relay forwards the request, and settles the intent by the upstream's
+// answer. It follows the contract in package capture's doc; what is
+// particular to Pinecone:
+//
+// Which requests are writes (the path as sent, before any cleaning):
+//
+//	REST  /vectors/upsert, /vectors/update, /vectors/delete (any method)
+//	      /records/namespaces/{namespace}/upsert (NDJSON)
+//	      POST /bulk/imports
+//	gRPC  /VectorService/Upsert, /VectorService/Update, /VectorService/Delete
+//
+// A path that only cleaning, case or a trailing slash would turn into one
+// of these is refused (INVALID_ARGUMENT), so that an upstream that
+// normalises paths cannot be handed a write Lethe did not read. DELETE
+// /namespaces/{namespace}, deletes by filter and deleteAll are forwarded
+// without a record: they add no personal data, and forget checks the
+// store itself. Every other request passes untouched.
+//
+// Outcomes: an intent is confirmed on a 2xx answer (REST) or grpc-status 0
+// (gRPC, read from the trailers as the response streams to the client);
+// dropped when the upstream certainly did not apply the write (REST 4xx
+// but 408; gRPC INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS,
+// PERMISSION_DENIED, RESOURCE_EXHAUSTED, FAILED_PRECONDITION,
+// OUT_OF_RANGE, UNIMPLEMENTED, UNAUTHENTICATED; a connection that could
+// not be dialled); and left pending otherwise (5xx, 408, other gRPC codes,
+// an exchange broken mid-way, a client gone before the status arrived),
+// since the write may have been applied: forget treats a pending intent
+// as a candidate.
+//
+// An update by id whose setMetadata sets the subject field of a namespace
+// with one subject field moves the record: once it succeeds, the subjects
+// earlier writes recorded for it are marked deleted and it stays recorded
+// under its new subject only (capture.ConfirmMoved). With several subject
+// fields an update may set some and keep the others, whose values the
+// proxy never saw, so the new subjects are added and the old ones kept;
+// forget checks each record's metadata before deleting it, so a record is
+// never deleted for a subject it no longer names.
+//
+// Refusals take Pinecone's shapes (see capture's doc for the mapping):
+// the message starts with the LT code. Bodies that cannot be read — not
+// JSON, invalid protobuf, a compressed or multi-message gRPC body, a field
+// of the wrong type — are refused with INVALID_ARGUMENT naming the field
+// and position, never a value; nothing is forwarded, and the connection
+// stays usable.
+package pcapture

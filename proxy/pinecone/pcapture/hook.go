@@ -1,0 +1,95 @@
+package pcapture
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/lethe-privacy/lethe/capture"
+	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pinecone"
+)
+
+// Hook captures the writes of the indexes it has rules for.
+type Hook struct {
+	core  *capture.Capture
+	rules map[string]*extract.PineconeRules // by index name
+	log   *slog.Logger
+}
+
+// New returns the Hook for core, with each index's rules; requests to an
+// index without rules pass untouched.
+func New(core *capture.Capture, rules []*extract.PineconeRules) *Hook {
+	h := &Hook{core: core, rules: map[string]*extract.PineconeRules{}, log: core.Logger().With("relay", "pinecone")}
+	for _, r := range rules {
+		h.rules[r.Index()] = r
+	}
+	return h
+}
+
+// Request implements pinecone.Hook: it reads a write's tags, refuses what
+// capture refuses, makes the intent durable, and returns the call that
+// settles it.
+func (h *Hook) Request(ix *pinecone.Index, r *http.Request, body []byte) (pinecone.Call, error) {
+	rules := h.rules[ix.Name]
+	if rules == nil {
+		return nil, nil
+	}
+	w := classify(r)
+	if w.op == opNone {
+		return nil, nil
+	}
+	if w.op == opNonCanonical {
+		h.core.Stats.Refused.Add(1)
+		return nil, h.refuse(ix, w, &capture.Refusal{
+			Code:      nonCanonicalCode,
+			Message:   "lethe-proxy: the request path is a write path written differently (case, doubled or trailing slashes, dot segments); it was not forwarded",
+			Hint:      "send writes to the paths the Pinecone API documents, e.g. /vectors/upsert",
+			LogReason: "write to a non-canonical path",
+		})
+	}
+	tags, err := w.tags(rules, body)
+	if err != nil {
+		h.core.Stats.Refused.Add(1)
+		h.log.Warn("pinecone write refused: request body unreadable", "index", ix.Name, "op", w.name, "err", err)
+		return nil, &pinecone.Status{Code: pinecone.CodeInvalidArgument, Message: "lethe-proxy: cannot read the " + w.name +
+			" request, so it was not forwarded: " + strings.TrimPrefix(err.Error(), "extract: ")}
+	}
+	c := &call{hook: h, index: ix.Name, grpc: w.grpc}
+	var writes []extract.Tag
+	for _, t := range tags {
+		switch t.Op {
+		case extract.OpDelete:
+			c.deletes = append(c.deletes, t)
+		case extract.OpUnattributed:
+			if h.core.Mode() == capture.Strict {
+				return nil, h.refuse(ix, w, h.core.RefuseUnattributed(
+					"lethe-proxy: the write was not forwarded because Lethe cannot tell whose records it writes: "+t.Reason,
+					"or set capture.mode: permissive to forward such writes and record them for reconcile", t.Reason))
+			}
+			writes = append(writes, t)
+		default:
+			writes = append(writes, t)
+			if w.op == opUpdate && len(rules.SubjectFields(namespaceOf(rules, t.Table))) == 1 {
+				c.moved = append(c.moved, t)
+			}
+		}
+	}
+	if len(writes) > 0 {
+		id, refusal := h.core.Intend(ledger.StorePinecone, writes)
+		if refusal != nil {
+			return nil, h.refuse(ix, w, refusal)
+		}
+		c.intent = id
+	}
+	if c.intent == 0 && len(c.deletes) == 0 && len(c.moved) == 0 {
+		return nil, nil
+	}
+	return c, nil
+}
+
+// namespaceOf is the namespace of a tag's Table, "<index>/<namespace>".
+func namespaceOf(rules *extract.PineconeRules, table string) string {
+	return strings.TrimPrefix(table, rules.Index()+"/")
+}
