@@ -17,6 +17,7 @@ import (
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcapture"
 )
 
 // Environment variables that carry the subject salt: never the YAML file,
@@ -32,16 +33,21 @@ const defaultLedgerFile = "lethe-ledger.db"
 // captured is what capture wiring hands to serve and to forget.
 type captured struct {
 	capture    *capture.Capture
-	observer   *pgcapture.Observer // the relay's view of capture
+	observer   *pgcapture.Observer // the PostgreSQL relay's view of capture; nil without capture.tables
+	pinecone   *pcapture.Hook      // the Pinecone relay's; nil without namespace rules
 	ledger     ledger.Ledger
 	hasher     *ledger.Hasher
 	tombstones *capture.Tombstones
 }
 
-// newCapture builds the capture observer when tables are configured; it
-// returns nil (a pure relay) when none are.
+// newCapture builds capture when tables or Pinecone namespace rules are
+// configured; it returns nil (a pure relay) when none are.
 func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captured, error) {
-	if len(cfg.Capture.Tables) == 0 {
+	pcRules, err := pineconeRules(cfg.Pinecone)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Capture.Tables) == 0 && len(pcRules) == 0 {
 		return nil, nil
 	}
 	rules, err := compileRules(cfg.Capture.Tables)
@@ -60,7 +66,8 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	if err != nil {
 		return nil, err
 	}
-	log.Info("capture enabled", "database", cfg.Capture.Database, "tables", len(cfg.Capture.Tables), "mode", cfg.Capture.Mode, "ledger", where)
+	log.Info("capture enabled", "database", cfg.Capture.Database, "tables", len(cfg.Capture.Tables),
+		"pinecone_indexes", len(pcRules), "mode", cfg.Capture.Mode, "ledger", where)
 	if err := recoverIntents(cfg.Capture, l, log); err != nil {
 		l.Close()
 		return nil, err
@@ -80,11 +87,17 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 		Mode: capture.Mode(cfg.Capture.Mode), FailOpen: cfg.Capture.FailOpen, Logger: log,
 		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == "flag",
 	})
-	obs := pgcapture.New(c, pgcapture.Config{
-		Database: cfg.Capture.Database, MaxStatementsInFlight: cfg.Capture.MaxStatementsInFlight,
-	})
-	watchWriters(cfg.Capture, rules, c, log)
-	return &captured{capture: c, observer: obs, ledger: l, hasher: hasher, tombstones: tombs}, nil
+	out := &captured{capture: c, ledger: l, hasher: hasher, tombstones: tombs}
+	if len(cfg.Capture.Tables) > 0 {
+		out.observer = pgcapture.New(c, pgcapture.Config{
+			Database: cfg.Capture.Database, MaxStatementsInFlight: cfg.Capture.MaxStatementsInFlight,
+		})
+		watchWriters(cfg.Capture, rules, c, log)
+	}
+	if len(pcRules) > 0 {
+		out.pinecone = pcapture.New(c, pcRules)
+	}
+	return out, nil
 }
 
 func compileRules(tables []config.TableRule) (*extract.Rules, error) {

@@ -8,12 +8,15 @@ import (
 	"net/url"
 
 	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/proxy/pinecone"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcapture"
 )
 
 // newPineconeServer builds the Pinecone relay's HTTP server from
-// cfg.Pinecone, or returns nil when no index is configured.
-func newPineconeServer(cfg *config.Config, log *slog.Logger) (*http.Server, *pinecone.Relay, error) {
+// cfg.Pinecone, capturing through hook when it is not nil, or returns nil
+// when no index is configured.
+func newPineconeServer(cfg *config.Config, hook *pcapture.Hook, log *slog.Logger) (*http.Server, *pinecone.Relay, error) {
 	p := cfg.Pinecone
 	if len(p.Indexes) == 0 {
 		return nil, nil, nil
@@ -32,11 +35,15 @@ func newPineconeServer(cfg *config.Config, log *slog.Logger) (*http.Server, *pin
 		}
 		indexes = append(indexes, ix)
 	}
-	relay, err := pinecone.New(pinecone.Config{
+	pc := pinecone.Config{
 		Indexes:         indexes,
 		MaxRequestBytes: int64(p.MaxRequestSize),
 		Logger:          log.With("relay", "pinecone"),
-	})
+	}
+	if hook != nil {
+		pc.Hook = hook
+	}
+	relay, err := pinecone.New(pc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -49,4 +56,24 @@ func newPineconeServer(cfg *config.Config, log *slog.Logger) (*http.Server, *pin
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	return relay.Server(tlsConf), relay, nil
+}
+
+// pineconeRules are the capture rules of every index with namespace rules.
+func pineconeRules(p config.Pinecone) ([]*extract.PineconeRules, error) {
+	var out []*extract.PineconeRules
+	for _, ix := range p.Indexes {
+		if len(ix.Namespaces) == 0 {
+			continue
+		}
+		byNamespace := map[string][]string{}
+		for _, ns := range ix.Namespaces {
+			byNamespace[ns.Namespace] = ns.Subjects
+		}
+		r, err := extract.NewPineconeRules(ix.Name, byNamespace)
+		if err != nil {
+			return nil, fmt.Errorf("pinecone index %q: %w", ix.Name, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }

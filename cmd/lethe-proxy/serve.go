@@ -18,6 +18,7 @@ import (
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 	"github.com/lethe-privacy/lethe/proxy/pinecone"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcapture"
 )
 
 func serve(args []string, stderr io.Writer) int {
@@ -47,8 +48,12 @@ func serve(args []string, stderr io.Writer) int {
 		log.Error("cannot start capture", "err", err)
 		return 1
 	}
+	var pcHook *pcapture.Hook
 	if capt != nil {
-		srv.Observer = capt.observer
+		if capt.observer != nil {
+			srv.Observer = capt.observer
+		}
+		pcHook = capt.pinecone
 		defer capt.ledger.Close()
 		defer capt.capture.Close() // runs first: queued confirmations reach the ledger (a no-op after the Shutdown below)
 	}
@@ -60,7 +65,7 @@ func serve(args []string, stderr io.Writer) int {
 	if fg != nil {
 		defer fg.Close() // before the ledger closes
 	}
-	pcSrv, pcRelay, err := newPineconeServer(cfg, log)
+	pcSrv, pcRelay, err := newPineconeServer(cfg, pcHook, log)
 	if err != nil {
 		log.Error("cannot start the Pinecone relay", "err", err)
 		return 1

@@ -27,9 +27,9 @@ import (
 
 const apiKey = "test-key-0123"
 
-// rig is a relay with capture in front of an emulator index named "docs"
-// whose namespaces name their subject in metadata user_id, over a SQLite
-// ledger.
+// rig is a relay with capture in front of an emulator index (by default
+// "docs", whose namespaces name their subject in metadata user_id), over
+// a SQLite ledger.
 type rig struct {
 	url      string // the relay
 	upstream string // the emulator
@@ -42,15 +42,23 @@ type rig struct {
 
 type rigOptions struct {
 	mode     capture.Mode
-	upstream string // instead of a fresh emulator
-	rules    map[string][]string
+	upstream string              // instead of a fresh emulator
+	index    string              // default "docs"
+	rules    map[string][]string // default {"*": ["user_id"]}
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
 	t.Helper()
 	r := &rig{received: &counter{}, upstream: o.upstream}
+	if o.index == "" {
+		o.index = "docs"
+	}
+	relayListener := listen(t)
+	r.url = "http://" + relayListener.Addr().String()
 	if r.upstream == "" {
-		h := emulator.New(emulator.Config{APIKey: apiKey}).Handler()
+		// The emulator names the relay as the index's host, as the Node
+		// SDK's upsertRecords asks the control plane for it.
+		h := emulator.New(emulator.Config{APIKey: apiKey, IndexName: o.index, Host: r.url}).Handler()
 		r.upstream = serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			r.received.add(req.URL.Path)
 			h.ServeHTTP(w, req)
@@ -67,7 +75,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if rules == nil {
 		rules = map[string][]string{"*": {"user_id"}}
 	}
-	pr, err := extract.NewPineconeRules("docs", rules)
+	pr, err := extract.NewPineconeRules(o.index, rules)
 	require.NoError(t, err)
 	pgRules, err := extract.NewRules(nil)
 	require.NoError(t, err)
@@ -77,14 +85,14 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	u, err := url.Parse(r.upstream)
 	require.NoError(t, err)
 	relay, err := pinecone.New(pinecone.Config{
-		Indexes: []*pinecone.Index{{Name: "docs", Upstream: u}},
+		Indexes: []*pinecone.Index{{Name: o.index, Upstream: u}},
 		Hook:    pcapture.New(r.core, []*extract.PineconeRules{pr}),
 	})
 	require.NoError(t, err)
 	t.Cleanup(relay.Close)
-	l2 := listen(t)
-	go pinecone.Serve(relay.Server(nil), l2)
-	r.url = "http://" + l2.Addr().String()
+	hs := relay.Server(nil)
+	go pinecone.Serve(hs, relayListener)
+	t.Cleanup(func() { hs.Close() })
 	return r
 }
 
