@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -18,12 +19,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
 )
 
 // lethe-proxy serve with a pinecone section relays go-pinecone's gRPC
-// calls to the index host beside the PostgreSQL listener, and stops
-// cleanly on SIGTERM.
+// calls to the index host beside the PostgreSQL listener, captures the
+// upsert in the ledger, and stops cleanly on SIGTERM.
 func TestBinary_RelaysPineconeAndStopsOnSIGTERM(t *testing.T) {
 	bin := buildProxy(t)
 	em := emulator.New(emulator.Config{APIKey: "binary-test-key"})
@@ -42,12 +44,16 @@ pinecone:
     - name: docs
       host: %s
       namespaces: [{namespace: "*", subjects: [user_id]}]
+capture:
+  ledger:
+    sqlite: %s
 log:
   format: json
 shutdown_timeout: 10s
-`, pgAddr, pcAddr, upstream)), 0o600))
+`, pgAddr, pcAddr, upstream, filepath.Join(filepath.Dir(cfg), "ledger.db"))), 0o600))
 	var logs lockedBuffer
 	cmd := exec.Command(bin, "serve", "--config", cfg)
+	cmd.Env = append(os.Environ(), "LETHE_SUBJECT_SALT="+hex.EncodeToString(testSalt))
 	cmd.Stderr = &logs
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
@@ -92,4 +98,17 @@ shutdown_timeout: 10s
 	assert.Contains(t, logs.String(), `"msg":"pinecone relay started"`)
 	assert.Contains(t, logs.String(), `"msg":"stopped"`)
 	assert.NotContains(t, logs.String(), "u-17", "metadata never reaches the logs")
+
+	// The upsert was captured: the ledger holds v1 under u-17, confirmed
+	// at the latest by the shutdown.
+	l, err := ledger.OpenSQLite(filepath.Join(filepath.Dir(cfg), "ledger.db"), ledger.Options{})
+	require.NoError(t, err)
+	defer l.Close()
+	h, err := ledger.NewHasher(testSalt)
+	require.NoError(t, err)
+	recs, err := l.BySubject(ctx, h.Hash("u-17"))
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	assert.Equal(t, ledger.Entry{Store: ledger.StorePinecone, Table: "docs/docs", RecordID: "v1", Subject: h.Hash("u-17")}, recs[0].Entry)
+	assert.Equal(t, ledger.StateConfirmed, recs[0].State)
 }
