@@ -3,7 +3,8 @@
 // ledger before the relay forwards it, and settles it by the outcome the
 // relay reports. It knows a write's life, not wire formats: it imports no
 // relay, and the relays' adapters import it (proxy/pgwire/pgcapture for
-// PostgreSQL).
+// PostgreSQL, proxy/pinecone/pcapture for Pinecone). Entries name their
+// store (ledger.Store), which the adapter gives.
 //
 // The contract with an adapter, for each write:
 //
