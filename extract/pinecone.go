@@ -52,7 +52,11 @@ const AnyNamespace = "*"
 // sparse) are skipped without being read as numbers, so the cost of a
 // request does not grow with its dimension beyond one pass over its bytes.
 // Errors name the field and the position of the bad part, never its value:
-// ids and metadata are personal data and errors reach logs.
+// ids and metadata are personal data and errors reach logs. In protobuf a
+// singular field that appears twice (id, metadata, namespace, a Struct
+// entry's key or value, a subject field's map entry, a Value's kind) is an
+// error: a parser would merge the repeats, and tags read from one of them
+// could miss the subject the store keeps. Encoders write such fields once.
 type PineconeRules struct {
 	index      string
 	namespaces map[string][]string // canonical namespace → subject fields

@@ -52,6 +52,18 @@ func (p *protoFields) next() (num protowire.Number, typ protowire.Type, val []by
 var errWireType = errors.New("wrong wire type")
 
 // want checks a known field's wire type.
+// once is wantType for a singular field, which must appear at most once:
+// a protobuf parser merges repeats (the last scalar wins, messages merge),
+// and tags read from one occurrence could miss what the store keeps, so
+// repeats are refused rather than merged. Encoders write such a field once.
+func once(seen *bool, typ, want protowire.Type, field string) error {
+	if *seen {
+		return fmt.Errorf("%s appears more than once", field)
+	}
+	*seen = true
+	return wantType(typ, want, field)
+}
+
 func wantType(typ, want protowire.Type, field string) error {
 	if typ != want {
 		return fmt.Errorf("%s: %w", field, errWireType)
@@ -63,7 +75,7 @@ func wantType(typ, want protowire.Type, field string) error {
 // OpWrite per vector.
 func (r *PineconeRules) UpsertGRPC(msg []byte) ([]Tag, error) {
 	ns := DefaultNamespace
-	count := 0
+	count, nsSeen := 0, false
 	p := protoFields{b: msg}
 	for {
 		num, typ, val, ok := p.next()
@@ -77,7 +89,7 @@ func (r *PineconeRules) UpsertGRPC(msg []byte) ([]Tag, error) {
 			}
 			count++
 		case 2:
-			if err := wantType(typ, protowire.BytesType, "namespace"); err != nil {
+			if err := once(&nsSeen, typ, protowire.BytesType, "namespace"); err != nil {
 				return nil, grpcErr("upsert", err)
 			}
 			ns = canonicalNamespace(string(val))
@@ -115,7 +127,7 @@ func (r *PineconeRules) UpsertGRPC(msg []byte) ([]Tag, error) {
 // vectorTag reads Vector{id=1, values=2, metadata=3, sparse_values=4}.
 func vectorTag(msg []byte, fields []string) (Tag, error) {
 	var id, meta []byte
-	hasID := false
+	hasID, hasMeta := false, false
 	p := protoFields{b: msg}
 	for {
 		num, typ, val, ok := p.next()
@@ -124,12 +136,12 @@ func vectorTag(msg []byte, fields []string) (Tag, error) {
 		}
 		switch num {
 		case 1:
-			if err := wantType(typ, protowire.BytesType, "id"); err != nil {
+			if err := once(&hasID, typ, protowire.BytesType, "id"); err != nil {
 				return Tag{}, err
 			}
-			id, hasID = val, true
+			id = val
 		case 3:
-			if err := wantType(typ, protowire.BytesType, "metadata"); err != nil {
+			if err := once(&hasMeta, typ, protowire.BytesType, "metadata"); err != nil {
 				return Tag{}, err
 			}
 			meta = val
@@ -153,7 +165,7 @@ func vectorTag(msg []byte, fields []string) (Tag, error) {
 // what an update yields.
 func (r *PineconeRules) UpdateGRPC(msg []byte) ([]Tag, error) {
 	var id, set []byte
-	hasSet, dryRun := false, false
+	hasID, hasSet, hasNS, hasDryRun, dryRun := false, false, false, false, false
 	ns := DefaultNamespace
 	p := protoFields{b: msg}
 	for {
@@ -164,18 +176,18 @@ func (r *PineconeRules) UpdateGRPC(msg []byte) ([]Tag, error) {
 		var err error
 		switch num {
 		case 1:
-			err = wantType(typ, protowire.BytesType, "id")
+			err = once(&hasID, typ, protowire.BytesType, "id")
 			id = val
 		case 3:
-			err = wantType(typ, protowire.BytesType, "set_metadata")
-			set, hasSet = val, true
+			err = once(&hasSet, typ, protowire.BytesType, "set_metadata")
+			set = val
 		case 4:
-			err = wantType(typ, protowire.BytesType, "namespace")
+			err = once(&hasNS, typ, protowire.BytesType, "namespace")
 			ns = canonicalNamespace(string(val))
 		case 6:
 			err = wantType(typ, protowire.BytesType, "filter")
 		case 7:
-			if err = wantType(typ, protowire.VarintType, "dry_run"); err == nil {
+			if err = once(&hasDryRun, typ, protowire.VarintType, "dry_run"); err == nil {
 				v, _ := protowire.ConsumeVarint(val)
 				dryRun = v != 0
 			}
@@ -209,7 +221,7 @@ func (r *PineconeRules) UpdateGRPC(msg []byte) ([]Tag, error) {
 // nothing (see PineconeRules).
 func (r *PineconeRules) DeleteGRPC(msg []byte) ([]Tag, error) {
 	ns := DefaultNamespace
-	count := 0
+	count, hasNS := 0, false
 	p := protoFields{b: msg}
 	for {
 		num, typ, val, ok := p.next()
@@ -224,7 +236,7 @@ func (r *PineconeRules) DeleteGRPC(msg []byte) ([]Tag, error) {
 		case 2:
 			err = wantType(typ, protowire.VarintType, "delete_all")
 		case 3:
-			err = wantType(typ, protowire.BytesType, "namespace")
+			err = once(&hasNS, typ, protowire.BytesType, "namespace")
 			ns = canonicalNamespace(string(val))
 		case 4:
 			err = wantType(typ, protowire.BytesType, "filter")

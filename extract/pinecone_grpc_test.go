@@ -57,8 +57,8 @@ func TestUpsertGRPC(t *testing.T) {
 				pbVector("e", 4, pbStruct(pbEntry("user_id", pbValueList(pbValueList(pbValueString("z")), pbValueNumber(3)))))),
 			[]Tag{{Table: def, Op: OpWrite, ID: "a"}, {Table: def, Op: OpWrite, ID: "b"}, {Table: def, Op: OpWrite, ID: "c"},
 				{Table: def, Op: OpWrite, ID: "d"}, {Table: def, Op: OpWrite, ID: "e"}}},
-		{"duplicate map key: the last counts", false,
-			pbUpsert(pbAbsent, pbVector("a", 4, pbStruct(pbEntry("user_id", pbValueString("old")), pbEntry("user_id", pbValueString("new"))))),
+		{"a repeated map key that is no subject field is let be", false,
+			pbUpsert(pbAbsent, pbVector("a", 4, pbStruct(pbEntry("x", pbValueString("1")), pbEntry("x", pbValueString("2")), pbEntry("user_id", pbValueString("new"))))),
 			[]Tag{{Table: def, Op: OpWrite, ID: "a", Subjects: []string{"new"}}}},
 		{"unknown fields skipped", false,
 			append(pbVarint(9, 1), pbUpsert(pbAbsent, append(pbVector("a", 4, alice), pbVarint(15, 3)...))...),
@@ -170,6 +170,21 @@ func TestPineconeGRPC_MalformedMessagesAreErrorsWithoutValues(t *testing.T) {
 		{"delete ids as varint", (*PineconeRules).DeleteGRPC, pbVarint(1, 1), "ids"},
 		{"delete truncated", (*PineconeRules).DeleteGRPC, pbDelete([]string{secret}, false, pbAbsent, nil)[:5], "malformed"},
 		{"bad tag", (*PineconeRules).DeleteGRPC, []byte{0x80}, "malformed"},
+		// Repeats of singular fields, which a protobuf parser merges: tags
+		// read from one occurrence could miss the subject the store keeps.
+		{"upsert metadata twice (merged by a parser)", (*PineconeRules).UpsertGRPC,
+			pbUpsert(pbAbsent, append(pbVector(secret, 1, meta), pbMsg(3, pbStruct(pbEntry("x", pbValueString("1"))))...)), "metadata appears more than once"},
+		{"upsert id twice", (*PineconeRules).UpsertGRPC, pbUpsert(pbAbsent, append(pbVector(secret, 1, meta), pbString(1, "b")...)), "id appears more than once"},
+		{"upsert namespace twice", (*PineconeRules).UpsertGRPC, append(pbUpsert("a", pbVector(secret, 1, meta)), pbString(2, "b")...), "namespace appears more than once"},
+		{"subject field twice in a Struct", (*PineconeRules).UpsertGRPC,
+			pbUpsert(pbAbsent, pbVector("a", 4, pbStruct(pbEntry("user_id", pbValueString(secret)), pbEntry("user_id", pbValueString("new"))))), "subject field 1 appears more than once"},
+		{"map entry with two values", (*PineconeRules).UpsertGRPC,
+			pbUpsert(pbAbsent, pbVector("a", 4, pbMsg(1, append(pbString(1, "user_id"), append(pbMsg(2, pbValueString(secret)), pbMsg(2, pbValueString("x"))...)...)))), "value appears more than once"},
+		{"Value with two kinds", (*PineconeRules).UpsertGRPC,
+			pbUpsert(pbAbsent, pbVector("a", 4, pbStruct(pbEntry("user_id", append(pbValueString(secret), pbValueList(pbValueString("x"))...))))), "more than one kind"},
+		{"update set_metadata twice", (*PineconeRules).UpdateGRPC,
+			append(pbUpdate("a", pbStruct(pbEntry("x", pbValueString("1"))), pbAbsent, nil, false), pbMsg(3, meta)...), "set_metadata appears more than once"},
+		{"delete namespace twice", (*PineconeRules).DeleteGRPC, append(pbDelete([]string{"a"}, false, "a", nil), pbString(3, "b")...), "namespace appears more than once"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -21,8 +22,8 @@ func structSubjects(msg []byte, fields []string, dst []string) ([]string, error)
 }
 
 // structSubjectsNamed returns the subjects held in fields of the Struct msg
-// and whether it has an entry for any of fields. As in a protobuf map, the
-// last entry for a key counts.
+// and whether it has an entry for any of fields. A subject field with two
+// entries is an error (see once).
 func structSubjectsNamed(msg []byte, fields []string) (subjects []string, named bool, err error) {
 	// One pass checks the entries' framing and remembers the last value
 	// of each subject field; most structs have one or two subject fields.
@@ -52,9 +53,13 @@ func structSubjectsNamed(msg []byte, fields []string) (subjects []string, named 
 			return nil, false, fmt.Errorf("fields entry %d: %w", n, err)
 		}
 		for i, f := range fields {
-			if string(key) == f { // compared without a copy
-				last[i], seen[i] = value, true
+			if string(key) != f { // compared without a copy
+				continue
 			}
+			if seen[i] {
+				return nil, false, fmt.Errorf("subject field %d appears more than once (a protobuf map keeps the last entry; Lethe refuses repeats)", i+1)
+			}
+			last[i], seen[i] = value, true
 		}
 	}
 	if p.err != nil {
@@ -74,6 +79,7 @@ func structSubjectsNamed(msg []byte, fields []string) (subjects []string, named 
 
 // structEntry reads a map entry {key=1 string, value=2 Value}.
 func structEntry(msg []byte) (key, value []byte, err error) {
+	hasKey, hasValue := false, false
 	p := protoFields{b: msg}
 	for {
 		num, typ, val, ok := p.next()
@@ -82,12 +88,12 @@ func structEntry(msg []byte) (key, value []byte, err error) {
 		}
 		switch num {
 		case 1:
-			if err := wantType(typ, protowire.BytesType, "key"); err != nil {
+			if err := once(&hasKey, typ, protowire.BytesType, "key"); err != nil {
 				return nil, nil, err
 			}
 			key = val
 		case 2:
-			if err := wantType(typ, protowire.BytesType, "value"); err != nil {
+			if err := once(&hasValue, typ, protowire.BytesType, "value"); err != nil {
 				return nil, nil, err
 			}
 			value = val
@@ -101,7 +107,8 @@ func structEntry(msg []byte) (key, value []byte, err error) {
 // struct_value=5, list_value=6}: a string, a number in JSON text form, and
 // (when top is true) each string of a list.
 func appendValueSubjects(dst []string, msg []byte, top bool) ([]string, error) {
-	// The oneof's last field on the wire is its value.
+	// A oneof holds one field; several (which a parser would merge or
+	// let the last win) are refused, as repeats are (see once).
 	var kind protowire.Number
 	var kindVal []byte
 	p := protoFields{b: msg}
@@ -123,6 +130,9 @@ func appendValueSubjects(dst []string, msg []byte, top bool) ([]string, error) {
 		}
 		if err != nil {
 			return dst, err
+		}
+		if kind != 0 {
+			return dst, errors.New("a Value holds more than one kind")
 		}
 		kind, kindVal = num, val
 	}
