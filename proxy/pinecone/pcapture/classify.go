@@ -52,7 +52,8 @@ const (
 // classify reads r's method and path, as sent, into a write.
 func classify(r *http.Request) write {
 	p := r.URL.Path
-	if pinecone.IsGRPC(r) {
+	grpc := pinecone.IsGRPC(r)
+	if grpc {
 		switch p {
 		case grpcUpsert:
 			return write{op: opUpsert, name: "upsert", grpc: true}
@@ -61,10 +62,14 @@ func classify(r *http.Request) write {
 		case grpcDelete:
 			return write{op: opDelete, name: "delete", grpc: true}
 		}
-		if strings.EqualFold(path.Clean(p), grpcUpsert) || strings.EqualFold(path.Clean(p), grpcUpdate) ||
-			strings.EqualFold(path.Clean(p), grpcDelete) {
-			return write{op: opNonCanonical, name: "write", grpc: true}
-		}
+	}
+	// A gRPC write method spelled differently, or called other than as
+	// gRPC over HTTP/2 (gRPC-Web, HTTP/1.1), which a gateway in front of
+	// the index could still turn into a write.
+	if c := path.Clean("/" + p); strings.EqualFold(c, grpcUpsert) || strings.EqualFold(c, grpcUpdate) || strings.EqualFold(c, grpcDelete) {
+		return write{op: opNonCanonical, name: "write", grpc: grpc}
+	}
+	if grpc {
 		return write{}
 	}
 	switch p {

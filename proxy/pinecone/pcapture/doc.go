@@ -13,8 +13,10 @@
 //	gRPC  /VectorService/Upsert, /VectorService/Update, /VectorService/Delete
 //
 // A path that only cleaning, case or a trailing slash would turn into one
-// of these is refused (INVALID_ARGUMENT), so that an upstream that
-// normalises paths cannot be handed a write Lethe did not read. DELETE
+// of these, and a gRPC write method called other than as gRPC over HTTP/2
+// (gRPC-Web, HTTP/1.1), is refused (LT004, INVALID_ARGUMENT), so that an
+// upstream or gateway that normalises paths or bridges protocols cannot
+// be handed a write Lethe did not read. DELETE
 // /namespaces/{namespace}, deletes by filter and deleteAll are forwarded
 // without a record: they add no personal data, and forget checks the
 // store itself. Every other request passes untouched.

@@ -136,3 +136,30 @@ func grpcCall(t *testing.T, client *http.Client, url string, body []byte) (strin
 	}
 	return resp.Trailer.Get("Grpc-Status"), resp.Trailer.Get("Grpc-Message")
 }
+
+// A gRPC write method called other than as gRPC over HTTP/2 (gRPC-Web, or
+// HTTP/1.1), or spelled differently, is refused LT004 and not forwarded.
+func TestGRPC_WriteMethodsInOtherFormsAreRefused(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	clients := map[string]*http.Client{"http/1.1": http.DefaultClient, "h2c": {Transport: &http.Transport{Protocols: &h2c}}}
+	for _, tc := range []struct{ client, path, contentType string }{
+		{"http/1.1", "/VectorService/Upsert", "application/grpc"},
+		{"h2c", "/VectorService/Upsert", "application/grpc-web+proto"},
+		{"h2c", "/VectorService/Update", "application/json"},
+		{"h2c", "/vectorservice/delete", "application/grpc"},
+		{"h2c", "//VectorService/Upsert", "application/grpc"},
+	} {
+		req, err := http.NewRequest(http.MethodPost, r.url+tc.path, bytes.NewReader([]byte{0, 0, 0, 0, 0}))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", tc.contentType)
+		resp, err := clients[tc.client].Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		msg := resp.Header.Get("Grpc-Message") + string(body)
+		assert.Contains(t, msg, "LT004", "%+v", tc)
+	}
+	assert.Zero(t, r.received.total(), "nothing reached the upstream")
+}

@@ -108,6 +108,12 @@ func (c *counter) add(p string) {
 	c.paths = append(c.paths, p)
 }
 
+func (c *counter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.paths)
+}
+
 func (c *counter) count(p string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
