@@ -69,9 +69,9 @@ func classify(r *http.Request) write {
 	if c := path.Clean("/" + p); strings.EqualFold(c, grpcUpsert) || strings.EqualFold(c, grpcUpdate) || strings.EqualFold(c, grpcDelete) {
 		return write{op: opNonCanonical, name: "write", grpc: grpc}
 	}
-	if grpc {
-		return write{}
-	}
+	// REST write paths are writes whatever the content type says: an
+	// index host may route by path first. A gRPC body there is then
+	// unreadable as JSON and refused.
 	switch p {
 	case pathUpsert:
 		return write{op: opUpsert, name: "upsert"}
@@ -89,7 +89,7 @@ func classify(r *http.Request) write {
 		return write{op: opRecords, name: "records upsert", namespace: ns}
 	}
 	if nonCanonicalREST(p, r.Method) {
-		return write{op: opNonCanonical, name: "write"}
+		return write{op: opNonCanonical, name: "write", grpc: grpc}
 	}
 	return write{}
 }

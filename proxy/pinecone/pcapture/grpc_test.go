@@ -163,3 +163,24 @@ func TestGRPC_WriteMethodsInOtherFormsAreRefused(t *testing.T) {
 	}
 	assert.Zero(t, r.received.total(), "nothing reached the upstream")
 }
+
+// A REST write path is a write whatever the content type says (an index
+// host may route by path first): a gRPC body there is refused as
+// unreadable JSON, a JSON body is captured.
+func TestGRPC_ContentTypeDoesNotHideARESTWrite(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	client := &http.Client{Transport: &http.Transport{Protocols: &h2c}}
+	framed := []byte{0, 0, 0, 0, 6, 0x0a, 0x04, 0x0a, 0x02, 'a', '1'}
+	code, msg := grpcCall(t, client, r.url+"/vectors/upsert", framed)
+	assert.Equal(t, "3", code)
+	assert.Contains(t, msg, "cannot read the upsert request")
+	assert.Zero(t, r.received.total())
+
+	// The emulator routes by content type and answers UNIMPLEMENTED, so
+	// the intent made before forwarding is then dropped.
+	grpcCall(t, client, r.url+"/vectors/upsert", []byte(upsertAliceBob))
+	assert.Equal(t, 1, r.received.count("/vectors/upsert"))
+	assert.Equal(t, int64(1), r.core.Stats.Intents.Load(), "the JSON upsert was made an intent before it was forwarded")
+}

@@ -56,7 +56,7 @@ func (h *Hook) Request(ix *pinecone.Index, r *http.Request, body []byte) (pineco
 		return nil, &pinecone.Status{Code: pinecone.CodeInvalidArgument, Message: "lethe-proxy: cannot read the " + w.name +
 			" request, so it was not forwarded: " + strings.TrimPrefix(err.Error(), "extract: ")}
 	}
-	c := &call{hook: h, index: ix.Name, grpc: w.grpc}
+	c := &call{hook: h, index: ix.Name, grpc: pinecone.IsGRPC(r)} // the answer comes in the shape the request was sent in
 	var writes []extract.Tag
 	for _, t := range tags {
 		switch t.Op {
