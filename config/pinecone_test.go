@@ -124,3 +124,15 @@ func TestParse_PineconeErrorsNameFileLineAndFix(t *testing.T) {
 		})
 	}
 }
+
+// A proxy for Pinecone alone needs no PostgreSQL upstream; rules for
+// PostgreSQL tables still do.
+func TestParse_PineconeAloneNeedsNoPostgresUpstream(t *testing.T) {
+	cfg, err := Parse("cfg.yaml", []byte("pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: '*', subjects: [user_id]}]}]\n"))
+	require.NoError(t, err)
+	assert.Empty(t, cfg.Postgres.Upstream)
+
+	_, err = Parse("cfg.yaml", []byte("pinecone:\n  indexes: [{name: a, host: 'http://h:1'}]\ncapture:\n  database: app\n  tables:\n    - {table: public.docs, id: id, subjects: [user_id]}\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "capture.tables: rules for PostgreSQL tables need postgres.upstream")
+}

@@ -22,9 +22,11 @@ func (c *Config) validate() error {
 	if _, _, err := net.SplitHostPort(p.Listen); err != nil {
 		errs = append(errs, c.at("postgres.listen", "%q is not host:port (write e.g. 127.0.0.1:6432)", p.Listen))
 	}
-	if p.Upstream == "" {
-		errs = append(errs, c.at("postgres", "upstream is missing (write e.g. upstream: 127.0.0.1:5432)"))
-	} else if _, _, err := net.SplitHostPort(p.Upstream); err != nil {
+	if p.Upstream == "" && len(c.Pinecone.Indexes) == 0 {
+		errs = append(errs, c.at("postgres", "upstream is missing (write e.g. upstream: 127.0.0.1:5432; a proxy for Pinecone alone sets pinecone.indexes instead)"))
+	} else if p.Upstream == "" && len(c.Capture.Tables) > 0 {
+		errs = append(errs, c.at("capture.tables", "rules for PostgreSQL tables need postgres.upstream (write e.g. upstream: 127.0.0.1:5432)"))
+	} else if _, _, err := net.SplitHostPort(p.Upstream); p.Upstream != "" && err != nil {
 		errs = append(errs, c.at("postgres.upstream", "%q is not host:port (write e.g. db.internal:5432)", p.Upstream))
 	}
 	if !slices.Contains([]string{"disable", "require", "verify-full"}, p.UpstreamTLS) {

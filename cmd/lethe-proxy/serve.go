@@ -38,6 +38,10 @@ func serve(args []string, stderr io.Writer) int {
 		return 1
 	}
 	log := newLogger(cfg.Log, stderr)
+	// Signals are caught before anything listens: a SIGTERM that arrives
+	// once a client can connect stops the proxy gracefully.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
 	srv, err := newPostgresServer(cfg, log)
 	if err != nil {
 		log.Error("cannot start", "err", err)
@@ -70,27 +74,34 @@ func serve(args []string, stderr io.Writer) int {
 		log.Error("cannot start the Pinecone relay", "err", err)
 		return 1
 	}
-	ln, err := net.Listen("tcp", cfg.Postgres.Listen)
-	if err != nil {
-		log.Error("cannot listen", "addr", cfg.Postgres.Listen, "err", err)
-		return 1
+	// The PostgreSQL relay runs when it has an upstream; a proxy for
+	// Pinecone alone has none (config checks that one of them is set).
+	var ln net.Listener
+	if cfg.Postgres.Upstream != "" {
+		if ln, err = net.Listen("tcp", cfg.Postgres.Listen); err != nil {
+			log.Error("cannot listen", "addr", cfg.Postgres.Listen, "err", err)
+			return 1
+		}
 	}
 	var pcLn net.Listener
 	if pcSrv != nil {
 		defer pcRelay.Close()
 		if pcLn, err = net.Listen("tcp", cfg.Pinecone.Listen); err != nil {
-			ln.Close()
+			if ln != nil {
+				ln.Close()
+			}
 			log.Error("cannot listen", "addr", cfg.Pinecone.Listen, "err", err)
 			return 1
 		}
 	}
-	log.Info("lethe-proxy started", "version", version, "listen", ln.Addr().String(),
-		"upstream", cfg.Postgres.Upstream, "upstream_tls", cfg.Postgres.UpstreamTLS)
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	if ln != nil {
+		log.Info("lethe-proxy started", "version", version, "listen", ln.Addr().String(),
+			"upstream", cfg.Postgres.Upstream, "upstream_tls", cfg.Postgres.UpstreamTLS)
+		go func() { served <- srv.Serve(ln) }()
+	} else {
+		log.Info("lethe-proxy started without the PostgreSQL relay (postgres.upstream is not set)", "version", version)
+	}
 	pcDone := make(chan error, 1)
 	if pcSrv != nil {
 		log.Info("pinecone relay started", "listen", pcLn.Addr().String(), "indexes", len(cfg.Pinecone.Indexes), "tls", pcSrv.TLSConfig != nil)
@@ -139,12 +150,16 @@ func serve(args []string, stderr io.Writer) int {
 			log.Error("pinecone listener failed", "err", err)
 		}
 	}()
-	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn("shutdown timeout reached; busy sessions were closed", "err", err)
+	if ln != nil {
+		if err := srv.Shutdown(sctx); err != nil {
+			log.Warn("shutdown timeout reached; busy sessions were closed", "err", err)
+		}
 	}
 	<-pcStopped
-	if err := <-served; !errors.Is(err, pgwire.ErrServerClosed) {
-		log.Error("listener failed", "err", err)
+	if ln != nil {
+		if err := <-served; !errors.Is(err, pgwire.ErrServerClosed) {
+			log.Error("listener failed", "err", err)
+		}
 	}
 	if capt != nil {
 		// Within what is left of shutdown_timeout: confirmations still
