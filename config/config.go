@@ -150,8 +150,9 @@ func Defaults() Config {
 			MaxMessageSize: 64 << 20,
 		},
 		Pinecone: Pinecone{
-			Listen:         "127.0.0.1:5081",
-			MaxRequestSize: 4 << 20,
+			Listen:          "127.0.0.1:5081",
+			MaxRequestSize:  4 << 20,
+			MaxBufferedSize: 256 << 20,
 		},
 		Capture: Capture{
 			Mode:                  "strict",

@@ -20,6 +20,10 @@ type Pinecone struct {
 	// MaxRequestSize bounds one request body; larger ones are refused
 	// (413 / RESOURCE_EXHAUSTED) without reaching the index host.
 	MaxRequestSize ByteSize `yaml:"max_request_size"`
+	// MaxBufferedSize bounds the request bodies held in memory at once,
+	// across all connections; requests beyond it wait, then are answered
+	// UNAVAILABLE.
+	MaxBufferedSize ByteSize `yaml:"max_buffered_size"`
 	// Indexes are the index hosts relayed to. With several, a request's
 	// Host header names its index (see proxy/pinecone).
 	Indexes []PineconeIndex `yaml:"indexes"`
@@ -108,6 +112,8 @@ func (c *Config) validatePinecone() []error {
 	}
 	if p.MaxRequestSize < 64<<10 || p.MaxRequestSize > 1<<30 {
 		errs = append(errs, c.at("pinecone.max_request_size", "%d bytes is outside 64KiB..1GiB (Pinecone itself accepts 2MB; default 4MiB)", p.MaxRequestSize))
+	} else if p.MaxBufferedSize <= p.MaxRequestSize {
+		errs = append(errs, c.at("pinecone.max_buffered_size", "%d bytes must be larger than pinecone.max_request_size (%d bytes): it bounds all bodies in memory at once (default 256MiB)", p.MaxBufferedSize, p.MaxRequestSize))
 	}
 	if len(p.Indexes) == 0 {
 		errs = append(errs, c.at("pinecone", "indexes is missing: name the index hosts to relay to "+

@@ -48,6 +48,7 @@ func TestLoad_PineconeReadsEveryKey(t *testing.T) {
   listen: 0.0.0.0:5443
   tls: {cert_file: cert.pem, key_file: key.pem}
   max_request_size: 8MiB
+  max_buffered_size: 64MiB
   indexes:
     - name: docs
       host: https://docs-abc123.svc.aped-1234.pinecone.io
@@ -66,9 +67,10 @@ func TestLoad_PineconeReadsEveryKey(t *testing.T) {
 	cfg, err := Load(path)
 	require.NoError(t, err)
 	assert.Equal(t, Pinecone{
-		Listen:         "0.0.0.0:5443",
-		TLS:            ServerTLS{CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem")},
-		MaxRequestSize: 8 << 20,
+		Listen:          "0.0.0.0:5443",
+		TLS:             ServerTLS{CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem")},
+		MaxRequestSize:  8 << 20,
+		MaxBufferedSize: 64 << 20,
 		Indexes: []PineconeIndex{
 			{Name: "docs", Host: "https://docs-abc123.svc.aped-1234.pinecone.io", UpstreamCAFile: filepath.Join(dir, "pinecone-ca.pem"),
 				Namespaces: []NamespaceRule{{Namespace: "*", Subjects: []string{"user_id"}}, {Namespace: "tenant-a", Subjects: []string{"owner", "author"}}}},
@@ -116,6 +118,7 @@ func TestParse_PineconeErrorsNameFileLineAndFix(t *testing.T) {
 		"bad subject":      {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: '*', subjects: ['$eq']}]}]\n", `subject "$eq" is not a metadata field name`},
 		"half TLS":         {"pinecone:\n  tls: {cert_file: c.pem}\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.tls: set both cert_file and key_file"},
 		"tiny limit":       {"pinecone:\n  max_request_size: 1KiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "outside 64KiB..1GiB"},
+		"buffer below one": {"pinecone:\n  max_buffered_size: 1MiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.max_buffered_size: 1048576 bytes must be larger than pinecone.max_request_size"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse("cfg.yaml", []byte(pineconeBase+tc.src))

@@ -36,9 +36,10 @@ func newPineconeServer(cfg *config.Config, hook *pcapture.Hook, log *slog.Logger
 		indexes = append(indexes, ix)
 	}
 	pc := pinecone.Config{
-		Indexes:         indexes,
-		MaxRequestBytes: int64(p.MaxRequestSize),
-		Logger:          log.With("relay", "pinecone"),
+		Indexes:          indexes,
+		MaxRequestBytes:  int64(p.MaxRequestSize),
+		MaxBufferedBytes: int64(p.MaxBufferedSize),
+		Logger:           log.With("relay", "pinecone"),
 	}
 	if hook != nil {
 		pc.Hook = hook

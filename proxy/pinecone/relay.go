@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +32,13 @@ type Config struct {
 	// DefaultMaxRequestBytes); larger ones are answered RESOURCE_EXHAUSTED
 	// (gRPC) or 413 (REST) and not forwarded.
 	MaxRequestBytes int64
+	// MaxBufferedBytes bounds the request bodies held in memory at once,
+	// across all connections (default DefaultMaxBufferedBytes, at least
+	// MaxRequestBytes+1). A request whose body would go over it waits
+	// for others to finish, at most BufferWait (default 30s), then is
+	// answered UNAVAILABLE.
+	MaxBufferedBytes int64
+	BufferWait       time.Duration
 	// Hook, if not nil, sees every request and response (see Hook).
 	Hook Hook
 	// Logger receives the relay's own events; nil discards them. Nothing
@@ -45,6 +51,7 @@ type Config struct {
 type Relay struct {
 	indexes []*Index
 	max     int64
+	bodies  *bodyBudget
 	hook    Hook
 	log     *slog.Logger
 	proxies map[*Index]*httputil.ReverseProxy
@@ -61,6 +68,7 @@ func New(cfg Config) (*Relay, error) {
 	if p.max <= 0 {
 		p.max = DefaultMaxRequestBytes
 	}
+	p.bodies = newBodyBudget(max(cfg.MaxBufferedBytes, p.max+1), cfg.BufferWait)
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -124,7 +132,8 @@ func (p *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, st)
 		return
 	}
-	body, st := p.readBody(r, ix)
+	body, release, st := p.readBody(r, ix)
+	defer release()
 	if st != nil {
 		writeStatus(w, r, st)
 		return
@@ -143,58 +152,6 @@ func (p *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	p.proxies[ix].ServeHTTP(w, r)
-}
-
-// readBody reads r's whole body, refusing one over the limit. An oversized
-// body is read on and discarded (up to drainLimit) so that an HTTP/1.1
-// client can send its next request on the same connection.
-func (p *Relay) readBody(r *http.Request, ix *Index) ([]byte, *Status) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return nil, nil
-	}
-	tooLarge := func() *Status {
-		io.CopyN(io.Discard, r.Body, drainLimit)
-		p.log.Warn("pinecone request body over the limit", "index", ix.Name, "limit_bytes", p.max, "content_length", r.ContentLength)
-		return &Status{Code: CodeResourceExhausted, Message: fmt.Sprintf(
-			"lethe-proxy: request body is larger than %d bytes, the proxy's limit (pinecone.max_request_size); send fewer vectors per request", p.max)}
-	}
-	if r.ContentLength > p.max {
-		return nil, tooLarge()
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, p.bodySizeHint(r)))
-	if _, err := buf.ReadFrom(io.LimitReader(r.Body, p.max+1)); err != nil {
-		return nil, &Status{Code: CodeInvalidArgument, Message: fmt.Sprintf("lethe-proxy: cannot read the request body: %v", err)}
-	}
-	if int64(buf.Len()) > p.max {
-		return nil, tooLarge()
-	}
-	return buf.Bytes(), nil
-}
-
-// bodySizeHint is the buffer to read r's body into, so that a large
-// upsert is read without regrowing: its Content-Length when the client
-// sent one (REST), else for gRPC (which sends none) the length its first
-// message's 5-byte prefix declares, which is then put back in front of
-// r.Body. bytes.Buffer reads in steps of bytes.MinRead, hence the slack.
-func (p *Relay) bodySizeHint(r *http.Request) int64 {
-	const fallback = 32 << 10
-	switch {
-	case r.ContentLength > 0:
-		return min(r.ContentLength, p.max+1) + bytes.MinRead
-	case !IsGRPC(r):
-		return fallback
-	}
-	var prefix [5]byte
-	n, err := io.ReadFull(r.Body, prefix[:])
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(prefix[:n]), r.Body), r.Body}
-	if err != nil {
-		return fallback
-	}
-	declared := int64(binary.BigEndian.Uint32(prefix[1:]))
-	return min(5+declared, p.max+1) + bytes.MinRead
 }
 
 // relayFailed answers a request the upstream did not answer.
