@@ -35,7 +35,10 @@ type forgetBinary struct {
 	cmd              *exec.Cmd
 }
 
-func newForgetBinary(t *testing.T, db testDB, tables string) *forgetBinary {
+// newForgetBinary configures lethe-proxy with capture of tables (YAML
+// list items) and forget; extra is appended to the config as it is (a
+// pinecone section).
+func newForgetBinary(t *testing.T, db testDB, tables string, extra ...string) *forgetBinary {
 	f := &forgetBinary{bin: buildProxy(t), dir: t.TempDir(), proxyAddr: freePort(t), admin: freePort(t)}
 	signer := testSigner(t)
 	pem, err := signer.MarshalPrivateKey()
@@ -64,7 +67,7 @@ forget:
   log_origin: lethe.test/crash-log
   admin: {listen: %s, tokens_file: tokens.json}
 log: {level: debug}
-`, f.proxyAddr, db.Addr(), db.Host, db.Port, db.User, db.DB, tables, f.admin)), 0o600))
+%s`, f.proxyAddr, db.Addr(), db.Host, db.Port, db.User, db.DB, tables, f.admin, strings.Join(extra, "\n"))), 0o600))
 	f.env = append(os.Environ(), "LETHE_SUBJECT_SALT="+hex.EncodeToString(testSalt), "PGPASSWORD="+db.Password,
 		"LETHE_ADMIN_URL=http://"+f.admin, "LETHE_ADMIN_TOKEN="+secret)
 	return f
