@@ -174,6 +174,9 @@ func openLedgerWith(s config.LedgerStore, configPath string, opts ledger.Options
 // On a shared PostgreSQL ledger the background runs clean up after the
 // other proxies that die.
 func recoverIntents(c config.Capture, l ledger.Ledger, log *slog.Logger) error {
+	if len(c.Tables) == 0 {
+		return nil // Pinecone's intents are never resolved by recovery (see docs/pinecone.md)
+	}
 	if c.Store == "" {
 		log.Info("intents left pending by a crash are not resolved: capture.store is not set (forget treats them as candidates)")
 		return nil
