@@ -152,6 +152,7 @@ func Defaults() Config {
 		Pinecone: Pinecone{
 			Listen:         "127.0.0.1:5081",
 			MaxRequestSize: 4 << 20,
+			VerifyDeadline: Duration(60 * time.Second),
 		},
 		Capture: Capture{
 			Mode:                  "strict",

@@ -39,6 +39,7 @@ func TestParse_PineconeSectionIsOptional(t *testing.T) {
 	assert.Empty(t, cfg.Pinecone.Indexes)
 	assert.Equal(t, "127.0.0.1:5081", cfg.Pinecone.Listen)
 	assert.EqualValues(t, 4<<20, cfg.Pinecone.MaxRequestSize)
+	assert.Equal(t, 60*time.Second, cfg.Pinecone.VerifyDeadline.D())
 }
 
 func TestLoad_PineconeReadsEveryKey(t *testing.T) {
@@ -48,10 +49,12 @@ func TestLoad_PineconeReadsEveryKey(t *testing.T) {
   listen: 0.0.0.0:5443
   tls: {cert_file: cert.pem, key_file: key.pem}
   max_request_size: 8MiB
+  verify_deadline: 90s
   indexes:
     - name: docs
       host: https://docs-abc123.svc.aped-1234.pinecone.io
       upstream_ca_file: pinecone-ca.pem
+      api_key_env: DOCS_PINECONE_KEY
       namespaces:
         - {namespace: "*", subjects: [user_id]}
         - {namespace: tenant-a, subjects: [owner, author]}
@@ -69,9 +72,11 @@ func TestLoad_PineconeReadsEveryKey(t *testing.T) {
 		Listen:         "0.0.0.0:5443",
 		TLS:            ServerTLS{CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem")},
 		MaxRequestSize: 8 << 20,
+		VerifyDeadline: Duration(90 * time.Second),
 		Indexes: []PineconeIndex{
 			{Name: "docs", Host: "https://docs-abc123.svc.aped-1234.pinecone.io", UpstreamCAFile: filepath.Join(dir, "pinecone-ca.pem"),
-				Namespaces: []NamespaceRule{{Namespace: "*", Subjects: []string{"user_id"}}, {Namespace: "tenant-a", Subjects: []string{"owner", "author"}}}},
+				Namespaces: []NamespaceRule{{Namespace: "*", Subjects: []string{"user_id"}}, {Namespace: "tenant-a", Subjects: []string{"owner", "author"}}},
+				APIKeyEnv:  "DOCS_PINECONE_KEY"},
 			{Name: "local", Host: "http://127.0.0.1:5080"},
 		},
 	}, cfg.Pinecone)
@@ -115,6 +120,9 @@ func TestParse_PineconeErrorsNameFileLineAndFix(t *testing.T) {
 		"default twice":    {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: '', subjects: [u]}, {namespace: __default__, subjects: [v]}]}]\n", "are the same namespace"},
 		"bad subject":      {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: '*', subjects: ['$eq']}]}]\n", `subject "$eq" is not a metadata field name`},
 		"half TLS":         {"pinecone:\n  tls: {cert_file: c.pem}\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.tls: set both cert_file and key_file"},
+		"short verify":     {"pinecone:\n  verify_deadline: 10ms\n  indexes: [{name: a, host: 'http://h:1'}]\n", "cfg.yaml:3: pinecone.verify_deadline: 10ms is outside 1s..1h"},
+		"long verify":      {"pinecone:\n  verify_deadline: 2h\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.verify_deadline: 2h0m0s is outside 1s..1h"},
+		"key env":          {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', api_key_env: 'pcsk_123-abc'}]\n", `api_key_env "pcsk_123-abc" is not an environment variable name`},
 		"tiny limit":       {"pinecone:\n  max_request_size: 1KiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "outside 64KiB..1GiB"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -123,4 +131,9 @@ func TestParse_PineconeErrorsNameFileLineAndFix(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+func TestPineconeIndex_KeyEnvDefaultsToOneVariableForAllIndexes(t *testing.T) {
+	assert.Equal(t, "LETHE_PINECONE_API_KEY", (&PineconeIndex{}).KeyEnv())
+	assert.Equal(t, "DOCS_KEY", (&PineconeIndex{APIKeyEnv: "DOCS_KEY"}).KeyEnv())
 }
