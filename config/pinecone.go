@@ -27,7 +27,7 @@ type Pinecone struct {
 	// VerifyDeadline bounds how long forget polls an index after a delete
 	// for the subject's records to be gone (Pinecone's deletes become
 	// visible late); a layer not absent by then stays unverified and is
-	// verified again later. Default 60s.
+	// verified again later. Default and most 60s.
 	VerifyDeadline Duration `yaml:"verify_deadline"`
 }
 
@@ -135,8 +135,11 @@ func (c *Config) validatePinecone() []error {
 	if p.MaxRequestSize < 64<<10 || p.MaxRequestSize > 1<<30 {
 		errs = append(errs, c.at("pinecone.max_request_size", "%d bytes is outside 64KiB..1GiB (Pinecone itself accepts 2MB; default 4MiB)", p.MaxRequestSize))
 	}
-	if d := p.VerifyDeadline.D(); d < time.Second || d > time.Hour {
-		errs = append(errs, c.at("pinecone.verify_deadline", "%s is outside 1s..1h (how long forget waits for a delete to become visible; default 60s)", d))
+	// One verification must fit in a forget request's lease (2 minutes,
+	// renewed between attempts), or another engine could take the request
+	// while this one still waits.
+	if d := p.VerifyDeadline.D(); d < time.Second || d > time.Minute {
+		errs = append(errs, c.at("pinecone.verify_deadline", "%s is outside 1s..1m (how long forget waits for a delete to become visible; default 60s; a layer not absent by then is verified again later)", d))
 	}
 	if len(p.Indexes) == 0 {
 		errs = append(errs, c.at("pinecone", "indexes is missing: name the index hosts to relay to "+

@@ -49,7 +49,7 @@ func TestLoad_PineconeReadsEveryKey(t *testing.T) {
   listen: 0.0.0.0:5443
   tls: {cert_file: cert.pem, key_file: key.pem}
   max_request_size: 8MiB
-  verify_deadline: 90s
+  verify_deadline: 45s
   indexes:
     - name: docs
       host: https://docs-abc123.svc.aped-1234.pinecone.io
@@ -72,7 +72,7 @@ func TestLoad_PineconeReadsEveryKey(t *testing.T) {
 		Listen:         "0.0.0.0:5443",
 		TLS:            ServerTLS{CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem")},
 		MaxRequestSize: 8 << 20,
-		VerifyDeadline: Duration(90 * time.Second),
+		VerifyDeadline: Duration(45 * time.Second),
 		Indexes: []PineconeIndex{
 			{Name: "docs", Host: "https://docs-abc123.svc.aped-1234.pinecone.io", UpstreamCAFile: filepath.Join(dir, "pinecone-ca.pem"),
 				Namespaces: []NamespaceRule{{Namespace: "*", Subjects: []string{"user_id"}}, {Namespace: "tenant-a", Subjects: []string{"owner", "author"}}},
@@ -120,8 +120,8 @@ func TestParse_PineconeErrorsNameFileLineAndFix(t *testing.T) {
 		"default twice":    {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: '', subjects: [u]}, {namespace: __default__, subjects: [v]}]}]\n", "are the same namespace"},
 		"bad subject":      {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: '*', subjects: ['$eq']}]}]\n", `subject "$eq" is not a metadata field name`},
 		"half TLS":         {"pinecone:\n  tls: {cert_file: c.pem}\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.tls: set both cert_file and key_file"},
-		"short verify":     {"pinecone:\n  verify_deadline: 10ms\n  indexes: [{name: a, host: 'http://h:1'}]\n", "cfg.yaml:3: pinecone.verify_deadline: 10ms is outside 1s..1h"},
-		"long verify":      {"pinecone:\n  verify_deadline: 2h\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.verify_deadline: 2h0m0s is outside 1s..1h"},
+		"short verify":     {"pinecone:\n  verify_deadline: 10ms\n  indexes: [{name: a, host: 'http://h:1'}]\n", "cfg.yaml:3: pinecone.verify_deadline: 10ms is outside 1s..1m"},
+		"long verify":      {"pinecone:\n  verify_deadline: 2m\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.verify_deadline: 2m0s is outside 1s..1m"},
 		"key env":          {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', api_key_env: 'pcsk_123-abc'}]\n", `api_key_env "pcsk_123-abc" is not an environment variable name`},
 		"tiny limit":       {"pinecone:\n  max_request_size: 1KiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "outside 64KiB..1GiB"},
 	} {

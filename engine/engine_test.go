@@ -29,6 +29,7 @@ type fakeLayer struct {
 	present   []string   // the subject's records in the store
 	deleted   []string   // deleted but still visible
 	verified  int        // Residual calls
+	events    *[]string  // "residual" per Residual call, when set
 	ledgerIDs [][]string // ids the engine passed to Matching
 	journaled []string   // ids beforeCommit was given
 }
@@ -64,6 +65,9 @@ func (f *fakeLayer) Residual(context.Context, string, []string) (connector.Absen
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.verified++
+	if f.events != nil {
+		*f.events = append(*f.events, "residual")
+	}
 	if f.verified > f.lingers {
 		f.deleted = nil
 	}
@@ -94,6 +98,11 @@ type testEngine struct {
 }
 
 func newTestEngine(t *testing.T, deadline time.Duration, layers ...connector.Layer) testEngine {
+	return newTestEngineWith(t, deadline, func(l Ledger) Ledger { return l }, layers...)
+}
+
+// newTestEngineWith lets wrap stand between the engine and its ledger.
+func newTestEngineWith(t *testing.T, deadline time.Duration, wrap func(Ledger) Ledger, layers ...connector.Layer) testEngine {
 	t.Helper()
 	l, err := ledger.OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{})
 	require.NoError(t, err)
@@ -111,7 +120,7 @@ func newTestEngine(t *testing.T, deadline time.Duration, layers ...connector.Lay
 	now, mu := time.Now(), &sync.Mutex{}
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	e, err := New(Config{
-		Ledger: l, Hasher: h, Layers: layers, Deadline: deadline, Now: clock,
+		Ledger: wrap(l), Hasher: h, Layers: layers, Deadline: deadline, Now: clock,
 		Certifier: NewCertifier(CertifierConfig{Signer: signer, Keys: keys, Log: log, Tool: "engine test", Now: clock,
 			RulesSHA256: strings.Repeat("0", 64)}),
 	})
@@ -249,4 +258,31 @@ func TestForget_ScopedLayerGetsTheTablesNoLayerNames(t *testing.T) {
 		"idx/x x1": ledger.StateDeleted, "idx/a a1": ledger.StateDeleted, "idx/b b1": ledger.StateDeleted,
 		"other/a o1": ledger.StateConfirmed, "idx/c p1": ledger.StateConfirmed,
 	}, states)
+}
+
+// leaseLog records each lease renewal among the layer's events.
+type leaseLog struct {
+	Ledger
+	mu     *sync.Mutex
+	events *[]string
+}
+
+func (l leaseLog) LeaseForget(ctx context.Context, id, owner string, d time.Duration) (bool, error) {
+	l.mu.Lock()
+	*l.events = append(*l.events, "lease")
+	l.mu.Unlock()
+	return l.Ledger.LeaseForget(ctx, id, owner, d)
+}
+
+// Attempts that wait for a store to show its deletes can outlast a lease:
+// the lease is renewed between them.
+func TestForget_RenewsTheLeaseBetweenAttempts(t *testing.T) {
+	var events []string
+	layer := &fakeLayer{name: "idx/ns", present: []string{"v1"}, lingers: 2, events: &events}
+	te := newTestEngineWith(t, time.Hour, func(l Ledger) Ledger { return leaseLog{Ledger: l, mu: &layer.mu, events: &events} }, layer)
+	te.record(t, "alice", ledger.Entry{Store: ledger.StorePinecone, Table: "idx/ns", RecordID: "v1"})
+	te.forget(t, "alice")
+	layer.mu.Lock()
+	defer layer.mu.Unlock()
+	require.Equal(t, []string{"lease", "residual", "lease", "residual", "lease", "residual", "lease"}, events)
 }

@@ -110,6 +110,12 @@ func (e *Engine) forgetLayer(ctx context.Context, id, subject string, h ledger.S
 		if ls.Residual == 0 {
 			break
 		}
+		// Each attempt can last up to the store's verify deadline (a store
+		// that shows deletes late): renew the lease between attempts so
+		// that no other engine takes the request in the middle of a layer.
+		if err := e.renewLease(ctx, id); err != nil {
+			return err
+		}
 	}
 	if ls.Residual > 0 {
 		// Still present after Retries attempts: the layer stays not done,
@@ -132,6 +138,17 @@ func (e *Engine) forgetLayer(ctx context.Context, id, subject string, h ledger.S
 	}
 	ls.Done = true
 	return e.cfg.Ledger.SaveForget(ctx, id, st.marshal())
+}
+
+// errLeaseLost stops a worker whose lease ran out and was taken.
+var errLeaseLost = errors.New("engine: the request's lease ran out and another engine took it; it continues there")
+
+func (e *Engine) renewLease(ctx context.Context, id string) error {
+	ok, err := e.cfg.Ledger.LeaseForget(ctx, id, e.owner, leaseFor)
+	if err == nil && !ok {
+		err = errLeaseLost
+	}
+	return err
 }
 
 // fail finishes the request as failed; the subject stays tombstoned so
