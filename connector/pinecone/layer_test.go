@@ -321,3 +321,13 @@ func TestLayer_WrongAPIKeyErrorNamesTheFixNotTheSubject(t *testing.T) {
 	assert.NotContains(t, err.Error(), "alice")
 	assert.NotContains(t, err.Error(), "a1")
 }
+
+func TestAnyLayer_EmptyIndexHoldsNothing(t *testing.T) {
+	ti := startIndex(t, emulator.Config{}, false, time.Minute)
+	l := ti.layers(t, Rule{Namespace: "*", Fields: []string{"owner"}})[0]
+	a, err := l.Residual(sdktest.Context(t), "alice", []string{"x1"})
+	require.NoError(t, err)
+	assert.Zero(t, a.Residual)
+	assert.Contains(t, a.Method, "absent at attempt 1, ")
+	assert.Contains(t, a.Method, "describe_index_stats listed no namespace to search")
+}

@@ -15,6 +15,7 @@ type look struct {
 	caughtUp bool // every read had indexed our last delete in its namespace (true when unknown)
 	stamped  bool // every read carried x-pinecone-max-indexed-lsn
 	waited   bool // some namespace had a delete of ours to wait for
+	searched int  // namespaces searched
 }
 
 func (l *layer) look(ctx context.Context, subject string, ids []string) (look, error) {
@@ -30,6 +31,7 @@ func (l *layer) look(ctx context.Context, subject string, ids []string) (look, e
 			return look{}, err
 		}
 		r.present += len(found)
+		r.searched++
 		target := l.ix.deleteLSN(ns)
 		r.waited = r.waited || target > 0
 		indexed, ok := seen.readsIndexed()
@@ -91,6 +93,8 @@ func (l *layer) method(r look, ledgerIDs, attempts int, took time.Duration) stri
 	}
 	fmt.Fprintf(&b, " at attempt %d, %.1f s after verification began", attempts, took.Seconds())
 	switch {
+	case r.searched == 0:
+		b.WriteString("; describe_index_stats listed no namespace to search")
 	case !r.stamped:
 		b.WriteString("; the index sent no x-pinecone-max-indexed-lsn header, so absence rests on polling alone")
 	case r.waited && r.caughtUp:
