@@ -153,6 +153,7 @@ func Defaults() Config {
 			Listen:          "127.0.0.1:5081",
 			MaxRequestSize:  4 << 20,
 			MaxBufferedSize: 256 << 20,
+			VerifyDeadline:  Duration(60 * time.Second),
 		},
 		Capture: Capture{
 			Mode:                  "strict",

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Pinecone configures the Pinecone relay; it runs when Indexes is set.
@@ -27,7 +28,16 @@ type Pinecone struct {
 	// Indexes are the index hosts relayed to. With several, a request's
 	// Host header names its index (see proxy/pinecone).
 	Indexes []PineconeIndex `yaml:"indexes"`
+	// VerifyDeadline bounds how long forget polls an index after a delete
+	// for the subject's records to be gone (Pinecone's deletes become
+	// visible late); a layer not absent by then stays unverified and is
+	// verified again later. Default and most 60s.
+	VerifyDeadline Duration `yaml:"verify_deadline"`
 }
+
+// DefaultPineconeAPIKeyEnv is the environment variable holding the API key
+// forget uses on the index hosts, unless an index names another.
+const DefaultPineconeAPIKeyEnv = "LETHE_PINECONE_API_KEY"
 
 // ServerTLS is a certificate and its key, served to clients.
 type ServerTLS struct {
@@ -48,6 +58,19 @@ type PineconeIndex struct {
 	// Namespaces say which metadata fields name a record's subject, per
 	// namespace or "*" for every namespace without a rule of its own.
 	Namespaces []NamespaceRule `yaml:"namespaces"`
+	// APIKeyEnv names the environment variable holding the API key forget
+	// uses on this index (the relay forwards the application's own key).
+	// Default DefaultPineconeAPIKeyEnv. The key itself never goes in the
+	// file.
+	APIKeyEnv string `yaml:"api_key_env"`
+}
+
+// KeyEnv is the environment variable holding the index's API key.
+func (ix *PineconeIndex) KeyEnv() string {
+	if ix.APIKeyEnv != "" {
+		return ix.APIKeyEnv
+	}
+	return DefaultPineconeAPIKeyEnv
 }
 
 // NamespaceRule names the metadata fields holding the subject of the
@@ -91,6 +114,9 @@ func (ix *PineconeIndex) SubjectFields(namespace string) (fields []string, ok bo
 	return fallback, fallback != nil
 }
 
+// envName is what a shell accepts as a variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 // indexName is Pinecone's rule for index names.
 var indexName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
 
@@ -115,6 +141,12 @@ func (c *Config) validatePinecone() []error {
 	} else if p.MaxBufferedSize <= p.MaxRequestSize {
 		errs = append(errs, c.at("pinecone.max_buffered_size", "%d bytes must be larger than pinecone.max_request_size (%d bytes): it bounds all bodies in memory at once (default 256MiB)", p.MaxBufferedSize, p.MaxRequestSize))
 	}
+	// One verification must fit in a forget request's lease (2 minutes,
+	// renewed between attempts), or another engine could take the request
+	// while this one still waits.
+	if d := p.VerifyDeadline.D(); d < time.Second || d > time.Minute {
+		errs = append(errs, c.at("pinecone.verify_deadline", "%s is outside 1s..1m (how long forget waits for a delete to become visible; default 60s; a layer not absent by then is verified again later)", d))
+	}
 	if len(p.Indexes) == 0 {
 		errs = append(errs, c.at("pinecone", "indexes is missing: name the index hosts to relay to "+
 			"(write e.g. indexes: [{name: docs, host: \"https://docs-abc123.svc.aped-1234.pinecone.io\"}])"))
@@ -136,6 +168,9 @@ func (c *Config) validatePinecone() []error {
 		seen[ix.Name] = true
 		errs = append(errs, c.validateIndexHost(at, ix)...)
 		errs = append(errs, validateNamespaces(at, ix.Namespaces)...)
+		if ix.APIKeyEnv != "" && !envName.MatchString(ix.APIKeyEnv) {
+			errs = append(errs, at("api_key_env %q is not an environment variable name (write e.g. api_key_env: PINECONE_DOCS_KEY; the key itself goes in that variable, never in this file)", ix.APIKeyEnv))
+		}
 	}
 	return errs
 }

@@ -39,6 +39,7 @@ func TestParse_PineconeSectionIsOptional(t *testing.T) {
 	assert.Empty(t, cfg.Pinecone.Indexes)
 	assert.Equal(t, "127.0.0.1:5081", cfg.Pinecone.Listen)
 	assert.EqualValues(t, 4<<20, cfg.Pinecone.MaxRequestSize)
+	assert.Equal(t, 60*time.Second, cfg.Pinecone.VerifyDeadline.D())
 }
 
 func TestLoad_PineconeReadsEveryKey(t *testing.T) {
@@ -49,10 +50,12 @@ func TestLoad_PineconeReadsEveryKey(t *testing.T) {
   tls: {cert_file: cert.pem, key_file: key.pem}
   max_request_size: 8MiB
   max_buffered_size: 64MiB
+  verify_deadline: 45s
   indexes:
     - name: docs
       host: https://docs-abc123.svc.aped-1234.pinecone.io
       upstream_ca_file: pinecone-ca.pem
+      api_key_env: DOCS_PINECONE_KEY
       namespaces:
         - {namespace: "*", subjects: [user_id]}
         - {namespace: tenant-a, subjects: [owner, author]}
@@ -71,9 +74,11 @@ func TestLoad_PineconeReadsEveryKey(t *testing.T) {
 		TLS:             ServerTLS{CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem")},
 		MaxRequestSize:  8 << 20,
 		MaxBufferedSize: 64 << 20,
+		VerifyDeadline:  Duration(45 * time.Second),
 		Indexes: []PineconeIndex{
 			{Name: "docs", Host: "https://docs-abc123.svc.aped-1234.pinecone.io", UpstreamCAFile: filepath.Join(dir, "pinecone-ca.pem"),
-				Namespaces: []NamespaceRule{{Namespace: "*", Subjects: []string{"user_id"}}, {Namespace: "tenant-a", Subjects: []string{"owner", "author"}}}},
+				Namespaces: []NamespaceRule{{Namespace: "*", Subjects: []string{"user_id"}}, {Namespace: "tenant-a", Subjects: []string{"owner", "author"}}},
+				APIKeyEnv:  "DOCS_PINECONE_KEY"},
 			{Name: "local", Host: "http://127.0.0.1:5080"},
 		},
 	}, cfg.Pinecone)
@@ -117,6 +122,9 @@ func TestParse_PineconeErrorsNameFileLineAndFix(t *testing.T) {
 		"default twice":    {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: '', subjects: [u]}, {namespace: __default__, subjects: [v]}]}]\n", "are the same namespace"},
 		"bad subject":      {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: '*', subjects: ['$eq']}]}]\n", `subject "$eq" is not a metadata field name`},
 		"half TLS":         {"pinecone:\n  tls: {cert_file: c.pem}\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.tls: set both cert_file and key_file"},
+		"short verify":     {"pinecone:\n  verify_deadline: 10ms\n  indexes: [{name: a, host: 'http://h:1'}]\n", "cfg.yaml:3: pinecone.verify_deadline: 10ms is outside 1s..1m"},
+		"long verify":      {"pinecone:\n  verify_deadline: 2m\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.verify_deadline: 2m0s is outside 1s..1m"},
+		"key env":          {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', api_key_env: 'pcsk_123-abc'}]\n", `api_key_env "pcsk_123-abc" is not an environment variable name`},
 		"tiny limit":       {"pinecone:\n  max_request_size: 1KiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "outside 64KiB..1GiB"},
 		"buffer below one": {"pinecone:\n  max_buffered_size: 1MiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.max_buffered_size: 1048576 bytes must be larger than pinecone.max_request_size"},
 	} {
@@ -138,4 +146,9 @@ func TestParse_PineconeAloneNeedsNoPostgresUpstream(t *testing.T) {
 	_, err = Parse("cfg.yaml", []byte("pinecone:\n  indexes: [{name: a, host: 'http://h:1'}]\ncapture:\n  database: app\n  tables:\n    - {table: public.docs, id: id, subjects: [user_id]}\n"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "capture.tables: rules for PostgreSQL tables need postgres.upstream")
+}
+
+func TestPineconeIndex_KeyEnvDefaultsToOneVariableForAllIndexes(t *testing.T) {
+	assert.Equal(t, "LETHE_PINECONE_API_KEY", (&PineconeIndex{}).KeyEnv())
+	assert.Equal(t, "DOCS_KEY", (&PineconeIndex{APIKeyEnv: "DOCS_KEY"}).KeyEnv())
 }

@@ -36,3 +36,12 @@ type Absence struct {
 	Method   string
 	Queries  []string
 }
+
+// Scoped is a Layer that stands for several ledger tables of its store,
+// not only the one named like it: a Pinecone "*" rule covers every
+// namespace of its index without a rule of its own. The engine gives it
+// the ledger's ids of each table it Holds that no layer names exactly.
+type Scoped interface {
+	Layer
+	Holds(table string) bool
+}

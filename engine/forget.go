@@ -106,6 +106,9 @@ type LayerStatus struct {
 	Deleted  int    `json:"deleted"`
 	Residual int64  `json:"residual"`
 	Done     bool   `json:"done"`
+	// Unverified: the last verification still found records (residual);
+	// the request stays open and the layer is verified again later.
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // Status returns the request's progress; ledger.ErrNotFound if none.
@@ -123,7 +126,7 @@ func (e *Engine) Status(ctx context.Context, id string) (Status, error) {
 		Overdue: r.Status == ledger.ForgetReceived && e.cfg.Now().After(r.Deadline), Error: st.Error,
 	}
 	for _, l := range st.Layers {
-		out.Layers = append(out.Layers, LayerStatus{Store: l.Store, Table: l.Table, Deleted: len(l.gone()), Residual: l.Residual, Done: l.Done})
+		out.Layers = append(out.Layers, LayerStatus{Store: l.Store, Table: l.Table, Deleted: len(l.gone()), Residual: l.Residual, Done: l.Done, Unverified: l.Unverified})
 	}
 	return out, nil
 }

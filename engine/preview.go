@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"slices"
 	"time"
 
+	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -63,6 +65,7 @@ type layerKey struct {
 type ledgerTags struct {
 	records int      // tags, including store-generated ids
 	ids     []string // the record ids among them
+	tables  []string // the ledger tables they are in (several for a connector.Scoped layer)
 }
 
 // ledgerIDs groups the ledger's records about the subject by layer:
@@ -74,9 +77,18 @@ func (e *Engine) ledgerIDs(ctx context.Context, h ledger.SubjectHash) (map[layer
 		return nil, err
 	}
 	out := map[layerKey]ledgerTags{}
+	keys := map[layerKey]layerKey{} // ledger table → its layer
 	for _, r := range recs {
-		k := layerKey{r.Store, r.Table}
+		table := layerKey{r.Store, r.Table}
+		k, seen := keys[table]
+		if !seen {
+			k = e.layerOf(r.Store, r.Table)
+			keys[table] = k
+		}
 		t := out[k]
+		if !seen || !slices.Contains(t.tables, r.Table) {
+			t.tables = append(t.tables, r.Table)
+		}
 		if r.State != ledger.StateDeleted {
 			t.records++
 		}
@@ -86,6 +98,23 @@ func (e *Engine) ledgerIDs(ctx context.Context, h ledger.SubjectHash) (map[layer
 		out[k] = t
 	}
 	return out, nil
+}
+
+// layerOf is the key of the layer a ledger table's records belong to: the
+// layer named like the table, else a connector.Scoped layer of the store
+// that holds it, else the table itself (no layer: forget leaves it alone).
+func (e *Engine) layerOf(store ledger.Store, table string) layerKey {
+	for _, l := range e.cfg.Layers {
+		if l.Store() == store && l.Name() == table {
+			return layerKey{store, table}
+		}
+	}
+	for _, l := range e.cfg.Layers {
+		if s, ok := l.(connector.Scoped); ok && l.Store() == store && s.Holds(table) {
+			return layerKey{store, l.Name()}
+		}
+	}
+	return layerKey{store, table}
 }
 
 // countsDigest is what a token binds: the counts shown, layer by layer.

@@ -47,11 +47,20 @@ func (e *Engine) run(ctx context.Context, id string) error {
 			return err
 		}
 	}
-	for _, l := range st.Layers {
-		if l.Residual > 0 {
-			st.Error = fmt.Sprintf("%s %s still holds %d of the subject's records after %d attempts", l.Store, l.Table, l.Residual, e.cfg.Retries)
-			return e.fail(ctx, id, st, errors.New(st.Error))
+	if open := st.unverified(); len(open) > 0 {
+		l := open[0]
+		if !e.cfg.Now().Before(r.Deadline) {
+			err := fmt.Errorf("%s %s still held %d of the subject's records at the request's deadline (%d layers not verified absent)",
+				l.Store, l.Table, l.Residual, len(open))
+			return e.fail(ctx, id, st, err)
 		}
+		// Never certified while a layer may hold the subject's records:
+		// the request stays open, and Resume deletes and verifies the
+		// layer again (a store that makes deletes visible late, or writes
+		// that were in flight).
+		e.log.Warn("forget: layers not yet verified absent; the request stays open and is verified again later",
+			"request", id, "layers", len(open), "store", l.Store, "table", l.Table, "residual", l.Residual, "deadline", r.Deadline)
+		return nil
 	}
 	began := time.Now()
 	cert, err := e.cfg.Certifier.certify(ctx, r, st, func() error { return e.cfg.Ledger.SaveForget(ctx, id, st.marshal()) })
@@ -69,7 +78,9 @@ func (e *Engine) run(ctx context.Context, id string) error {
 
 // forgetLayer plans (journals the ids present), deletes, and verifies one
 // layer, retrying while records are still found (writes that were in
-// flight when the subject was tombstoned).
+// flight when the subject was tombstoned, deletes not yet visible). A layer
+// still holding records after Retries attempts is left not done and
+// marked unverified.
 func (e *Engine) forgetLayer(ctx context.Context, id, subject string, h ledger.SubjectHash, st *journalState, i int, tags map[layerKey]ledgerTags) error {
 	ls := &st.Layers[i]
 	l, err := e.layer(ledger.Store(ls.Store), ls.Table)
@@ -99,17 +110,45 @@ func (e *Engine) forgetLayer(ctx context.Context, id, subject string, h ledger.S
 		if ls.Residual == 0 {
 			break
 		}
-	}
-	if ls.Residual == 0 {
-		if err := l.Cleanup(ctx); err != nil {
+		// Each attempt can last up to the store's verify deadline (a store
+		// that shows deletes late): renew the lease between attempts so
+		// that no other engine takes the request in the middle of a layer.
+		if err := e.renewLease(ctx, id); err != nil {
 			return err
 		}
-		if err := e.cfg.Ledger.MarkDeleted(ctx, l.Store(), l.Name(), ls.gone()); err != nil {
+	}
+	if ls.Residual > 0 {
+		// Still present after Retries attempts: the layer stays not done,
+		// marked unverified, for a later run to try again.
+		ls.Unverified = true
+		return e.cfg.Ledger.SaveForget(ctx, id, st.marshal())
+	}
+	ls.Unverified = false
+	if err := l.Cleanup(ctx); err != nil {
+		return err
+	}
+	tables := t.tables
+	if len(tables) == 0 {
+		tables = []string{l.Name()}
+	}
+	for _, table := range tables {
+		if err := e.cfg.Ledger.MarkDeleted(ctx, l.Store(), table, ls.gone()); err != nil {
 			return err
 		}
 	}
 	ls.Done = true
 	return e.cfg.Ledger.SaveForget(ctx, id, st.marshal())
+}
+
+// errLeaseLost stops a worker whose lease ran out and was taken.
+var errLeaseLost = errors.New("engine: the request's lease ran out and another engine took it; it continues there")
+
+func (e *Engine) renewLease(ctx context.Context, id string) error {
+	ok, err := e.cfg.Ledger.LeaseForget(ctx, id, e.owner, leaseFor)
+	if err == nil && !ok {
+		err = errLeaseLost
+	}
+	return err
 }
 
 // fail finishes the request as failed; the subject stays tombstoned so

@@ -33,9 +33,23 @@ type layerState struct {
 	Deleted   []string `json:"deleted"`   // ids deleted, journaled before the store committed
 	Residual  int64    `json:"residual"`
 	Done      bool     `json:"done"`
+	// Unverified is set while the layer's last verification still found
+	// records: the request stays open and the layer is tried again later.
+	Unverified bool `json:"unverified,omitempty"`
 	// How absence was verified, for the certificate.
 	VerifyMethod  string   `json:"verify_method"`
 	VerifyQueries []string `json:"verify_queries"`
+}
+
+// unverified is the layers whose last verification still found records.
+func (s *journalState) unverified() []layerState {
+	var out []layerState
+	for _, l := range s.Layers {
+		if !l.Done && l.Unverified {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // gone is every id the forget removed from the layer, sorted.

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +13,7 @@ import (
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/connector/pgvector"
+	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -24,16 +22,23 @@ import (
 
 // forgetting is the forget side of a running proxy.
 type forgetting struct {
-	engine *engine.Engine
-	store  *pgvector.Store
-	ctx    context.Context
-	stop   context.CancelFunc
+	engine   *engine.Engine
+	store    *pgvector.Store
+	pinecone []*pcforget.Index
+	ctx      context.Context
+	stop     context.CancelFunc
 }
 
+// Close stops the engine (when built) and closes the stores.
 func (f *forgetting) Close() {
 	f.stop()
-	f.engine.Close()
+	if f.engine != nil {
+		f.engine.Close()
+	}
 	f.store.Close()
+	for _, ix := range f.pinecone {
+		ix.Close()
+	}
 }
 
 // newForget builds the engine when forget.signing_key is set; nil when not.
@@ -83,24 +88,30 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 		stop()
 		return nil, err
 	}
-	e, err := engine.New(engine.Config{
-		Ledger: led, Hasher: c.hasher, Layers: layers,
-		Certifier: engine.NewCertifier(engine.CertifierConfig{
-			Signer: signer, Keys: keys, Log: tl, ValidFor: fc.CertificateValidity.D(),
-			RulesSHA256: rulesDigest(cfg.Capture.Tables), Tool: "lethe-proxy " + version,
-		}),
-		Deadline: fc.Deadline.D(), TokenTTL: fc.TokenTTL.D(),
-		Tombstoned: c.tombstones.Set, Logger: log, Owner: engineOwner(fc.Admin.Listen),
-	})
+	pcLayers, indexes, err := pineconeLayers(cfg.Pinecone, os.Getenv, log)
 	if err != nil {
 		store.Close()
 		stop()
 		return nil, err
 	}
+	layers = append(layers, pcLayers...)
+	f := &forgetting{store: store, pinecone: indexes, ctx: ctx, stop: stop}
+	e, err := engine.New(engine.Config{
+		Ledger: led, Hasher: c.hasher, Layers: layers,
+		Certifier: engine.NewCertifier(engine.CertifierConfig{
+			Signer: signer, Keys: keys, Log: tl, ValidFor: fc.CertificateValidity.D(),
+			RulesSHA256: rulesDigest(cfg.Capture.Tables, cfg.Pinecone.Indexes), Tool: "lethe-proxy " + version,
+		}),
+		Deadline: fc.Deadline.D(), TokenTTL: fc.TokenTTL.D(),
+		Tombstoned: c.tombstones.Set, Logger: log, Owner: engineOwner(fc.Admin.Listen),
+	})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	f.engine = e
 	if logged, err := e.AnnounceKey(octx); err != nil {
-		e.Close()
-		store.Close()
-		stop()
+		f.Close()
 		return nil, fmt.Errorf("transparency log: %w", err)
 	} else if logged {
 		log.Info("signing key recorded in the transparency log (key.rotated)", "key_id", signer.KeyID())
@@ -108,7 +119,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 	e.Start(time.Minute)
 	go c.tombstones.Watch(ctx, led, cfg.Forget.TombstoneRefresh.D(), log)
 	log.Info("forget enabled", "key_id", signer.KeyID(), "log_origin", fc.LogOrigin, "layers", len(layers))
-	return &forgetting{engine: e, store: store, ctx: ctx, stop: stop}, nil
+	return f, nil
 }
 
 // engineOwner names this instance in forget leases: the same host and
@@ -182,13 +193,6 @@ func pgLayers(ctx context.Context, store *pgvector.Store, tables []config.TableR
 		layers = append(layers, l)
 	}
 	return layers, nil
-}
-
-// rulesDigest commits the certificate to the rules in force.
-func rulesDigest(tables []config.TableRule) string {
-	b, _ := json.Marshal(tables)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
 
 // adminConfig is the admin API of this proxy: the engine, the tokens, a

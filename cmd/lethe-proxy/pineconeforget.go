@@ -1,0 +1,96 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/url"
+
+	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/connector"
+	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
+)
+
+// pineconeLayers opens forget's connection to each configured index host
+// (the index itself, not this proxy's relay) and returns the layers of its
+// namespace rules, with the indexes to close. The API key is read from the
+// index's api_key_env variable; an https host without one cannot start,
+// an http:// host (Pinecone Local) is sent a placeholder.
+func pineconeLayers(p config.Pinecone, getenv func(string) string, log *slog.Logger) ([]connector.Layer, []*pcforget.Index, error) {
+	var (
+		layers  []connector.Layer
+		indexes []*pcforget.Index
+	)
+	closeAll := func() {
+		for _, ix := range indexes {
+			ix.Close()
+		}
+	}
+	for _, ic := range p.Indexes {
+		if len(ic.Namespaces) == 0 {
+			continue // no rule: nothing of it is captured, nothing to forget
+		}
+		cfg := pcforget.Config{Name: ic.Name, Host: ic.Host, APIKey: getenv(ic.KeyEnv()), VerifyDeadline: p.VerifyDeadline.D()}
+		if cfg.APIKey == "" {
+			if u, err := url.Parse(ic.Host); err == nil && u.Scheme == "https" {
+				closeAll()
+				return nil, nil, fmt.Errorf("pinecone index %q: forget needs an API key for %s: set the environment variable %s (the key never goes in the config file)", ic.Name, ic.Host, ic.KeyEnv())
+			}
+			log.Warn("no Pinecone API key for forget; an http:// index host (Pinecone Local) accepts any", "index", ic.Name, "env", ic.KeyEnv())
+		}
+		if ic.UpstreamCAFile != "" {
+			pool, err := config.LoadCertPool(ic.UpstreamCAFile)
+			if err != nil {
+				closeAll()
+				return nil, nil, fmt.Errorf("pinecone index %q: upstream_ca_file: %w", ic.Name, err)
+			}
+			cfg.RootCAs = pool
+		}
+		ix, err := pcforget.Open(cfg)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		indexes = append(indexes, ix)
+		rules := make([]pcforget.Rule, 0, len(ic.Namespaces))
+		for _, r := range ic.Namespaces {
+			rules = append(rules, pcforget.Rule{Namespace: r.Namespace, Fields: r.Subjects})
+		}
+		ls, err := ix.Layers(rules)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		layers = append(layers, ls...)
+	}
+	return layers, indexes, nil
+}
+
+// rulesDigest commits the certificate to the rules in force: the capture
+// tables and, when any index is configured, each index's namespace rules
+// (not its host or key, which say where the rules apply, not what they
+// are). Without Pinecone it is the digest of the tables alone, as before
+// Pinecone rules existed.
+func rulesDigest(tables []config.TableRule, indexes []config.PineconeIndex) string {
+	var b []byte
+	if len(indexes) == 0 {
+		b, _ = json.Marshal(tables)
+	} else {
+		type indexRules struct {
+			Name       string                 `json:"name"`
+			Namespaces []config.NamespaceRule `json:"namespaces"`
+		}
+		rules := struct {
+			Tables   []config.TableRule `json:"tables"`
+			Pinecone []indexRules       `json:"pinecone"`
+		}{Tables: tables}
+		for _, ix := range indexes {
+			rules.Pinecone = append(rules.Pinecone, indexRules{Name: ix.Name, Namespaces: ix.Namespaces})
+		}
+		b, _ = json.Marshal(rules)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,128 @@
+package pinecone
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lethe-privacy/lethe/connector"
+)
+
+// look is one verification pass over a layer's namespaces.
+type look struct {
+	present  int  // the subject's records found
+	caughtUp bool // every read had indexed our last delete in its namespace (true when unknown)
+	stamped  bool // every read carried x-pinecone-max-indexed-lsn
+	waited   bool // some namespace had a delete of ours to wait for
+	searched int  // namespaces searched
+}
+
+func (l *layer) look(ctx context.Context, subject string, ids []string) (look, error) {
+	namespaces, err := l.namespaces(ctx)
+	if err != nil {
+		return look{}, err
+	}
+	r := look{caughtUp: true, stamped: true}
+	for _, ns := range namespaces {
+		rctx, seen := withLSN(ctx)
+		found, err := l.ix.search(rctx, ns, l.fields, subject, ids)
+		if err != nil {
+			return look{}, err
+		}
+		r.present += len(found)
+		r.searched++
+		target := l.ix.deleteLSN(ns)
+		r.waited = r.waited || target > 0
+		indexed, ok := seen.readsIndexed()
+		switch {
+		case !ok:
+			r.stamped = false
+		case indexed < target:
+			r.caughtUp = false
+		}
+	}
+	return r, nil
+}
+
+// Residual looks for the subject's records again and again, with backoff,
+// until none is found (and, when the index sends LSN headers, the reads
+// have indexed the layer's deletes), or until the reads have indexed them
+// and records are still found (those are there, not lagging), or until the
+// verify deadline. Residual is never 0 while a record is found.
+func (l *layer) Residual(ctx context.Context, subject string, ids []string) (connector.Absence, error) {
+	began := time.Now()
+	wait := firstBackoff
+	for attempt := 1; ; attempt++ {
+		r, err := l.look(ctx, subject, ids)
+		if err != nil {
+			return connector.Absence{}, err
+		}
+		took := time.Since(began)
+		settled := r.caughtUp && (r.present == 0 || r.stamped)
+		if settled || took+wait > l.ix.deadline {
+			return connector.Absence{Residual: int64(r.present), Method: l.method(r, len(ids), attempt, took), Queries: l.queries()}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return connector.Absence{}, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, maxBackoff)
+	}
+}
+
+// method states in words how absence was looked for, how many times and
+// for how long, as the certificate shows it.
+func (l *layer) method(r look, ledgerIDs, attempts int, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "fetch of the ledger's %d ids and of the ids found by queries filtered on metadata %s "+
+		"(topK %d, repeated with other probe vectors while a query returned topK matches), "+
+		"keeping the records whose metadata names the subject", ledgerIDs, strings.Join(l.fields, ", "), l.ix.topK)
+	if l.namespace == "" {
+		b.WriteString(", in each namespace describe_index_stats listed")
+		if len(l.except) > 0 {
+			b.WriteString(" except those with a rule of their own")
+		}
+	}
+	fmt.Fprintf(&b, "; repeated with backoff (%s doubling to %s) until nothing was found, for at most %s: ", firstBackoff, maxBackoff, l.ix.deadline)
+	if r.present == 0 {
+		b.WriteString("absent")
+	} else {
+		fmt.Fprintf(&b, "%d still present", r.present)
+	}
+	fmt.Fprintf(&b, " at attempt %d, %.1f s after verification began", attempts, took.Seconds())
+	switch {
+	case r.searched == 0:
+		b.WriteString("; describe_index_stats listed no namespace to search")
+	case !r.stamped:
+		b.WriteString("; the index sent no x-pinecone-max-indexed-lsn header, so absence rests on polling alone")
+	case r.waited && r.caughtUp:
+		b.WriteString("; every read's x-pinecone-max-indexed-lsn had reached the delete's x-pinecone-request-lsn")
+	case r.waited:
+		b.WriteString("; the reads' x-pinecone-max-indexed-lsn had not yet reached the delete's x-pinecone-request-lsn")
+	default:
+		b.WriteString("; no delete of this process to wait for (the reads carried x-pinecone-max-indexed-lsn)")
+	}
+	return b.String()
+}
+
+// queries are the requests each attempt makes, with placeholders for the
+// subject, ids and probe vectors.
+func (l *layer) queries() []string {
+	ns := l.namespace
+	var out []string
+	if ns == "" {
+		ns = "$namespace"
+		out = append(out, "describe_index_stats (the namespaces, each searched as below)")
+	} else {
+		out = append(out, "describe_index_stats (the index's dimension)")
+	}
+	out = append(out, fmt.Sprintf("fetch namespace=%s ids=$ledger_ids (chunks of %d)", ns, chunkSize))
+	for _, f := range l.fields {
+		out = append(out,
+			fmt.Sprintf(`query namespace=%s filter={%q:{"$eq":$subject}} topK=%d vector=$probe includeMetadata=false`, ns, f, l.ix.topK),
+			fmt.Sprintf(`query namespace=%s filter={%q:{"$eq":$subject_number}} topK=%d vector=$probe includeMetadata=false (when the subject is the text of a number)`, ns, f, l.ix.topK))
+	}
+	return append(out, fmt.Sprintf("fetch namespace=%s ids=$query_ids (chunks of %d)", ns, chunkSize))
+}
