@@ -78,6 +78,7 @@ func TestForget_AcrossPostgresAndPinecone(t *testing.T) {
 	assert.Zero(t, pc.Residual)
 	assert.True(t, pc.VerifiedAbsent)
 	assert.NotEmpty(t, pc.VerifyMethod)
+	t.Logf("pinecone layer verified by: %s; queries %q", pc.VerifyMethod, pc.VerifyQueries)
 	assert.NotEmpty(t, pc.VerifyQueries)
 	for _, q := range pc.VerifyQueries {
 		assert.NotContains(t, q, "alice", "queries name placeholders, never the subject")
