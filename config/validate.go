@@ -162,10 +162,14 @@ func (c *Config) validateForget() []error {
 	if f.TrustedKeys != "" {
 		errs = append(errs, c.readable("forget.trusted_keys", f.TrustedKeys))
 	}
-	if len(c.Capture.Tables) == 0 {
-		errs = append(errs, c.at("forget", "forget needs the tables it deletes from: add capture.tables"))
+	pineconeRules := false
+	for _, ix := range c.Pinecone.Indexes {
+		pineconeRules = pineconeRules || len(ix.Namespaces) > 0
 	}
-	if c.Capture.Store == "" {
+	if len(c.Capture.Tables) == 0 && !pineconeRules {
+		errs = append(errs, c.at("forget", "forget needs the tables or namespaces it deletes from: add capture.tables or pinecone.indexes[].namespaces"))
+	}
+	if c.Capture.Store == "" && len(c.Capture.Tables) > 0 {
 		errs = append(errs, c.at("forget", "forget needs capture.store, the connection string the proxy uses to delete and verify"))
 	}
 	if f.LogOrigin == "" || strings.ContainsAny(f.LogOrigin, " \t\n+") {

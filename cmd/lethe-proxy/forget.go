@@ -35,7 +35,9 @@ func (f *forgetting) Close() {
 	if f.engine != nil {
 		f.engine.Close()
 	}
-	f.store.Close()
+	if f.store != nil {
+		f.store.Close()
+	}
 	for _, ix := range f.pinecone {
 		ix.Close()
 	}
@@ -48,7 +50,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 		return nil, nil
 	}
 	if c == nil {
-		return nil, errors.New("forget needs capture.tables")
+		return nil, errors.New("forget needs capture.tables or pinecone.indexes[].namespaces")
 	}
 	led, ok := c.ledger.(engine.Ledger)
 	if !ok {
@@ -77,20 +79,24 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 	ctx, stop := context.WithCancel(context.Background())
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	store, err := pgvector.Open(octx, cfg.Capture.Store)
-	if err != nil {
-		stop()
-		return nil, fmt.Errorf("capture.store: %w", err)
-	}
-	layers, err := pgLayers(octx, store, cfg.Capture.Tables, log)
-	if err != nil {
-		store.Close()
-		stop()
-		return nil, err
+	var store *pgvector.Store // nil for a proxy for Pinecone alone
+	var layers []connector.Layer
+	if len(cfg.Capture.Tables) > 0 {
+		if store, err = pgvector.Open(octx, cfg.Capture.Store); err != nil {
+			stop()
+			return nil, fmt.Errorf("capture.store: %w", err)
+		}
+		if layers, err = pgLayers(octx, store, cfg.Capture.Tables, log); err != nil {
+			store.Close()
+			stop()
+			return nil, err
+		}
 	}
 	pcLayers, indexes, err := pineconeLayers(cfg.Pinecone, os.Getenv, log)
 	if err != nil {
-		store.Close()
+		if store != nil {
+			store.Close()
+		}
 		stop()
 		return nil, err
 	}
@@ -208,6 +214,9 @@ func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logg
 		Ready: func(ctx context.Context) error {
 			if _, err := c.ledger.(ledger.Journal).Tombstones(ctx); err != nil { // small, unlike the tags
 				return fmt.Errorf("ledger: %w", err)
+			}
+			if f.store == nil {
+				return nil
 			}
 			return f.store.Ping(ctx)
 		},

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -109,4 +110,56 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestForget_PineconeAlone: a proxy with no PostgreSQL at all (no
+// postgres section, no capture.tables) captures and forgets Pinecone
+// records and certifies it.
+func TestForget_PineconeAlone(t *testing.T) {
+	db := loadTestDB(t) // only for the shared forget rig's keys and tokens
+	em := emulator.New(emulator.Config{APIKey: "alone-key"})
+	upstream, err := em.Start("127.0.0.1:0", nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = em.Close() })
+	pcAddr := freePort(t)
+	f := newForgetBinary(t, db, "")
+	require.NoError(t, os.WriteFile(f.cfg, []byte(fmt.Sprintf(`pinecone:
+  listen: %s
+  indexes:
+    - name: docs
+      host: %s
+      namespaces: [{namespace: "*", subjects: [user_id]}]
+capture:
+  ledger: {sqlite: ledger.db}
+forget:
+  signing_key: signing.pem
+  log_origin: lethe.test/crash-log
+  admin: {listen: %s, tokens_file: tokens.json}
+`, pcAddr, upstream, f.admin)), 0o600))
+	f.env = append(f.env, "LETHE_PINECONE_API_KEY=alone-key")
+	f.start(t)
+
+	ctx := ctxT(t)
+	pc, err := gopinecone.NewClient(gopinecone.NewClientParams{ApiKey: "alone-key"})
+	require.NoError(t, err)
+	idx, err := pc.Index(gopinecone.NewIndexConnParams{Host: "http://" + pcAddr, Namespace: "chat"})
+	require.NoError(t, err)
+	t.Cleanup(func() { idx.Close() })
+	for _, v := range [][2]string{{"m1", "carol"}, {"m2", "carol"}, {"m3", "dan"}} {
+		md, err := structpb.NewStruct(map[string]any{"user_id": v[1]})
+		require.NoError(t, err)
+		values := []float32{1, 2}
+		_, err = idx.UpsertVectors(ctx, []*gopinecone.Vector{{Id: v[0], Values: &values, Metadata: md}})
+		require.NoError(t, err)
+	}
+	_, payload := f.forgetViaCLI(t, "carol")
+	require.Len(t, payload.Layers, 1)
+	l := payload.Layers[0]
+	assert.Equal(t, "pinecone", l.Store)
+	assert.Equal(t, "docs/*", l.Table)
+	assert.EqualValues(t, 2, l.Deleted)
+	assert.True(t, l.VerifiedAbsent)
+	fetched, err := idx.FetchVectors(ctx, []string{"m1", "m2", "m3"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"m3"}, keys(fetched.Vectors))
 }
