@@ -108,12 +108,15 @@ func (rep *report) summary(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Ratios of the medians above; in brackets, the median and range of the same ratio taken within each round (the targets of one round ran back to back).")
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| protocol | proxy/plain | proxy/direct | plain/direct | added p50 (proxy − plain) | added p99 (proxy − plain) |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
 	for _, proto := range cfg.protocols {
 		d, p, x := rep.stats(proto, "direct"), rep.stats(proto, "plain"), rep.stats(proto, "proxy")
-		fmt.Fprintf(w, "| %s | %.3f | %.3f | %.3f | %+.2f ms | %+.2f ms |\n", proto,
-			x.tps/p.tps, x.tps/d.tps, p.tps/d.tps, ms(x.p50-p.p50), ms(x.p99-p.p99))
+		fmt.Fprintf(w, "| %s | %.3f %s | %.3f %s | %.3f %s | %+.1f ms | %+.1f ms |\n", proto,
+			x.tps/p.tps, rep.roundRatios(proto, "proxy", "plain"), x.tps/d.tps, rep.roundRatios(proto, "proxy", "direct"),
+			p.tps/d.tps, rep.roundRatios(proto, "plain", "direct"), ms(x.p50-p.p50), ms(x.p99-p.p99))
 	}
 	fmt.Fprintf(w, "\nlethe-proxy VmRSS over the rounds (every %s): %s\n", cfg.rssStep, rep.rss)
 	if l := rep.long; l != nil {
@@ -122,6 +125,31 @@ func (rep *report) summary(w io.Writer) {
 		fmt.Fprintf(w, "lethe-proxy VmRSS (every %s): %s\n", l.step, l.rss)
 		fmt.Fprintf(w, "VmRSS by minute (MiB):%s\n", byMinute(l.rss, l.step))
 	}
+}
+
+// roundRatios is "[median, min..max]" of the throughput of target a over
+// that of target b, each ratio taken within one round.
+func (rep *report) roundRatios(proto, a, b string) string {
+	type key struct {
+		round  int
+		target string
+	}
+	tps := map[key]float64{}
+	for _, r := range rep.runs {
+		if r.proto == proto {
+			tps[key{r.round, r.target}] = r.upsertsPerSec()
+		}
+	}
+	var ratios []float64
+	for round := 1; round <= rep.cfg.rounds; round++ {
+		if x, y := tps[key{round, a}], tps[key{round, b}]; y > 0 {
+			ratios = append(ratios, x/y)
+		}
+	}
+	if len(ratios) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("[%.3f, %.3f..%.3f]", median(ratios), slices.Min(ratios), slices.Max(ratios))
 }
 
 // byMinute lists the sample at the start of each minute, and the last.
