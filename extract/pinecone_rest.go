@@ -11,7 +11,7 @@ import (
 // UpsertREST tags the body of POST /vectors/upsert,
 // {"vectors": [{"id", "values", "sparseValues", "metadata"}], "namespace"}:
 // one OpWrite per vector. The body is read once: its syntax is checked on
-// the way (see restUpsert), and then only the ids and metadata it found
+// the way (see readRESTUpsert), and then only the ids and metadata it found
 // are read again.
 func (r *PineconeRules) UpsertREST(body []byte) ([]Tag, error) {
 	var buf [128]restUpsertVector // a typical batch's positions, without allocating

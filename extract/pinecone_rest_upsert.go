@@ -21,7 +21,7 @@ type restUpsertVector struct {
 }
 
 // readRESTUpsert checks the syntax of the whole body while it collects the
-// positions UpsertREST needs, appending the vectors' to dst[:0]. The error
+// positions UpsertREST needs, appending each vector's to dst[:0]. The error
 // is a syntax error, else a "namespace" that is neither a string nor null.
 // Other shape errors (a vector that is not an object, an id that is not a
 // string) are UpsertREST's to report, since an upsert to a namespace

@@ -7,10 +7,11 @@ import (
 
 // The Pinecone REST bodies are checked by jsonCheck (pinecone_jsoncheck.go)
 // and then walked with the scanner of json.go (skipSpace, skipString,
-// skipValue), which assumes valid JSON; the upsert's vectors are found
-// during the check itself (pinecone_rest_upsert.go). Walking instead of decoding keeps the vector values as bytes
-// that are stepped over: json.Unmarshal into []float32 would parse, and
-// allocate for, every number of every vector.
+// skipValue), which assumes valid JSON; an upsert's vectors are found
+// during the check itself (pinecone_rest_upsert.go), and only their ids and
+// metadata are walked again. Walking instead of decoding keeps the vector
+// values as bytes that are stepped over: json.Unmarshal into []float32
+// would parse, and allocate for, every number of every vector.
 
 // bytesView returns b as a string without copying it. The view must not
 // outlive the call that made it: callers hand us buffers they reuse, so
