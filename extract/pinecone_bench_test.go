@@ -43,6 +43,8 @@ func pcUpsertProto(n, dim int) []byte {
 // BenchmarkPineconeUpsert extracts the tags of an upsert of 100 vectors
 // with metadata. Comparing dimensions shows that allocations do not depend
 // on the number of floats, only time (one pass over the bytes) does.
+// REST-two-pass is upsertRESTTwoPass, the reference UpsertREST is fuzzed
+// against, for comparison.
 func BenchmarkPineconeUpsert(b *testing.B) {
 	r := pcRules(b)
 	for _, dim := range []int{16, 1536} {
@@ -52,6 +54,15 @@ func BenchmarkPineconeUpsert(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				if tags, err := r.UpsertREST(rest); err != nil || len(tags) != 100 {
+					b.Fatal(len(tags), err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("REST-two-pass/dim=%d", dim), func(b *testing.B) { // the reference: json.Valid, then the walk
+			b.SetBytes(int64(len(rest)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if tags, err := r.upsertRESTTwoPass(rest); err != nil || len(tags) != 100 {
 					b.Fatal(len(tags), err)
 				}
 			}

@@ -2,6 +2,8 @@ package extract
 
 import (
 	"encoding/json"
+	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -55,6 +57,61 @@ func FuzzPineconeREST(f *testing.F) {
 				if err == nil {
 					checkPineconeTags(t, tags)
 				}
+			}
+		}
+	})
+}
+
+// FuzzPineconeRESTAgreesWithEncodingJSON checks the one-pass syntax check
+// against encoding/json. For any input:
+//
+//   - jsonCheck accepts the document iff json.Valid does;
+//   - each REST extractor fails with a syntax error iff json.Valid rejects
+//     the body: a shape error (a valid body Pinecone would refuse) is never
+//     reported as a syntax error, and invalid JSON never passes;
+//   - UpsertREST, which checks syntax while it walks, returns the same tags,
+//     and an error for the same inputs, as upsertRESTTwoPass, which runs
+//     json.Valid first and then walks the body trusting it: so it errs iff
+//     json.Valid is false or the shape is wrong.
+func FuzzPineconeRESTAgreesWithEncodingJSON(f *testing.F) {
+	for _, s := range jsonCheckCases {
+		if len(s) < 1000 {
+			f.Add([]byte(s))
+		}
+	}
+	for _, s := range []string{
+		`{"vectors":[{"id":"a","values":[0.1,-2e-3,0],"metadata":{"user_id":"u","n":[1,"x"]}}],"namespace":"team"}`,
+		`{"namespace":"team","vectors":[{"id":"a","metadata":{"owner":"o","members":["m"]}},{"id":"b"}]}`,
+		`{"vectors":[{"id":"a"}],"vectors":{"id":"b"}}`, `{"vectors":[1,{"id":"a"}]}`,
+		`{"namespace":1,"namespace":"team","vectors":[]}`, `{"namespace":"other","vectors":"x"}`,
+		`{"vectors":[{"id":"a","id":2,"metadata":null}]}`, `{"vectors":[{"id":"a","values":[1,2,]}]}`,
+		`{"vectors":[{"id":"a","values":[01]}]}`, `{"vectors":[{"id":"a\u00"}]}`, `{"vectors":[]} x`,
+		`{"id":"a","setMetadata":{"user_id":"u"},"dryRun":null}`, `{"ids":["a","b"],"namespace":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Add(pcUpsertJSON(2, 4))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		valid := json.Valid(body)
+		c := jsonCheck{doc: string(body)}
+		c.document()
+		if (c.err == nil) != valid {
+			t.Fatalf("json.Valid = %v, jsonCheck error = %v", valid, c.err)
+		}
+		for _, r := range []*PineconeRules{pcRules(t), pcRulesAny(t)} {
+			for _, fn := range []func(*PineconeRules, []byte) ([]Tag, error){
+				(*PineconeRules).UpsertREST, (*PineconeRules).UpdateREST, (*PineconeRules).DeleteREST,
+			} {
+				_, err := fn(r, body)
+				var syntax *jsonSyntaxError
+				if errors.As(err, &syntax) == valid {
+					t.Fatalf("json.Valid = %v, error = %v", valid, err)
+				}
+			}
+			got, gotErr := r.UpsertREST(body)
+			want, wantErr := r.upsertRESTTwoPass(body)
+			if (gotErr == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
+				t.Fatalf("one pass: %v, %v; json.Valid then walk: %v, %v", got, gotErr, want, wantErr)
 			}
 		}
 	})

@@ -2,7 +2,6 @@ package extract
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 )
 
@@ -29,11 +28,12 @@ func (r *PineconeRules) UpsertRecordsREST(namespace string, body []byte) ([]Tag,
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		if !json.Valid(line) {
-			return nil, fmt.Errorf("extract: pinecone records upsert: line %d is not valid JSON", n)
+		c := jsonCheck{doc: bytesView(line)}
+		v := c.document()
+		if c.err != nil {
+			return nil, fmt.Errorf("extract: pinecone records upsert: line %d is not valid JSON: %w", n, c.err)
 		}
-		doc := bytesView(line)
-		v := skipSpace(doc, 0)
+		doc := c.doc
 		if doc[v] != '{' {
 			return nil, fmt.Errorf("extract: pinecone records upsert: line %d is not a JSON object", n)
 		}

@@ -10,68 +10,38 @@ import (
 
 // UpsertREST tags the body of POST /vectors/upsert,
 // {"vectors": [{"id", "values", "sparseValues", "metadata"}], "namespace"}:
-// one OpWrite per vector.
+// one OpWrite per vector. The body is read once: its syntax is checked on
+// the way (see readRESTUpsert), and then only the ids and metadata it found
+// are read again.
 func (r *PineconeRules) UpsertREST(body []byte) ([]Tag, error) {
-	doc, root, ok := validJSONObject(body)
-	if !ok {
-		return nil, errNotJSONObject("upsert")
+	var buf [128]restUpsertVector // a typical batch's positions, without allocating
+	u, vectors, err := readRESTUpsert(body, buf[:])
+	if err != nil {
+		return nil, err
 	}
-	vectors := -1
-	ns := DefaultNamespace
-	for m := membersOf(doc, root); ; {
-		key, v, ok := m.next()
-		if !ok {
-			break
-		}
-		switch {
-		case jsonStringIs(key, "vectors"):
-			vectors = v
-		case jsonStringIs(key, "namespace"):
-			var err error
-			if ns, err = restNamespace(doc, v, "upsert"); err != nil {
-				return nil, err
-			}
-		}
-	}
-	fields, covered := r.fields(ns)
+	fields, covered := r.fields(u.ns)
 	if !covered {
 		return nil, nil
 	}
-	if vectors < 0 || doc[vectors] != '[' {
+	if !u.hasVectors {
 		return nil, fmt.Errorf("extract: pinecone upsert body has no \"vectors\" array")
 	}
-	table := r.table(ns)
+	doc := bytesView(body)
+	table := r.table(u.ns)
 	var tags []Tag
-	for e, n := elementsOf(doc, vectors), 0; ; n++ {
-		vec, ok := e.next()
-		if !ok {
-			break
-		}
-		if doc[vec] != '{' {
+	for n, vec := range vectors {
+		if !vec.object {
 			return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d] is not an object", n)
 		}
-		id, meta := -1, -1
-		for m := membersOf(doc, vec); ; {
-			key, v, ok := m.next()
-			if !ok {
-				break
-			}
-			switch {
-			case jsonStringIs(key, "id"):
-				id = v
-			case jsonStringIs(key, "metadata"):
-				meta = v
-			}
-		}
-		if id < 0 || doc[id] != '"' || doc[id+1] == '"' {
+		if vec.id < 0 || doc[vec.id] != '"' || doc[vec.id+1] == '"' {
 			return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d] has no string \"id\" (or an empty one)", n)
 		}
-		t := Tag{Table: table, Op: OpWrite, ID: ownedJSONString(doc[id:skipString(doc, id)])}
-		if meta >= 0 && !isJSONNull(doc, meta) {
-			if doc[meta] != '{' {
+		t := Tag{Table: table, Op: OpWrite, ID: ownedJSONString(doc[vec.id:skipString(doc, vec.id)])}
+		if vec.meta >= 0 && !isJSONNull(doc, vec.meta) {
+			if doc[vec.meta] != '{' {
 				return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d].metadata is not an object", n)
 			}
-			t.Subjects = jsonObjectSubjects(doc, meta, fields, nil)
+			t.Subjects = jsonObjectSubjects(doc, vec.meta, fields, nil)
 		}
 		tags = append(tags, t)
 	}
@@ -82,14 +52,13 @@ func (r *PineconeRules) UpsertREST(body []byte) ([]Tag, error) {
 // "sparseValues", "setMetadata", "namespace", "filter", "dryRun"}: see
 // PineconeRules for what an update yields.
 func (r *PineconeRules) UpdateREST(body []byte) ([]Tag, error) {
-	doc, root, ok := validJSONObject(body)
-	if !ok {
-		return nil, errNotJSONObject("update")
+	doc, root, err := checkedJSONObject(body, "update")
+	if err != nil {
+		return nil, err
 	}
 	id, set := -1, -1
 	ns := DefaultNamespace
 	dryRun := false
-	var err error
 	for m := membersOf(doc, root); ; {
 		key, v, ok := m.next()
 		if !ok {
@@ -138,13 +107,12 @@ func (r *PineconeRules) UpdateREST(body []byte) ([]Tag, error) {
 // "namespace", "filter"}: one OpDelete per id. Deletes of all records or by
 // filter yield nothing (see PineconeRules).
 func (r *PineconeRules) DeleteREST(body []byte) ([]Tag, error) {
-	doc, root, ok := validJSONObject(body)
-	if !ok {
-		return nil, errNotJSONObject("delete")
+	doc, root, err := checkedJSONObject(body, "delete")
+	if err != nil {
+		return nil, err
 	}
 	ids := -1
 	ns := DefaultNamespace
-	var err error
 	for m := membersOf(doc, root); ; {
 		key, v, ok := m.next()
 		if !ok {

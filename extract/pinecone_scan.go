@@ -1,16 +1,17 @@
 package extract
 
 import (
-	"encoding/json"
 	"strings"
 	"unsafe"
 )
 
-// The Pinecone REST bodies are checked with json.Valid and then walked with
-// the scanner of json.go (skipSpace, skipString, skipValue), which assumes
-// valid JSON. Walking instead of decoding keeps the vector values as bytes
-// that are stepped over: json.Unmarshal into []float32 would parse, and
-// allocate for, every number of every vector.
+// The Pinecone REST bodies are checked by jsonCheck (pinecone_jsoncheck.go)
+// and then walked with the scanner of json.go (skipSpace, skipString,
+// skipValue), which assumes valid JSON; an upsert's vectors are found
+// during the check itself (pinecone_rest_upsert.go), and only their ids and
+// metadata are walked again. Walking instead of decoding keeps the vector
+// values as bytes that are stepped over: json.Unmarshal into []float32
+// would parse, and allocate for, every number of every vector.
 
 // bytesView returns b as a string without copying it. The view must not
 // outlive the call that made it: callers hand us buffers they reuse, so
@@ -152,17 +153,6 @@ func jsonObjectNames(doc string, v int, fields []string) bool {
 			}
 		}
 	}
-}
-
-// validJSONObject checks that body is one valid JSON object and returns
-// its string view and the index of its '{'.
-func validJSONObject(body []byte) (doc string, v int, ok bool) {
-	if !json.Valid(body) {
-		return "", 0, false
-	}
-	doc = bytesView(body)
-	v = skipSpace(doc, 0)
-	return doc, v, doc[v] == '{'
 }
 
 // skipJSON returns the index just past the value at doc[v] (valid JSON),

@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/lethe-privacy/lethe/bench/internal/procstat"
 )
 
 type config struct {
@@ -249,7 +251,7 @@ func (b *bench) runOne(ctx context.Context, round int, w, t string, n int, quiet
 	conn := b.conns[t]
 	pid := b.cfg.proxyPID
 
-	t0, _ := cpuTicks(pid)
+	t0, _ := procstat.CPUTicks(pid)
 	hb0, ht0 := hostCPU()
 	s := startRSSSampler(pid, 100*time.Millisecond)
 	start := time.Now()
@@ -270,11 +272,11 @@ func (b *bench) runOne(ctx context.Context, round int, w, t string, n int, quiet
 		time.Sleep(b.cfg.settle)
 	}
 	r.maxRSSKB = s.Stop()
-	t1, _ := cpuTicks(pid)
+	t1, _ := procstat.CPUTicks(pid)
 	if ht1 > ht0 {
 		r.hostBusyPct = 100 * float64(hb1-hb0) / float64(ht1-ht0)
 	}
-	_, r.hwmKB, _ = memKB(pid)
+	_, r.hwmKB, _ = procstat.MemKB(pid)
 	r.proxyTicks = t1 - t0
 	if r.err == nil {
 		if got, err := b.count(ctx); err != nil {
@@ -380,20 +382,20 @@ func (b *bench) bigCopy(ctx context.Context) *run {
 		return r
 	}
 	r.waited = waitQuiet(b.cfg.quietPct, b.cfg.quietMax)
-	_, hwmBefore, _ := memKB(b.cfg.proxyPID)
+	_, hwmBefore, _ := procstat.MemKB(b.cfg.proxyPID)
 	logf("bounded-memory check: %d MiB binary COPY (%d rows × ~%d B) through the proxy; VmHWM before: %s",
 		b.cfg.bigMB, n, rowBytes, mib(hwmBefore))
 	b.gen.prefix = "big-"
 	pid := b.cfg.proxyPID
-	t0, _ := cpuTicks(pid)
+	t0, _ := procstat.CPUTicks(pid)
 	s := startRSSSampler(pid, 100*time.Millisecond)
 	start := time.Now()
 	cr := newCopyReader(b.gen, n)
 	tag, err := b.conns["proxy"].CopyFrom(ctx, cr, "COPY "+b.cfg.table+" (id, embedding, metadata) FROM STDIN WITH (FORMAT BINARY)")
 	r.secs = time.Since(start).Seconds()
 	r.maxRSSKB = s.Stop()
-	t1, _ := cpuTicks(pid)
-	_, r.hwmKB, _ = memKB(pid)
+	t1, _ := procstat.CPUTicks(pid)
+	_, r.hwmKB, _ = procstat.MemKB(pid)
 	r.proxyTicks = t1 - t0
 	switch {
 	case err != nil:

@@ -1,65 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lethe-privacy/lethe/bench/internal/procstat"
 )
-
-// cpuTicks returns utime+stime of process pid (all threads) in clock ticks.
-func cpuTicks(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no ')'", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is state (field 3); utime is field 14, stime field 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: short", pid)
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
-	}
-	return u + st, nil
-}
-
-// memKB returns VmRSS and VmHWM of pid in KiB.
-func memKB(pid int) (rss, hwm int64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		var dst *int64
-		switch {
-		case strings.HasPrefix(line, "VmRSS:"):
-			dst = &rss
-		case strings.HasPrefix(line, "VmHWM:"):
-			dst = &hwm
-		default:
-			continue
-		}
-		fs := strings.Fields(line)
-		if len(fs) >= 2 {
-			*dst, _ = strconv.ParseInt(fs[1], 10, 64)
-		}
-	}
-	return rss, hwm, sc.Err()
-}
 
 // rssSampler records the largest VmRSS of pid seen every interval.
 type rssSampler struct {
@@ -72,7 +21,7 @@ type rssSampler struct {
 func startRSSSampler(pid int, every time.Duration) *rssSampler {
 	s := &rssSampler{stop: make(chan struct{}), done: make(chan struct{})}
 	sample := func() {
-		if rss, _, err := memKB(pid); err == nil {
+		if rss, _, err := procstat.MemKB(pid); err == nil {
 			s.mu.Lock()
 			if rss > s.max {
 				s.max = rss

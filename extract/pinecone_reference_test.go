@@ -1,0 +1,89 @@
+package extract
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// upsertRESTTwoPass is the reference for UpsertREST, written the simple
+// way: json.Valid over the whole body, then a walk that trusts it. The
+// one-pass UpsertREST must agree with it on every input
+// (FuzzPineconeRESTAgreesWithEncodingJSON); BenchmarkPineconeUpsert runs
+// both.
+func (r *PineconeRules) upsertRESTTwoPass(body []byte) ([]Tag, error) {
+	doc, root, ok := validJSONObject(body)
+	if !ok {
+		return nil, errNotJSONObject("upsert")
+	}
+	vectors := -1
+	ns := DefaultNamespace
+	for m := membersOf(doc, root); ; {
+		key, v, ok := m.next()
+		if !ok {
+			break
+		}
+		switch {
+		case jsonStringIs(key, "vectors"):
+			vectors = v
+		case jsonStringIs(key, "namespace"):
+			var err error
+			if ns, err = restNamespace(doc, v, "upsert"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	fields, covered := r.fields(ns)
+	if !covered {
+		return nil, nil
+	}
+	if vectors < 0 || doc[vectors] != '[' {
+		return nil, fmt.Errorf("extract: pinecone upsert body has no \"vectors\" array")
+	}
+	table := r.table(ns)
+	var tags []Tag
+	for e, n := elementsOf(doc, vectors), 0; ; n++ {
+		vec, ok := e.next()
+		if !ok {
+			break
+		}
+		if doc[vec] != '{' {
+			return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d] is not an object", n)
+		}
+		id, meta := -1, -1
+		for m := membersOf(doc, vec); ; {
+			key, v, ok := m.next()
+			if !ok {
+				break
+			}
+			switch {
+			case jsonStringIs(key, "id"):
+				id = v
+			case jsonStringIs(key, "metadata"):
+				meta = v
+			}
+		}
+		if id < 0 || doc[id] != '"' || doc[id+1] == '"' {
+			return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d] has no string \"id\" (or an empty one)", n)
+		}
+		t := Tag{Table: table, Op: OpWrite, ID: ownedJSONString(doc[id:skipString(doc, id)])}
+		if meta >= 0 && !isJSONNull(doc, meta) {
+			if doc[meta] != '{' {
+				return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d].metadata is not an object", n)
+			}
+			t.Subjects = jsonObjectSubjects(doc, meta, fields, nil)
+		}
+		tags = append(tags, t)
+	}
+	return tags, nil
+}
+
+// validJSONObject checks that body is one valid JSON object and returns
+// its string view and the index of its '{'.
+func validJSONObject(body []byte) (doc string, v int, ok bool) {
+	if !json.Valid(body) {
+		return "", 0, false
+	}
+	doc = bytesView(body)
+	v = skipSpace(doc, 0)
+	return doc, v, doc[v] == '{'
+}

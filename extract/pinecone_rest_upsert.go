@@ -1,0 +1,112 @@
+package extract
+
+// restUpsert is what one pass over a REST upsert body found besides its
+// vectors (readRESTUpsert's other result): the namespace, and whether there
+// were vectors. Which fields hold subjects depends on the namespace, which
+// may come after the vectors, so the subjects are read from the metadata
+// afterwards; the vector values, nearly all of the body, are read only by
+// the syntax check.
+type restUpsert struct {
+	ns         string // canonical
+	hasVectors bool   // the last "vectors" member is an array
+}
+
+// restUpsertVector holds the positions in the body of one vector's "id"
+// and "metadata" values (the last of each, as with duplicate keys
+// elsewhere), -1 when absent. object is false when the element is not an
+// object; then it has neither.
+type restUpsertVector struct {
+	object   bool
+	id, meta int
+}
+
+// readRESTUpsert checks the syntax of the whole body while it collects the
+// positions UpsertREST needs, appending each vector's to dst[:0]. The error
+// is a syntax error, else a "namespace" that is neither a string nor null.
+// Other shape errors (a vector that is not an object, an id that is not a
+// string) are UpsertREST's to report, since an upsert to a namespace
+// without rules yields nothing whatever its shape.
+func readRESTUpsert(body []byte, dst []restUpsertVector) (u restUpsert, vectors []restUpsertVector, err error) {
+	c := jsonCheck{doc: bytesView(body)}
+	u.ns, vectors = DefaultNamespace, dst[:0]
+	root := c.space(0)
+	if c.at(root) != '{' {
+		c.document()
+		if c.err != nil {
+			return u, nil, errInvalidJSON("upsert", c.err)
+		}
+		return u, nil, errNotJSONObject("upsert")
+	}
+	var nsErr error
+	i, more := c.openObject(root)
+	for more {
+		key, v := c.member(i)
+		c.where = jsonWhere{index: -1}
+		var end int
+		switch {
+		case jsonStringIs(key, "vectors"):
+			c.where.name = "vectors"
+			vectors, u.hasVectors, end = readVectors(&c, v, vectors[:0])
+		case jsonStringIs(key, "namespace"):
+			c.where.name = "namespace"
+			end = c.value(v)
+			if c.err == nil && nsErr == nil {
+				u.ns, nsErr = restNamespace(c.doc, v, "upsert")
+			}
+		default:
+			end = c.value(v)
+		}
+		i, more = c.nextMember(end)
+	}
+	c.where = jsonWhere{}
+	c.end(i)
+	if c.err != nil {
+		return u, nil, errInvalidJSON("upsert", c.err)
+	}
+	return u, vectors, nsErr
+}
+
+// readVectors reads the "vectors" member's value at doc[v], appending its
+// vectors to dst, and returns them, whether it is an array, and the index
+// just past it.
+func readVectors(c *jsonCheck, v int, dst []restUpsertVector) (vectors []restUpsertVector, array bool, end int) {
+	if c.at(v) != '[' {
+		return dst, false, c.value(v)
+	}
+	i, more := c.openArray(v)
+	for n := 0; more; n++ {
+		c.where = jsonWhere{name: "vectors", index: n}
+		vec := restUpsertVector{object: c.at(i) == '{', id: -1, meta: -1}
+		var end int
+		if vec.object {
+			end = readRESTVector(c, i, &vec)
+		} else {
+			end = c.value(i)
+		}
+		dst = append(dst, vec)
+		i, more = c.nextElement(end)
+	}
+	return dst, true, i
+}
+
+// readRESTVector reads the vector object at doc[v] into vec and returns the
+// index just past it.
+func readRESTVector(c *jsonCheck, v int, vec *restUpsertVector) int {
+	i, more := c.openObject(v)
+	for more {
+		key, fv := c.member(i)
+		c.where.member = ""
+		switch {
+		case jsonStringIs(key, "id"):
+			c.where.member, vec.id = "id", fv
+		case jsonStringIs(key, "metadata"):
+			c.where.member, vec.meta = "metadata", fv
+		case jsonStringIs(key, "values"):
+			c.where.member = "values"
+		case jsonStringIs(key, "sparseValues"):
+			c.where.member = "sparseValues"
+		}
+		i, more = c.nextMember(c.value(fv))
+	}
+	return i
+}
