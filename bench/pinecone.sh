@@ -23,8 +23,8 @@
 #
 # lethe-proxy runs from this checkout with one index (the emulator) whose
 # namespace "bench" has the rule `subjects: [user_id]`, an SQLite ledger in a
-# temp dir, a random subject salt and `log.level: warn`. Its PostgreSQL side
-# points at a closed loopback port: nothing here uses it.
+# temp dir, a random subject salt and `log.level: warn`, and no PostgreSQL
+# side (a proxy for Pinecone alone).
 #
 # Usage:
 #   bench/pinecone.sh                      # R=3 rounds, D=8 s per run: ~2.5 minutes
@@ -76,7 +76,7 @@ log "building into $WORK"
     go build -o "$WORK/pineconeload" ./bench/pineconeload) || die "go build failed"
 
 BASE=$((20000 + RANDOM % 20000))
-EMU_PORT=$BASE PLAIN_PORT=$((BASE + 1)) PROXY_PORT=$((BASE + 2)) PG_LISTEN_PORT=$((BASE + 3)) PG_CLOSED_PORT=$((BASE + 4))
+EMU_PORT=$BASE PLAIN_PORT=$((BASE + 1)) PROXY_PORT=$((BASE + 2))
 
 # wait_port PORT PID: until something accepts on 127.0.0.1:PORT, or PID died.
 wait_port() {
@@ -96,9 +96,6 @@ PLAIN_PID=$!
 PIDS+=("$PLAIN_PID")
 
 cat >"$WORK/proxy.yaml" <<YAML
-postgres:
-  listen: 127.0.0.1:$PG_LISTEN_PORT
-  upstream: 127.0.0.1:$PG_CLOSED_PORT   # unused here; nothing listens there
 pinecone:
   listen: 127.0.0.1:$PROXY_PORT
   indexes:
