@@ -52,11 +52,16 @@ const AnyNamespace = "*"
 // sparse) are skipped without being read as numbers, so the cost of a
 // request does not grow with its dimension beyond one pass over its bytes.
 // Errors name the field and the position of the bad part, never its value:
-// ids and metadata are personal data and errors reach logs. In protobuf a
-// singular field that appears twice (id, metadata, namespace, a Struct
-// entry's key or value, a subject field's map entry, a Value's kind) is an
-// error: a parser would merge the repeats, and tags read from one of them
-// could miss the subject the store keeps. Encoders write such fields once.
+// ids and metadata are personal data and errors reach logs.
+//
+// Repeats are errors. In JSON, a member the extractor reads that appears
+// twice in one object (vectors, namespace, id, metadata, setMetadata,
+// dryRun, ids, a subject field; "_id" beside "id" in a record), since
+// parsers differ on which one counts. In protobuf, a singular field that
+// appears twice (id, metadata, namespace, a Struct entry's key or value, a
+// subject field's map entry, a Value's kind), since a parser merges them.
+// Either way tags read from one of them could miss the subject the store
+// keeps; encoders write each once.
 type PineconeRules struct {
 	index      string
 	namespaces map[string][]string // canonical namespace → subject fields

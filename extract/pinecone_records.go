@@ -37,32 +37,32 @@ func (r *PineconeRules) UpsertRecordsREST(namespace string, body []byte) ([]Tag,
 		if doc[v] != '{' {
 			return nil, fmt.Errorf("extract: pinecone records upsert: line %d is not a JSON object", n)
 		}
-		underscoreID, plainID := -1, -1
+		id := -1
+		var seen members
 		for m := membersOf(doc, v); ; {
 			key, fv, ok := m.next()
 			if !ok {
 				break
 			}
+			name, twice := seen.once(key, "_id", "id")
 			switch {
-			case jsonStringIs(key, "_id"):
-				underscoreID = fv
-			case jsonStringIs(key, "id"):
-				plainID = fv
+			case twice:
+				return nil, errRepeated("records upsert", fmt.Sprintf("line %d: ", n), name)
+			case name == "":
+			case id >= 0: // both "_id" and "id": which one is the id, and which metadata, is Pinecone's to say
+				return nil, fmt.Errorf("extract: pinecone records upsert: line %d has both \"_id\" and \"id\"; give one", n)
+			default:
+				id = fv
 			}
-		}
-		id := underscoreID // "_id" wins when a line has both
-		if id < 0 {
-			id = plainID
 		}
 		if id < 0 || doc[id] != '"' || doc[id+1] == '"' {
 			return nil, fmt.Errorf("extract: pinecone records upsert: line %d has no non-empty string \"_id\" or \"id\"", n)
 		}
-		tags = append(tags, Tag{
-			Table:    table,
-			Op:       OpWrite,
-			ID:       ownedJSONString(doc[id:skipString(doc, id)]),
-			Subjects: jsonObjectSubjects(doc, v, fields, nil),
-		})
+		subjects, err := jsonObjectSubjects(doc, v, fields, nil)
+		if err != nil {
+			return nil, fmt.Errorf("extract: pinecone records upsert: line %d: %w", n, err)
+		}
+		tags = append(tags, Tag{Table: table, Op: OpWrite, ID: ownedJSONString(doc[id:skipString(doc, id)]), Subjects: subjects})
 	}
 	return tags, nil
 }

@@ -19,8 +19,8 @@ func TestUpsertRecordsREST(t *testing.T) {
 			"{\"_id\":\"a\",\"chunk_text\":\"hi\",\"user_id\":\"alice\"}\r\n\n{\"id\":\"b\",\"user_id\":42}\n",
 			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"alice"}},
 				{Table: "docs/__default__", Op: OpWrite, ID: "b", Subjects: []string{"42"}}}},
-		{"_id wins over id; no final newline", false, "__default__",
-			`{"id":"x","_id":"a","user_id":"alice"}`,
+		{"no final newline", false, "__default__",
+			`{"_id":"a","user_id":"alice"}`,
 			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"alice"}}}},
 		{"list subject, two fields, record without subject", false, "team",
 			"{\"_id\":\"a\",\"owner\":\"olga\",\"members\":[\"x\",\"y\"]}\n{\"_id\":\"b\",\"text\":\"t\"}",
@@ -53,6 +53,9 @@ func TestUpsertRecordsREST_MalformedLinesAreErrorsWithoutValues(t *testing.T) {
 		{"not an object", "[\"s3cret-subject\"]", "line 1 is not a JSON object"},
 		{"no id", "{\"_id\":\"a\"}\n\n{\"user_id\":\"s3cret-subject\"}", "line 3 has no"},
 		{"id not a string", "{\"_id\":[\"s3cret-subject\"]}", "line 1 has no"},
+		{"both _id and id", "{\"_id\":\"a\",\"id\":\"s3cret-subject\"}", "line 1 has both"},
+		{"_id twice", "{\"_id\":\"a\",\"_id\":\"s3cret-subject\"}", `line 1: "_id" appears more than once`},
+		{"subject field twice", "{\"_id\":\"a\",\"user_id\":\"s3cret-subject\",\"user_id\":\"b\"}", `line 1: subject field "user_id"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

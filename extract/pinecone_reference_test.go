@@ -17,20 +17,25 @@ func (r *PineconeRules) upsertRESTTwoPass(body []byte) ([]Tag, error) {
 	}
 	vectors := -1
 	ns := DefaultNamespace
+	var nsErr error
+	var seen members
 	for m := membersOf(doc, root); ; {
 		key, v, ok := m.next()
 		if !ok {
 			break
 		}
+		if name, twice := seen.once(key, "vectors", "namespace"); twice {
+			return nil, errRepeated("upsert", "", name)
+		}
 		switch {
 		case jsonStringIs(key, "vectors"):
 			vectors = v
 		case jsonStringIs(key, "namespace"):
-			var err error
-			if ns, err = restNamespace(doc, v, "upsert"); err != nil {
-				return nil, err
-			}
+			ns, nsErr = restNamespace(doc, v, "upsert")
 		}
+	}
+	if nsErr != nil {
+		return nil, nsErr
 	}
 	fields, covered := r.fields(ns)
 	if !covered {
@@ -50,10 +55,14 @@ func (r *PineconeRules) upsertRESTTwoPass(body []byte) ([]Tag, error) {
 			return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d] is not an object", n)
 		}
 		id, meta := -1, -1
+		var seen members
 		for m := membersOf(doc, vec); ; {
 			key, v, ok := m.next()
 			if !ok {
 				break
+			}
+			if name, twice := seen.once(key, "id", "metadata"); twice {
+				return nil, errRepeated("upsert", fmt.Sprintf("vectors[%d].", n), name)
 			}
 			switch {
 			case jsonStringIs(key, "id"):
@@ -70,7 +79,10 @@ func (r *PineconeRules) upsertRESTTwoPass(body []byte) ([]Tag, error) {
 			if doc[meta] != '{' {
 				return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d].metadata is not an object", n)
 			}
-			t.Subjects = jsonObjectSubjects(doc, meta, fields, nil)
+			var err error
+			if t.Subjects, err = jsonObjectSubjects(doc, meta, fields, nil); err != nil {
+				return nil, err
+			}
 		}
 		tags = append(tags, t)
 	}

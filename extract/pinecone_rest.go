@@ -33,6 +33,9 @@ func (r *PineconeRules) UpsertREST(body []byte) ([]Tag, error) {
 		if !vec.object {
 			return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d] is not an object", n)
 		}
+		if vec.dup != "" {
+			return nil, errRepeated("upsert", fmt.Sprintf("vectors[%d].", n), vec.dup)
+		}
 		if vec.id < 0 || doc[vec.id] != '"' || doc[vec.id+1] == '"' {
 			return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d] has no string \"id\" (or an empty one)", n)
 		}
@@ -41,7 +44,9 @@ func (r *PineconeRules) UpsertREST(body []byte) ([]Tag, error) {
 			if doc[vec.meta] != '{' {
 				return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d].metadata is not an object", n)
 			}
-			t.Subjects = jsonObjectSubjects(doc, vec.meta, fields, nil)
+			if t.Subjects, err = jsonObjectSubjects(doc, vec.meta, fields, nil); err != nil {
+				return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d].metadata: %w", n, err)
+			}
 		}
 		tags = append(tags, t)
 	}
@@ -59,10 +64,14 @@ func (r *PineconeRules) UpdateREST(body []byte) ([]Tag, error) {
 	id, set := -1, -1
 	ns := DefaultNamespace
 	dryRun := false
+	var seen members
 	for m := membersOf(doc, root); ; {
 		key, v, ok := m.next()
 		if !ok {
 			break
+		}
+		if name, twice := seen.once(key, "id", "setMetadata", "namespace", "dryRun"); twice {
+			return nil, errRepeated("update", "", name)
 		}
 		switch {
 		case jsonStringIs(key, "id"):
@@ -95,12 +104,11 @@ func (r *PineconeRules) UpdateREST(body []byte) ([]Tag, error) {
 	if id < 0 || doc[id+1] == '"' { // no id, or "": an update by filter
 		return []Tag{r.unattributedUpdate(ns, fields)}, nil
 	}
-	return []Tag{{
-		Table:    r.table(ns),
-		Op:       OpWrite,
-		ID:       ownedJSONString(doc[id:skipString(doc, id)]),
-		Subjects: jsonObjectSubjects(doc, set, fields, nil),
-	}}, nil
+	subjects, err := jsonObjectSubjects(doc, set, fields, nil)
+	if err != nil {
+		return nil, fmt.Errorf("extract: pinecone update: setMetadata: %w", err)
+	}
+	return []Tag{{Table: r.table(ns), Op: OpWrite, ID: ownedJSONString(doc[id:skipString(doc, id)]), Subjects: subjects}}, nil
 }
 
 // DeleteREST tags the body of POST /vectors/delete, {"ids", "deleteAll",
@@ -113,10 +121,14 @@ func (r *PineconeRules) DeleteREST(body []byte) ([]Tag, error) {
 	}
 	ids := -1
 	ns := DefaultNamespace
+	var seen members
 	for m := membersOf(doc, root); ; {
 		key, v, ok := m.next()
 		if !ok {
 			break
+		}
+		if name, twice := seen.once(key, "ids", "namespace"); twice {
+			return nil, errRepeated("delete", "", name)
 		}
 		switch {
 		case jsonStringIs(key, "ids"):
@@ -157,6 +169,31 @@ func restNamespace(doc string, v int, op string) (string, error) {
 		return "", fmt.Errorf("extract: pinecone %s: \"namespace\" is not a string", op)
 	}
 	return canonicalNamespace(ownedJSONString(doc[v:skipString(doc, v)])), nil
+}
+
+// errRepeated refuses a member the extractor reads that appears twice in
+// one object: JSON parsers differ on which one counts (the first, the
+// last, or an error), so tags read from one of them could miss what the
+// store keeps. Encoders write each member once.
+func errRepeated(op, where, name string) error {
+	return fmt.Errorf("extract: pinecone %s: %s%q appears more than once in one object", op, where, name)
+}
+
+// members tracks which of the names an object's members have used.
+type members struct{ seen uint8 }
+
+// once records key if it is one of names (at most 8) and reports whether
+// it was seen before, and its name.
+func (m *members) once(key string, names ...string) (string, bool) {
+	for i, n := range names {
+		if jsonStringIs(key, n) {
+			bit := uint8(1) << i
+			twice := m.seen&bit != 0
+			m.seen |= bit
+			return n, twice
+		}
+	}
+	return "", false
 }
 
 func errNotJSONObject(op string) error {

@@ -60,8 +60,8 @@ func TestUpsertREST(t *testing.T) {
 			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a"}, {Table: "docs/__default__", Op: OpWrite, ID: "b"},
 				{Table: "docs/__default__", Op: OpWrite, ID: "c"}, {Table: "docs/__default__", Op: OpWrite, ID: "d"},
 				{Table: "docs/__default__", Op: OpWrite, ID: "e"}}},
-		{"duplicate key: the last counts", false,
-			`{"vectors":[{"id":"a","metadata":{"user_id":"old","user_id":"new"}}]}`,
+		{"a repeated metadata key that is no subject field is let be", false,
+			`{"vectors":[{"id":"a","metadata":{"x":1,"x":2,"user_id":"new"}}]}`,
 			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"new"}}}},
 		{"escaped strings decoded", false,
 			`{"vectors":[{"id":"a\"1","metadata":{"user_\u0069d":"al\u00efce"}}]}`,
@@ -156,6 +156,22 @@ func TestPineconeREST_MalformedBodiesAreErrorsWithoutValues(t *testing.T) {
 		{"delete ids not an array", (*PineconeRules).DeleteREST, `{"ids":"s3cret-subject"}`, `"ids"`},
 		{"delete id not a string", (*PineconeRules).DeleteREST, `{"ids":["a",{"s3cret-subject":1}]}`, "ids[1]"},
 		{"delete namespace not a string", (*PineconeRules).DeleteREST, `{"ids":["a"],"namespace":{"s3cret-subject":1}}`, `"namespace"`},
+		// Members read twice in one object, which parsers resolve
+		// differently (the first, the last, or an error): refused.
+		{"upsert vectors twice", (*PineconeRules).UpsertREST,
+			`{"vectors":[{"id":"a","metadata":{"user_id":"s3cret-subject"}}],"vectors":[{"id":"b"}]}`, `"vectors" appears more than once`},
+		{"upsert namespace twice", (*PineconeRules).UpsertREST, `{"namespace":"x","vectors":[],"namespace":"y"}`, `"namespace" appears more than once`},
+		{"upsert id twice", (*PineconeRules).UpsertREST, `{"vectors":[{"id":"s3cret-subject","id":"b"}]}`, `vectors[0]."id" appears more than once`},
+		{"upsert metadata twice", (*PineconeRules).UpsertREST,
+			`{"vectors":[{"id":"a","metadata":{"user_id":"s3cret-subject"},"metadata":{"x":1}}]}`, `vectors[0]."metadata" appears more than once`},
+		{"upsert subject field twice", (*PineconeRules).UpsertREST,
+			`{"vectors":[{"id":"a","metadata":{"user_id":"s3cret-subject","user_id":"b"}}]}`, `vectors[0].metadata: subject field "user_id" appears more than once`},
+		{"update setMetadata twice", (*PineconeRules).UpdateREST,
+			`{"id":"a","setMetadata":{"user_id":"s3cret-subject"},"setMetadata":{"x":1}}`, `"setMetadata" appears more than once`},
+		{"update id twice", (*PineconeRules).UpdateREST, `{"id":"a","id":"","setMetadata":{"user_id":"s3cret-subject"}}`, `"id" appears more than once`},
+		{"update dryRun twice", (*PineconeRules).UpdateREST, `{"id":"a","dryRun":true,"dryRun":false,"setMetadata":{"user_id":"s3cret-subject"}}`, `"dryRun" appears more than once`},
+		{"update subject field twice", (*PineconeRules).UpdateREST, `{"id":"a","setMetadata":{"user_id":"s3cret-subject","user_id":"b"}}`, `setMetadata: subject field "user_id"`},
+		{"delete ids twice", (*PineconeRules).DeleteREST, `{"ids":["s3cret-subject"],"ids":["b"]}`, `"ids" appears more than once`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

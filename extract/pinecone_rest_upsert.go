@@ -8,21 +8,23 @@ package extract
 // the syntax check.
 type restUpsert struct {
 	ns         string // canonical
-	hasVectors bool   // the last "vectors" member is an array
+	hasVectors bool   // the "vectors" member is an array
 }
 
 // restUpsertVector holds the positions in the body of one vector's "id"
-// and "metadata" values (the last of each, as with duplicate keys
-// elsewhere), -1 when absent. object is false when the element is not an
-// object; then it has neither.
+// and "metadata" values, -1 when absent. object is false when the element
+// is not an object; then it has neither. dup names a member that appears
+// more than once (see errRepeated).
 type restUpsertVector struct {
 	object   bool
 	id, meta int
+	dup      string
 }
 
 // readRESTUpsert checks the syntax of the whole body while it collects the
 // positions UpsertREST needs, appending each vector's to dst[:0]. The error
-// is a syntax error, else a "namespace" that is neither a string nor null.
+// is a syntax error, else a "vectors" or "namespace" member that appears
+// twice, else a "namespace" that is neither a string nor null.
 // Other shape errors (a vector that is not an object, an id that is not a
 // string) are UpsertREST's to report, since an upsert to a namespace
 // without rules yields nothing whatever its shape.
@@ -37,7 +39,8 @@ func readRESTUpsert(body []byte, dst []restUpsertVector) (u restUpsert, vectors 
 		}
 		return u, nil, errNotJSONObject("upsert")
 	}
-	var nsErr error
+	var nsErr, dupErr error
+	seenVectors, seenNS := false, false
 	i, more := c.openObject(root)
 	for more {
 		key, v := c.member(i)
@@ -45,9 +48,17 @@ func readRESTUpsert(body []byte, dst []restUpsertVector) (u restUpsert, vectors 
 		var end int
 		switch {
 		case jsonStringIs(key, "vectors"):
+			if seenVectors && dupErr == nil {
+				dupErr = errRepeated("upsert", "", "vectors")
+			}
+			seenVectors = true
 			c.where.name = "vectors"
 			vectors, u.hasVectors, end = readVectors(&c, v, vectors[:0])
 		case jsonStringIs(key, "namespace"):
+			if seenNS && dupErr == nil {
+				dupErr = errRepeated("upsert", "", "namespace")
+			}
+			seenNS = true
 			c.where.name = "namespace"
 			end = c.value(v)
 			if c.err == nil && nsErr == nil {
@@ -62,6 +73,9 @@ func readRESTUpsert(body []byte, dst []restUpsertVector) (u restUpsert, vectors 
 	c.end(i)
 	if c.err != nil {
 		return u, nil, errInvalidJSON("upsert", c.err)
+	}
+	if dupErr != nil {
+		return u, nil, dupErr
 	}
 	return u, vectors, nsErr
 }
@@ -98,8 +112,14 @@ func readRESTVector(c *jsonCheck, v int, vec *restUpsertVector) int {
 		c.where.member = ""
 		switch {
 		case jsonStringIs(key, "id"):
+			if vec.id >= 0 && vec.dup == "" {
+				vec.dup = "id"
+			}
 			c.where.member, vec.id = "id", fv
 		case jsonStringIs(key, "metadata"):
+			if vec.meta >= 0 && vec.dup == "" {
+				vec.dup = "metadata"
+			}
 			c.where.member, vec.meta = "metadata", fv
 		case jsonStringIs(key, "values"):
 			c.where.member = "values"

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"fmt"
 	"strings"
 	"unsafe"
 )
@@ -104,7 +105,7 @@ func jsonBool(doc string, v int) (b, ok bool) {
 // doc[v]: a string as it is, a number as written, each string of an array.
 // With duplicate keys the last one counts, as in PostgreSQL's JSON functions
 // and Pinecone's.
-func jsonObjectSubjects(doc string, v int, fields []string, dst []string) []string {
+func jsonObjectSubjects(doc string, v int, fields []string, dst []string) ([]string, error) {
 	for _, f := range fields {
 		found := -1
 		for m := membersOf(doc, v); ; {
@@ -113,6 +114,9 @@ func jsonObjectSubjects(doc string, v int, fields []string, dst []string) []stri
 				break
 			}
 			if jsonStringIs(key, f) {
+				if found >= 0 {
+					return nil, fmt.Errorf("subject field %q appears more than once in one object", f)
+				}
 				found = fv
 			}
 		}
@@ -136,7 +140,7 @@ func jsonObjectSubjects(doc string, v int, fields []string, dst []string) []stri
 			}
 		}
 	}
-	return dst
+	return dst, nil
 }
 
 // jsonObjectNames reports whether the object at doc[v] has a member named
