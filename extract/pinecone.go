@@ -51,6 +51,10 @@ const AnyNamespace = "*"
 // The request bodies are walked, not decoded: vector values (dense and
 // sparse) are skipped without being read as numbers, so the cost of a
 // request does not grow with its dimension beyond one pass over its bytes.
+// JSON syntax is checked on the way, except inside a REST vector's "values"
+// array of plain numbers, which is stepped over at memory speed: nothing
+// there can change the structure around it, and Pinecone refuses a body
+// whose numbers are malformed (see flatNumbersEnd).
 // Errors name the field and the position of the bad part, never its value:
 // ids and metadata are personal data and errors reach logs.
 //

@@ -59,9 +59,9 @@ func TestPineconeREST_SyntaxErrorsNameFieldAndPosition(t *testing.T) {
 		body string
 		says []string
 	}{
-		{"bad number in values", (*PineconeRules).UpsertREST,
-			`{"vectors":[{"id":"a","values":[0.5]},{"id":"b","values":[0.1,0.2.3]}]}`,
-			[]string{"upsert body is not a valid JSON object", "at byte 65", "vectors[1].values"}},
+		{"bad number in sparse values", (*PineconeRules).UpsertREST,
+			`{"vectors":[{"id":"a","values":[0.5]},{"id":"b","sparseValues":{"indices":[1],"values":[0.1,0.2.3]}}]}`,
+			[]string{"upsert body is not a valid JSON object", "vectors[1].sparseValues"}},
 		{"bad escape in metadata", (*PineconeRules).UpsertREST,
 			`{"vectors":[{"id":"a","metadata":{"user_id":"s3cret\q"}}]}`,
 			[]string{"bad escape", "at byte 52", "vectors[0].metadata"}},
@@ -91,4 +91,22 @@ func TestPineconeREST_SyntaxErrorsNameFieldAndPosition(t *testing.T) {
 	}
 	_, err := pcRules(t).UpsertRecordsREST("", []byte("{\"_id\":\"a\"}\n{\"_id\":\"s3cret\",}"))
 	assert.ErrorContains(t, err, "line 2 is not valid JSON: expected a member name at byte 16")
+}
+
+// A vector's "values" array of plain numbers is stepped over unchecked: a
+// malformed number there is left for Pinecone to refuse. An array there
+// holding anything that could change the structure (a string, an object,
+// an array) is checked in full, and tags come from the structure a full
+// check sees.
+func TestUpsertREST_FlatValuesAreSteppedOverUnchecked(t *testing.T) {
+	tags, err := pcRules(t).UpsertREST([]byte(`{"vectors":[{"id":"a","values":[0.1,0.2.3,x],"metadata":{"user_id":"alice"}}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, []Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"alice"}}}, tags)
+
+	tags, err = pcRules(t).UpsertREST([]byte(`{"vectors":[{"id":"a","values":[1,"]}],\"metadata\":{\"user_id\":\"bob\"}"],"metadata":{"user_id":"alice"}}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, []Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"alice"}}}, tags,
+		"a string in values holding a ']' and a decoy metadata is read as the string it is")
+	_, err = pcRules(t).UpsertREST([]byte(`{"vectors":[{"id":"a","values":[1,2`))
+	assert.ErrorContains(t, err, "unexpected end of the body", "an array without its ']' is checked in full")
 }

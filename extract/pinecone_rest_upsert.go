@@ -1,5 +1,7 @@
 package extract
 
+import "strings"
+
 // restUpsert is what one pass over a REST upsert body found besides its
 // vectors (readRESTUpsert's other result): the namespace, and whether there
 // were vectors. Which fields hold subjects depends on the namespace, which
@@ -104,7 +106,8 @@ func readVectors(c *jsonCheck, v int, dst []restUpsertVector) (vectors []restUps
 }
 
 // readRESTVector reads the vector object at doc[v] into vec and returns the
-// index just past it.
+// index just past it. A "values" array of plain numbers is stepped over
+// without its syntax checked (see flatNumbersEnd); everything else is.
 func readRESTVector(c *jsonCheck, v int, vec *restUpsertVector) int {
 	i, more := c.openObject(v)
 	for more {
@@ -123,10 +126,39 @@ func readRESTVector(c *jsonCheck, v int, vec *restUpsertVector) int {
 			c.where.member, vec.meta = "metadata", fv
 		case jsonStringIs(key, "values"):
 			c.where.member = "values"
+			if end, ok := flatNumbersEnd(c.doc, fv); ok {
+				i, more = c.nextMember(end)
+				continue
+			}
 		case jsonStringIs(key, "sparseValues"):
 			c.where.member = "sparseValues"
 		}
 		i, more = c.nextMember(c.value(fv))
 	}
 	return i
+}
+
+// flatNumbersEnd steps over the array at doc[v] when nothing in it can
+// change the structure of the document around it: no string, object or
+// nested array before its first ']'. It then returns the index just past
+// that ']' without checking the numbers' syntax, at memory speed: a vector's
+// values are nearly all of an upsert's bytes, and no tag comes from them.
+// For every body Pinecone accepts (valid JSON) the array ends there and the
+// walk around it is the one a full check makes; a body whose numbers are
+// malformed is forwarded and Pinecone refuses it, which drops its intent.
+// ok is false when the array holds anything else; the caller checks it in
+// full.
+func flatNumbersEnd(doc string, v int) (end int, ok bool) {
+	if v >= len(doc) || doc[v] != '[' {
+		return 0, false
+	}
+	n := strings.IndexByte(doc[v:], ']')
+	if n < 0 {
+		return 0, false
+	}
+	span := doc[v+1 : v+n]
+	if strings.IndexByte(span, '"') >= 0 || strings.IndexByte(span, '[') >= 0 || strings.IndexByte(span, '{') >= 0 {
+		return 0, false
+	}
+	return v + n + 1, true
 }

@@ -87,12 +87,13 @@ func TestREST_RefusalsInPineconeShape(t *testing.T) {
 
 // A body capture cannot read is refused INVALID_ARGUMENT naming what is
 // wrong, never a value; nothing is forwarded and the connection serves
-// the next request.
+// the next request. Malformed numbers in a vector's values, which capture
+// steps over unchecked, reach the index, whose refusal drops the intent.
 func TestREST_MalformedBodyIsRefusedAndConnectionStaysUsable(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	c := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
 	for _, body := range []string{
-		`{"vectors":[{"id":"a1","values":[0.1,],"metadata":{"user_id":"secret-subject"}}]}`,
+		`{"vectors":[{"id":"a1","values":[0.1],"metadata":{"user_id":"secret-subject",}}]}`,
 		`{"vectors":[{"id":7,"metadata":{"user_id":"secret-subject"}}]}`,
 		`not json secret-subject`,
 	} {
@@ -105,6 +106,12 @@ func TestREST_MalformedBodyIsRefusedAndConnectionStaysUsable(t *testing.T) {
 	assert.Equal(t, 0, r.received.count("/vectors/upsert"))
 	assert.Equal(t, http.StatusOK, post(t, c, r.url, "/vectors/upsert", upsertAliceBob).status)
 	r.eventually(t, "alice", "docs/notes/a1 confirmed")
+
+	a := post(t, c, r.url, "/vectors/upsert", `{"vectors":[{"id":"x1","values":[0.1,],"metadata":{"user_id":"xavier"}}]}`)
+	assert.Equal(t, http.StatusBadRequest, a.status, "the index refuses it")
+	assert.Equal(t, 1+1, r.received.count("/vectors/upsert"))
+	require.Eventually(t, func() bool { return len(r.pending(t)) == 0 }, 20*time.Second, 20*time.Millisecond)
+	assert.Empty(t, r.records(t, "xavier"), "its intent was dropped")
 }
 
 // An upstream that refuses the write drops its intent; one that cannot be
