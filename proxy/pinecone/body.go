@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,73 +51,164 @@ func (p *Relay) BufferedBytes() int64 { return p.bodies.charged.Load() }
 // errBudget is a request that waited too long for room in the budget.
 var errBudget = errors.New("request bodies in memory are at pinecone.max_buffered_size")
 
-// readBody reads r's whole body, charged to the budget, refusing one over
-// the limit; release returns its charge and must be called once the
-// request is done. An oversized body is read on and discarded (up to
-// drainLimit, into no buffer) so that an HTTP/1.1 client can send its
-// next request on the same connection.
-func (p *Relay) readBody(r *http.Request, ix *Index) (body []byte, release func(), st *Status) {
-	var charged int64
-	release = func() {
-		if charged > 0 {
-			p.bodies.sem.Release(charged)
-			p.bodies.charged.Add(-charged)
-			charged = 0
-		}
+// requestBody is a request's body read whole into a pooled buffer charged
+// to the budget. Release returns both once the request is done; the
+// upstream's copy of the body (Reader) reads nothing after that, so a
+// transport still sending it cannot see the buffer's next user.
+type requestBody struct {
+	bytes   []byte
+	charged int64
+	relay   *Relay
+	mu      sync.Mutex // guards released against Reader's reads
+	done    bool
+}
+
+// Reader is the body for the upstream request.
+func (b *requestBody) Reader() io.ReadCloser { return &bodyReader{body: b} }
+
+// Release returns the buffer to its pool and its charge to the budget.
+func (b *requestBody) Release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done {
+		return
 	}
+	b.done = true
+	putBuffer(b.bytes)
+	b.bytes = nil
+	if b.charged > 0 {
+		b.relay.bodies.sem.Release(b.charged)
+		b.relay.bodies.charged.Add(-b.charged)
+		b.charged = 0
+	}
+}
+
+type bodyReader struct {
+	body *requestBody
+	off  int
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	r.body.mu.Lock()
+	defer r.body.mu.Unlock()
+	if r.body.done {
+		return 0, errBodyReleased
+	}
+	if r.off >= len(r.body.bytes) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.body.bytes[r.off:])
+	r.off += n
+	return n, nil
+}
+
+func (r *bodyReader) Close() error { return nil }
+
+var errBodyReleased = errors.New("lethe-proxy: the request is over")
+
+// readBody reads r's whole body into a buffer charged to the budget,
+// refusing one over the limit; the caller releases it once the request is
+// done (nil when r has no body). An oversized body is read on and
+// discarded (up to drainLimit, into no buffer) so that an HTTP/1.1 client
+// can send its next request on the same connection.
+func (p *Relay) readBody(r *http.Request, ix *Index) (*requestBody, *Status) {
 	if r.Body == nil || r.Body == http.NoBody {
-		return nil, release, nil
+		return nil, nil
 	}
+	b := &requestBody{relay: p}
 	tooLarge := func() *Status {
-		release()
+		b.Release()
 		io.CopyN(io.Discard, r.Body, drainLimit)
 		p.log.Warn("pinecone request body over the limit", "index", ix.Name, "limit_bytes", p.max, "content_length", r.ContentLength)
 		return &Status{Code: CodeResourceExhausted, Message: fmt.Sprintf(
 			"lethe-proxy: request body is larger than %d bytes, the proxy's limit (pinecone.max_request_size); send fewer vectors per request", p.max)}
 	}
 	if r.ContentLength > p.max {
-		return nil, release, tooLarge()
+		return nil, tooLarge()
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), p.bodies.wait)
 	defer cancel()
-	buf := []byte(nil)
 	want := p.bodySizeHint(r)
+	limit := int(p.max + 1) // reading that many bytes is reading too many
 	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) > p.max {
-				return nil, release, tooLarge()
+		if room := min(cap(b.bytes), limit); len(b.bytes) == room {
+			if len(b.bytes) == limit {
+				return nil, tooLarge()
 			}
-			grow := want - int64(cap(buf))
-			if grow <= 0 { // the hint was short: double
-				grow = max(int64(cap(buf)), 32<<10)
+			size := want
+			if int64(cap(b.bytes)) >= size { // the hint was short: double
+				size = max(2*int64(cap(b.bytes)), 32<<10)
 			}
-			grow = min(grow, p.max+1-int64(cap(buf)))
+			size = bufferSize(min(size, p.max+1))
+			grow := size - int64(cap(b.bytes))
 			if err := p.bodies.sem.Acquire(ctx, grow); err != nil {
-				release()
+				b.Release()
 				if r.Context().Err() != nil {
-					return nil, release, &Status{Code: CodeUnavailable, Message: "lethe-proxy: the client went away"}
+					return nil, &Status{Code: CodeUnavailable, Message: "lethe-proxy: the client went away"}
 				}
 				p.log.Warn("pinecone request waited too long for memory to read its body", "index", ix.Name,
 					"max_buffered_bytes", p.bodies.size, "waited", p.bodies.wait)
-				return nil, release, &Status{Code: CodeUnavailable, Message: fmt.Sprintf(
+				return nil, &Status{Code: CodeUnavailable, Message: fmt.Sprintf(
 					"lethe-proxy: %v (%d bytes) for %v; retry, or raise the limit", errBudget, p.bodies.size, p.bodies.wait)}
 			}
-			charged += grow
+			b.charged += grow
 			p.bodies.charged.Add(grow)
-			grown := make([]byte, len(buf), int64(cap(buf))+grow)
-			copy(grown, buf)
-			buf = grown
+			grown := getBuffer(size)[:len(b.bytes)]
+			copy(grown, b.bytes)
+			putBuffer(b.bytes)
+			b.bytes = grown
 		}
-		n, err := r.Body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
+		n, err := r.Body.Read(b.bytes[len(b.bytes):min(cap(b.bytes), limit)])
+		b.bytes = b.bytes[:len(b.bytes)+n]
 		if err == io.EOF {
-			return buf, release, nil
+			return b, nil
 		}
 		if err != nil {
-			release()
-			return nil, release, &Status{Code: CodeInvalidArgument, Message: fmt.Sprintf("lethe-proxy: cannot read the request body: %v", err)}
+			b.Release()
+			return nil, &Status{Code: CodeInvalidArgument, Message: fmt.Sprintf("lethe-proxy: cannot read the request body: %v", err)}
 		}
 	}
+}
+
+// Body buffers are pooled by power-of-two size from 4 KiB to 64 MiB, so
+// that relaying a stream of upserts does not allocate (and zero) a
+// megabyte or more per request; larger ones are allocated each time.
+const (
+	minBufferShift = 12
+	maxBufferShift = 26
+)
+
+var bufferPools [maxBufferShift + 1]sync.Pool
+
+// bufferSize is the capacity a body of n bytes is read into.
+func bufferSize(n int64) int64 {
+	shift := max(bits.Len64(uint64(n-1)), minBufferShift)
+	if shift > maxBufferShift {
+		return n
+	}
+	return 1 << shift
+}
+
+// getBuffer returns an empty buffer of capacity size (from bufferSize).
+func getBuffer(size int64) []byte {
+	shift := bits.Len64(uint64(size - 1))
+	if shift <= maxBufferShift && size == 1<<shift {
+		if b, ok := bufferPools[shift].Get().(*[]byte); ok {
+			return (*b)[:0]
+		}
+	}
+	return make([]byte, 0, size)
+}
+
+// putBuffer returns b, which nothing uses any more, to its pool.
+func putBuffer(b []byte) {
+	size := cap(b)
+	shift := bits.Len64(uint64(size - 1))
+	if size == 0 || shift < minBufferShift || shift > maxBufferShift || size != 1<<shift {
+		return
+	}
+	b = b[:0]
+	bufferPools[shift].Put(&b)
 }
 
 // bodySizeHint is the buffer to read r's body into, so that a large

@@ -9,7 +9,9 @@ import "net/http"
 type Hook interface {
 	// Request is called after routing and the size limit, before anything
 	// is sent upstream. body is the whole request body; the relay
-	// forwards body, not r.Body. A non-nil error refuses the request:
+	// forwards body, not r.Body. body is valid only until Request
+	// returns: its buffer serves another request once this one is done,
+	// so anything kept from it must be a copy. A non-nil error refuses the request:
 	// nothing is forwarded and the client gets the error in its
 	// protocol's shape (a *Status chooses the code and message; any other
 	// error is INTERNAL). A non-nil Call follows the request to its end.

@@ -1,12 +1,10 @@
 package pinecone
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,8 +31,9 @@ type Config struct {
 	// (gRPC) or 413 (REST) and not forwarded.
 	MaxRequestBytes int64
 	// MaxBufferedBytes bounds the request bodies held in memory at once,
-	// across all connections (default DefaultMaxBufferedBytes, at least
-	// MaxRequestBytes+1). A request whose body would go over it waits
+	// across all connections, counting each by the power-of-two buffer it
+	// is read into (default DefaultMaxBufferedBytes; at least one buffer
+	// for a body of MaxRequestBytes+1). A request whose body would go over it waits
 	// for others to finish, at most BufferWait (default 30s), then is
 	// answered UNAVAILABLE.
 	MaxBufferedBytes int64
@@ -68,7 +67,7 @@ func New(cfg Config) (*Relay, error) {
 	if p.max <= 0 {
 		p.max = DefaultMaxRequestBytes
 	}
-	p.bodies = newBodyBudget(max(cfg.MaxBufferedBytes, p.max+1), cfg.BufferWait)
+	p.bodies = newBodyBudget(max(cfg.MaxBufferedBytes, bufferSize(p.max+1)), cfg.BufferWait)
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -132,14 +131,18 @@ func (p *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, st)
 		return
 	}
-	body, release, st := p.readBody(r, ix)
-	defer release()
+	body, st := p.readBody(r, ix)
 	if st != nil {
 		writeStatus(w, r, st)
 		return
 	}
+	var payload []byte
+	if body != nil {
+		defer body.Release()
+		payload = body.bytes
+	}
 	if p.hook != nil {
-		call, err := p.hook.Request(ix, r, body)
+		call, err := p.hook.Request(ix, r, payload)
 		if err != nil {
 			writeStatus(w, r, asStatus(err))
 			return
@@ -148,8 +151,8 @@ func (p *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r = r.WithContext(context.WithValue(r.Context(), callKey{}, call))
 		}
 	}
-	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	if body != nil {
+		r.Body = body.Reader()
 	}
 	p.proxies[ix].ServeHTTP(w, r)
 }
