@@ -44,9 +44,9 @@ func (h *Hook) Request(ix *pinecone.Index, r *http.Request, body []byte) (pineco
 		h.core.Stats.Refused.Add(1)
 		return nil, h.refuse(ix, w, &capture.Refusal{
 			Code:      nonCanonicalCode,
-			Message:   "lethe-proxy: the request path is a write path written differently (case, doubled or trailing slashes, dot segments); it was not forwarded",
-			Hint:      "send writes to the paths the Pinecone API documents, e.g. /vectors/upsert",
-			LogReason: "write to a non-canonical path",
+			Message:   "lethe-proxy: the request is a write in a form Lethe does not read (a write path spelled differently: case, doubled or trailing slashes, dot segments; or a gRPC write method not called as gRPC over HTTP/2); it was not forwarded",
+			Hint:      "send writes as the Pinecone SDKs do: the documented paths (e.g. /vectors/upsert), gRPC over HTTP/2",
+			LogReason: "write in a form Lethe does not read",
 		})
 	}
 	tags, err := w.tags(rules, body)
