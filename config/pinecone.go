@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/lethe-privacy/lethe/extract"
 )
 
 // Pinecone configures the Pinecone relay; it runs when Indexes is set.
@@ -78,40 +80,6 @@ func (ix *PineconeIndex) KeyEnv() string {
 type NamespaceRule struct {
 	Namespace string   `yaml:"namespace"`
 	Subjects  []string `yaml:"subjects"`
-}
-
-// DefaultNamespace is how Pinecone names the namespace of records written
-// without one.
-const DefaultNamespace = "__default__"
-
-// AnyNamespace in a rule matches every namespace without a rule of its own.
-const AnyNamespace = "*"
-
-// CanonicalNamespace is the one name of a namespace: "", an absent
-// namespace and "__default__" are the same one to Pinecone (the Node SDK
-// sends "", go-pinecone "__default__"), and are DefaultNamespace here.
-func CanonicalNamespace(ns string) string {
-	if ns == "" {
-		return DefaultNamespace
-	}
-	return ns
-}
-
-// SubjectFields returns the metadata fields naming the subject of records
-// in namespace: its own rule's, else the "*" rule's; ok is false when no
-// rule covers it.
-func (ix *PineconeIndex) SubjectFields(namespace string) (fields []string, ok bool) {
-	ns := CanonicalNamespace(namespace)
-	var fallback []string
-	for _, r := range ix.Namespaces {
-		switch CanonicalNamespace(r.Namespace) {
-		case ns:
-			return r.Subjects, true
-		case AnyNamespace:
-			fallback = r.Subjects
-		}
-	}
-	return fallback, fallback != nil
 }
 
 // envName is what a shell accepts as a variable name.
@@ -201,7 +169,7 @@ func validateNamespaces(at func(string, ...any) error, rules []NamespaceRule) []
 	var errs []error
 	seen := map[string]bool{}
 	for j, r := range rules {
-		ns := CanonicalNamespace(r.Namespace)
+		ns := extract.CanonicalNamespace(r.Namespace)
 		if seen[ns] {
 			errs = append(errs, at("namespaces[%d]: namespace %q has a second rule (\"\" and \"__default__\" are the same namespace); merge them", j, r.Namespace))
 		}

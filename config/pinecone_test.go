@@ -84,27 +84,6 @@ func TestLoad_PineconeReadsEveryKey(t *testing.T) {
 	}, cfg.Pinecone)
 }
 
-// "", an absent namespace and "__default__" are one namespace; "*" covers
-// namespaces without a rule of their own.
-func TestPineconeIndex_SubjectFieldsByNamespace(t *testing.T) {
-	for _, rules := range [][]NamespaceRule{
-		{{Namespace: "", Subjects: []string{"d"}}, {Namespace: "*", Subjects: []string{"any"}}, {Namespace: "a", Subjects: []string{"x"}}},
-		{{Namespace: "__default__", Subjects: []string{"d"}}, {Namespace: "*", Subjects: []string{"any"}}, {Namespace: "a", Subjects: []string{"x"}}},
-	} {
-		ix := PineconeIndex{Namespaces: rules}
-		for ns, want := range map[string][]string{"": {"d"}, "__default__": {"d"}, "a": {"x"}, "new-namespace": {"any"}} {
-			got, ok := ix.SubjectFields(ns)
-			assert.True(t, ok, ns)
-			assert.Equal(t, want, got, "namespace %q with rules %v", ns, rules)
-		}
-	}
-	ix := PineconeIndex{Namespaces: []NamespaceRule{{Namespace: "a", Subjects: []string{"x"}}}}
-	_, ok := ix.SubjectFields("b")
-	assert.False(t, ok, "no rule and no \"*\": not covered")
-	_, ok = ix.SubjectFields("")
-	assert.False(t, ok)
-}
-
 func TestParse_PineconeErrorsNameFileLineAndFix(t *testing.T) {
 	for name, tc := range map[string]struct{ src, want string }{
 		"no indexes":       {"pinecone: {listen: '127.0.0.1:5081'}\n", "cfg.yaml:2: pinecone: indexes is missing"},

@@ -95,7 +95,7 @@ func NewPineconeRules(index string, namespaces map[string][]string) (*PineconeRu
 			r.any = fields
 			continue
 		}
-		c := canonicalNamespace(ns)
+		c := CanonicalNamespace(ns)
 		if _, dup := r.namespaces[c]; dup {
 			return nil, fmt.Errorf("extract: pinecone index %q has rules for both \"\" and %q, which are the same namespace; keep one", index, DefaultNamespace)
 		}
@@ -109,14 +109,14 @@ func (r *PineconeRules) Index() string { return r.index }
 
 // Covers reports whether namespace has subject fields (its own or "*"'s).
 func (r *PineconeRules) Covers(namespace string) bool {
-	_, ok := r.fields(canonicalNamespace(namespace))
+	_, ok := r.fields(CanonicalNamespace(namespace))
 	return ok
 }
 
 // SubjectFields returns the subject fields of namespace (its own or "*"'s);
 // nil when no rule covers it.
 func (r *PineconeRules) SubjectFields(namespace string) []string {
-	f, _ := r.fields(canonicalNamespace(namespace))
+	f, _ := r.fields(CanonicalNamespace(namespace))
 	return slices.Clone(f)
 }
 
@@ -143,8 +143,11 @@ func (r *PineconeRules) table(ns string) string {
 	return r.index + "/" + ns
 }
 
-// canonicalNamespace maps the spellings of the default namespace to one.
-func canonicalNamespace(ns string) string {
+// CanonicalNamespace is the one name of a namespace: "", an absent
+// namespace and "__default__" are the same one to Pinecone (the Node SDK
+// sends "", go-pinecone "__default__"), and are DefaultNamespace here, in
+// tags, the ledger and forget's layers alike.
+func CanonicalNamespace(ns string) string {
 	if ns == "" {
 		return DefaultNamespace
 	}

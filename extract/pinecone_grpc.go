@@ -92,7 +92,7 @@ func (r *PineconeRules) UpsertGRPC(msg []byte) ([]Tag, error) {
 			if err := once(&nsSeen, typ, protowire.BytesType, "namespace"); err != nil {
 				return nil, grpcErr("upsert", err)
 			}
-			ns = canonicalNamespace(string(val))
+			ns = CanonicalNamespace(string(val))
 		}
 	}
 	if p.err != nil {
@@ -183,7 +183,7 @@ func (r *PineconeRules) UpdateGRPC(msg []byte) ([]Tag, error) {
 			set = val
 		case 4:
 			err = once(&hasNS, typ, protowire.BytesType, "namespace")
-			ns = canonicalNamespace(string(val))
+			ns = CanonicalNamespace(string(val))
 		case 6:
 			err = wantType(typ, protowire.BytesType, "filter")
 		case 7:
@@ -237,7 +237,7 @@ func (r *PineconeRules) DeleteGRPC(msg []byte) ([]Tag, error) {
 			err = wantType(typ, protowire.VarintType, "delete_all")
 		case 3:
 			err = once(&hasNS, typ, protowire.BytesType, "namespace")
-			ns = canonicalNamespace(string(val))
+			ns = CanonicalNamespace(string(val))
 		case 4:
 			err = wantType(typ, protowire.BytesType, "filter")
 		}

@@ -11,7 +11,7 @@ import (
 // path's. Each line is one OpWrite whose subjects come from the top-level
 // fields. Blank lines are skipped.
 func (r *PineconeRules) UpsertRecordsREST(namespace string, body []byte) ([]Tag, error) {
-	ns := canonicalNamespace(namespace)
+	ns := CanonicalNamespace(namespace)
 	fields, covered := r.fields(ns)
 	if !covered {
 		return nil, nil

@@ -168,7 +168,7 @@ func restNamespace(doc string, v int, op string) (string, error) {
 	if doc[v] != '"' {
 		return "", fmt.Errorf("extract: pinecone %s: \"namespace\" is not a string", op)
 	}
-	return canonicalNamespace(ownedJSONString(doc[v:skipString(doc, v)])), nil
+	return CanonicalNamespace(ownedJSONString(doc[v:skipString(doc, v)])), nil
 }
 
 // errRepeated refuses a member the extractor reads that appears twice in

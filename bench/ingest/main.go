@@ -35,6 +35,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/lethe-privacy/lethe/bench/internal/median"
 	"github.com/lethe-privacy/lethe/bench/internal/procstat"
 )
 
@@ -253,7 +254,7 @@ func (b *bench) runOne(ctx context.Context, round int, w, t string, n int, quiet
 
 	t0, _ := procstat.CPUTicks(pid)
 	hb0, ht0 := hostCPU()
-	s := startRSSSampler(pid, 100*time.Millisecond)
+	s := procstat.SampleRSS(pid, 100*time.Millisecond)
 	start := time.Now()
 	switch w {
 	case "extended":
@@ -271,7 +272,7 @@ func (b *bench) runOne(ctx context.Context, round int, w, t string, n int, quiet
 		// in its CPU and does not slow the next run (a direct one).
 		time.Sleep(b.cfg.settle)
 	}
-	r.maxRSSKB = s.Stop()
+	r.maxRSSKB = maxOf(s.Stop())
 	t1, _ := procstat.CPUTicks(pid)
 	if ht1 > ht0 {
 		r.hostBusyPct = 100 * float64(hb1-hb0) / float64(ht1-ht0)
@@ -388,12 +389,12 @@ func (b *bench) bigCopy(ctx context.Context) *run {
 	b.gen.prefix = "big-"
 	pid := b.cfg.proxyPID
 	t0, _ := procstat.CPUTicks(pid)
-	s := startRSSSampler(pid, 100*time.Millisecond)
+	s := procstat.SampleRSS(pid, 100*time.Millisecond)
 	start := time.Now()
 	cr := newCopyReader(b.gen, n)
 	tag, err := b.conns["proxy"].CopyFrom(ctx, cr, "COPY "+b.cfg.table+" (id, embedding, metadata) FROM STDIN WITH (FORMAT BINARY)")
 	r.secs = time.Since(start).Seconds()
-	r.maxRSSKB = s.Stop()
+	r.maxRSSKB = maxOf(s.Stop())
 	t1, _ := procstat.CPUTicks(pid)
 	_, r.hwmKB, _ = procstat.MemKB(pid)
 	r.proxyTicks = t1 - t0
@@ -439,18 +440,6 @@ func mib(kb int64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f MiB", float64(kb)/1024)
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func report(cfg config, runs []run, big *run, pr *paired) {
@@ -503,7 +492,7 @@ func report(cfg config, runs []run, big *run, pr *paired) {
 				rss = max(rss, r.maxRSSKB)
 			}
 		}
-		md, mp := median(d), median(p)
+		md, mp := median.Of(d), median.Of(p)
 		ratio, verdict := "-", ""
 		if md > 0 && mp > 0 {
 			ratio = fmt.Sprintf("%.3f", mp/md)
@@ -514,7 +503,7 @@ func report(cfg config, runs []run, big *run, pr *paired) {
 			}
 		}
 		fmt.Fprintf(out, "%-9s %12.0f %12.0f %7s %7s %13.1f %15s%s", w, md, mp, ratio,
-			fmt.Sprintf("≥%.2f", thresholds[w]), median(us), mib(rss), verdict)
+			fmt.Sprintf("≥%.2f", thresholds[w]), median.Of(us), mib(rss), verdict)
 		if fails > 0 {
 			fmt.Fprintf(out, "  (%d failed run(s))", fails)
 		}
@@ -557,4 +546,12 @@ func report(cfg config, runs []run, big *run, pr *paired) {
 				cfg.bigMB, big.rows, big.secs, big.rowsPerSec, big.usRow, mib(big.maxRSSKB), mib(big.hwmKB))
 		}
 	}
+}
+
+// maxOf is the largest of v, 0 when v is empty.
+func maxOf(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	return slices.Max(v)
 }

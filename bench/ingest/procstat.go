@@ -4,57 +4,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/lethe-privacy/lethe/bench/internal/procstat"
 )
-
-// rssSampler records the largest VmRSS of pid seen every interval.
-type rssSampler struct {
-	mu   sync.Mutex
-	max  int64
-	stop chan struct{}
-	done chan struct{}
-}
-
-func startRSSSampler(pid int, every time.Duration) *rssSampler {
-	s := &rssSampler{stop: make(chan struct{}), done: make(chan struct{})}
-	sample := func() {
-		if rss, _, err := procstat.MemKB(pid); err == nil {
-			s.mu.Lock()
-			if rss > s.max {
-				s.max = rss
-			}
-			s.mu.Unlock()
-		}
-	}
-	sample()
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.stop:
-				sample()
-				return
-			case <-t.C:
-				sample()
-			}
-		}
-	}()
-	return s
-}
-
-// Stop ends sampling and returns the largest VmRSS seen, in KiB.
-func (s *rssSampler) Stop() int64 {
-	close(s.stop)
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.max
-}
 
 // hostCPU returns busy and total jiffies from /proc/stat's "cpu" line.
 func hostCPU() (busy, total int64) {

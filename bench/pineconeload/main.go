@@ -19,6 +19,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/lethe-privacy/lethe/bench/internal/procstat"
 )
 
 type config struct {
@@ -94,7 +96,7 @@ func run(cfg *config) error {
 	logf("bodies: REST %.2f MB, gRPC %.2f MB; %d clients; %d rounds of %s per protocol and target",
 		float64(len(batch.rest))/1e6, float64(len(batch.grpc))/1e6, cfg.clients, cfg.rounds, cfg.seconds)
 
-	rss := startRSSSampler(cfg.proxyPID, cfg.rssStep)
+	rss := procstat.SampleRSS(cfg.proxyPID, cfg.rssStep)
 	rep := newReport(cfg, batch)
 	ctx := context.Background()
 	for round := 0; round <= cfg.rounds; round++ { // round 0 is the warm-up
@@ -121,7 +123,7 @@ func run(cfg *config) error {
 			}
 		}
 	}
-	rep.rss = rss.stop()
+	rep.rss = rssSeries(rss.Stop())
 
 	if cfg.duration > 0 {
 		long, err := longRun(ctx, cfg, batch)

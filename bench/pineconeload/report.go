@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lethe-privacy/lethe/bench/internal/median"
 )
 
 // report gathers the runs and prints medians over the rounds, as Markdown
@@ -81,8 +83,8 @@ func (rep *report) stats(proto, target string) stats {
 		p50, p99 = append(p50, r.p50), append(p99, r.p99)
 		s.errors += r.errors
 	}
-	s.tps, s.tpsMin, s.tpsMax = median(tps), slices.Min(tps), slices.Max(tps)
-	s.p50, s.p99, s.cpu = median(p50), median(p99), median(cpu)
+	s.tps, s.tpsMin, s.tpsMax = median.Of(tps), slices.Min(tps), slices.Max(tps)
+	s.p50, s.p99, s.cpu = median.Of(p50), median.Of(p99), median.Of(cpu)
 	return s
 }
 
@@ -149,7 +151,7 @@ func (rep *report) roundRatios(proto, a, b string) string {
 	if len(ratios) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("[%.3f, %.3f..%.3f]", median(ratios), slices.Min(ratios), slices.Max(ratios))
+	return fmt.Sprintf("[%.3f, %.3f..%.3f]", median.Of(ratios), slices.Min(ratios), slices.Max(ratios))
 }
 
 // byMinute lists the sample at the start of each minute, and the last.
@@ -163,16 +165,4 @@ func byMinute(s rssSeries, step time.Duration) string {
 		fmt.Fprintf(&b, " %.1f", mib(s[len(s)-1]))
 	}
 	return b.String()
-}
-
-func median[T float64 | time.Duration](v []T) T {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

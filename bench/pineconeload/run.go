@@ -148,10 +148,10 @@ func longRun(ctx context.Context, cfg *config, batch *upsertBatch) (*longResult,
 	defer grpc.close()
 	logf("long run: %s through lethe-proxy, %d clients (REST and gRPC alternately), VmRSS every %s",
 		cfg.duration, cfg.clients, cfg.rssStep)
-	rss := startRSSSampler(cfg.proxyPID, cfg.rssStep)
+	rss := procstat.SampleRSS(cfg.proxyPID, cfg.rssStep)
 	l := &longResult{run: runResult{proto: "rest+grpc", target: "proxy", vectors: batch.vectors}, step: cfg.rssStep}
 	lat := runClients(ctx, []upserter{rest, grpc}, cfg.clients, cfg.duration, &l.run)
-	l.rss = rss.stop()
+	l.rss = rssSeries(rss.Stop())
 	l.run.ops = len(lat)
 	l.run.p50, l.run.p99 = percentile(lat, 0.50), percentile(lat, 0.99)
 	return l, nil

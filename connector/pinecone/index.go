@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lethe-privacy/lethe/extract"
 	"github.com/pinecone-io/go-pinecone/v5/pinecone"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -108,7 +109,7 @@ func (ix *Index) stats(ctx context.Context) (namespaces []string, dimension uint
 		return nil, 0, ix.failed("describe_index_stats", "", err)
 	}
 	for ns := range st.Namespaces {
-		namespaces = append(namespaces, canonicalNamespace(ns))
+		namespaces = append(namespaces, extract.CanonicalNamespace(ns))
 	}
 	if st.Dimension != nil && *st.Dimension > 0 {
 		ix.mu.Lock()
@@ -148,15 +149,4 @@ func (ix *Index) deleteLSN(ns string) uint64 {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	return ix.deletes[ns]
-}
-
-// DefaultNamespace is Pinecone's name of the namespace of records written
-// without one.
-const DefaultNamespace = "__default__"
-
-func canonicalNamespace(ns string) string {
-	if ns == "" {
-		return DefaultNamespace
-	}
-	return ns
 }

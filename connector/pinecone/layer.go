@@ -7,40 +7,37 @@ import (
 	"strings"
 
 	"github.com/lethe-privacy/lethe/connector"
+	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
-// AnyNamespace as a Rule's namespace covers every namespace of the index
-// without a rule of its own.
-const AnyNamespace = "*"
-
 // Rule names the metadata fields holding the subject of the records of one
 // namespace ("", "__default__" and no namespace are the same one), or of
-// every other namespace (AnyNamespace).
+// every other namespace (extract.AnyNamespace).
 type Rule struct {
 	Namespace string
 	Fields    []string
 }
 
 // Layers returns one forget layer per rule, in order: a *Layer for a
-// namespace, an *AnyLayer for AnyNamespace.
+// namespace, an *AnyLayer for extract.AnyNamespace.
 func (ix *Index) Layers(rules []Rule) ([]connector.Layer, error) {
 	own := map[string]bool{}
 	for _, r := range rules {
 		if len(r.Fields) == 0 || slices.Contains(r.Fields, "") {
 			return nil, fmt.Errorf("pinecone: index %q namespace %q: name the metadata fields holding the subject", ix.name, r.Namespace)
 		}
-		ns := canonicalNamespace(r.Namespace)
+		ns := extract.CanonicalNamespace(r.Namespace)
 		if own[ns] {
 			return nil, fmt.Errorf("pinecone: index %q has two rules for namespace %q; merge them", ix.name, ns)
 		}
 		own[ns] = true
 	}
-	delete(own, AnyNamespace)
+	delete(own, extract.AnyNamespace)
 	var out []connector.Layer
 	for _, r := range rules {
 		l := &layer{ix: ix, fields: slices.Clone(r.Fields)}
-		if ns := canonicalNamespace(r.Namespace); ns != AnyNamespace {
+		if ns := extract.CanonicalNamespace(r.Namespace); ns != extract.AnyNamespace {
 			l.namespace = ns
 			out = append(out, &Layer{l})
 			continue
@@ -71,7 +68,7 @@ var (
 // this index without a rule of its own.
 func (l *AnyLayer) Holds(table string) bool {
 	ns, ok := strings.CutPrefix(table, l.ix.name+"/")
-	return ok && ns != AnyNamespace && !l.except[canonicalNamespace(ns)]
+	return ok && ns != extract.AnyNamespace && !l.except[extract.CanonicalNamespace(ns)]
 }
 
 // layer is what both kinds share: namespace is "" for an AnyLayer.
@@ -86,7 +83,7 @@ func (l *layer) Store() ledger.Store { return ledger.StorePinecone }
 
 func (l *layer) Name() string {
 	if l.namespace == "" {
-		return l.ix.name + "/" + AnyNamespace
+		return l.ix.name + "/" + extract.AnyNamespace
 	}
 	return l.ix.name + "/" + l.namespace
 }

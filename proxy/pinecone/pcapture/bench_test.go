@@ -68,3 +68,20 @@ func BenchmarkHook_RESTUpsert(b *testing.B) {
 		call.Response(ok)
 	}
 }
+
+// BenchmarkHook_Read is what capture costs a request that writes nothing
+// (a query): classifying it.
+func BenchmarkHook_Read(b *testing.B) {
+	rules, _ := extract.NewPineconeRules("bench", map[string][]string{"*": {"user_id"}})
+	core := capture.New(capture.Config{})
+	defer core.Close()
+	hook := pcapture.New(core, []*extract.PineconeRules{rules})
+	ix := &pinecone.Index{Name: "bench"}
+	req := httptest.NewRequest(http.MethodPost, "/query", nil)
+	b.ReportAllocs()
+	for range b.N {
+		if call, err := hook.Request(ix, req, nil); call != nil || err != nil {
+			b.Fatal(call, err)
+		}
+	}
+}

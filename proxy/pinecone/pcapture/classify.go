@@ -63,12 +63,6 @@ func classify(r *http.Request) write {
 			return write{op: opDelete, name: "delete", grpc: true}
 		}
 	}
-	// A gRPC write method spelled differently, or called other than as
-	// gRPC over HTTP/2 (gRPC-Web, HTTP/1.1), which a gateway in front of
-	// the index could still turn into a write.
-	if c := path.Clean("/" + p); strings.EqualFold(c, grpcUpsert) || strings.EqualFold(c, grpcUpdate) || strings.EqualFold(c, grpcDelete) {
-		return write{op: opNonCanonical, name: "write", grpc: grpc}
-	}
 	// REST write paths are writes whatever the content type says: an
 	// index host may route by path first. A gRPC body there is then
 	// unreadable as JSON and refused.
@@ -88,7 +82,7 @@ func classify(r *http.Request) write {
 	if ns, ok := recordsNamespace(p); ok {
 		return write{op: opRecords, name: "records upsert", namespace: ns}
 	}
-	if nonCanonicalREST(p, r.Method) {
+	if nonCanonical(p, r.Method) {
 		return write{op: opNonCanonical, name: "write", grpc: grpc}
 	}
 	return write{}
@@ -106,9 +100,15 @@ func recordsNamespace(p string) (string, bool) {
 	return ns, ok && !strings.Contains(ns, "/")
 }
 
-// nonCanonicalREST reports whether p names a write path once cleaned and
-// lower-cased.
-func nonCanonicalREST(p, method string) bool {
+// nonCanonical reports whether p names a write path once cleaned and
+// lower-cased, other than as classify's exact matches: a REST write path
+// spelled differently, or a gRPC write method spelled differently or
+// called other than as gRPC over HTTP/2 (gRPC-Web, HTTP/1.1), which a
+// gateway in front of the index could still turn into a write.
+func nonCanonical(p, method string) bool {
+	if !mayNameWrite(p) {
+		return false // every read: no cleaning, no allocation
+	}
 	c := strings.ToLower(path.Clean("/" + p))
 	switch c {
 	case pathUpsert, pathUpdate, pathDelete:
@@ -116,11 +116,34 @@ func nonCanonicalREST(p, method string) bool {
 	case pathBulkImports:
 		return method == http.MethodPost
 	}
+	if strings.EqualFold(c, grpcUpsert) || strings.EqualFold(c, grpcUpdate) || strings.EqualFold(c, grpcDelete) {
+		return true
+	}
 	if _, ok := recordsNamespace(c); ok {
 		return true
 	}
 	lower := strings.ToLower(p)
 	return strings.HasPrefix(lower, pathRecordsPrefix) && strings.HasSuffix(strings.TrimRight(lower, "/"), pathRecordsSuffix)
+}
+
+// writeWords are the last segments of the write paths.
+var writeWords = [...]string{"upsert", "update", "delete", "imports"}
+
+// mayNameWrite is nonCanonical's cheap filter: p can clean to a write path
+// only if it has a ".." segment, or its last segment, past trailing
+// slashes and dots, is a write path's last one in some case.
+func mayNameWrite(p string) bool {
+	if strings.Contains(p, "..") {
+		return true
+	}
+	p = strings.TrimRight(p, "/.")
+	last := p[strings.LastIndexByte(p, '/')+1:]
+	for _, w := range writeWords {
+		if strings.EqualFold(last, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // tags reads the write's body with the index's rules.
