@@ -38,6 +38,15 @@ type captured struct {
 	ledger     ledger.Ledger
 	hasher     *ledger.Hasher
 	tombstones *capture.Tombstones
+	wal        *following // nil when capture.wal is off
+}
+
+// stopFollowing stops the WAL follower, if any; it must run before the
+// ledger closes.
+func (c *captured) stopFollowing() {
+	if c.wal != nil {
+		c.wal.stop()
+	}
 }
 
 // newCapture builds capture when tables or Pinecone namespace rules are
@@ -93,6 +102,15 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 			Database: cfg.Capture.Database, MaxStatementsInFlight: cfg.Capture.MaxStatementsInFlight,
 		})
 		watchWriters(cfg.Capture, rules, c, log)
+	}
+	if cfg.Capture.Follows() {
+		if out.wal, err = startFollowing(cfg.Capture, rules, l, hasher, tombs, log); err != nil {
+			c.Close()
+			l.Close()
+			return nil, err
+		}
+	} else if len(cfg.Capture.Tables) > 0 {
+		log.Warn("capture.wal is off: rows written around the proxy (migrations, other services, triggers, defaults, views, partitions) are not tagged (docs/wal.md)")
 	}
 	if len(pcRules) > 0 {
 		out.pinecone = pcapture.New(c, pcRules)

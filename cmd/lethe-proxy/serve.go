@@ -59,6 +59,7 @@ func serve(args []string, stderr io.Writer) int {
 		}
 		pcHook = capt.pinecone
 		defer capt.ledger.Close()
+		defer capt.stopFollowing()
 		defer capt.capture.Close() // runs first: queued confirmations reach the ledger (a no-op after the Shutdown below)
 	}
 	fg, err := newForget(cfg, capt, log)
