@@ -131,6 +131,11 @@ type Forget struct {
 	// Forgotten says what happens to a new write about a forgotten
 	// subject: refuse (default, SQLSTATE LT003) or flag (forward, log).
 	Forgotten string `yaml:"forgotten"`
+	// LateWrites says what the WAL follower does with a committed row
+	// about a forgotten subject, written by any path: delete (default:
+	// delete and verify it, log a forget.late_write event of the request)
+	// or flag (log and count it).
+	LateWrites string `yaml:"late_writes"`
 	// TombstoneRefresh is how often the proxy re-reads the forgotten
 	// subjects, so that a forget accepted by another proxy sharing the
 	// ledger (or a lift) takes effect here too.
@@ -180,6 +185,7 @@ func Defaults() Config {
 			TokenTTL:            Duration(10 * time.Minute),
 			CertificateValidity: Duration(8760 * time.Hour),
 			Forgotten:           "refuse",
+			LateWrites:          "delete",
 			TombstoneRefresh:    Duration(10 * time.Second),
 			Admin:               Admin{Listen: "127.0.0.1:7070"},
 		},

@@ -385,6 +385,7 @@ func TestParse_ForgetSectionIsValidated(t *testing.T) {
 		"no tokens":              {base + tables + "forget: {signing_key: " + key + "}\n", "lethe-proxy admin-token"},
 		"missing key file":       {base + tables + "forget: {signing_key: /nonexistent/k.pem, admin: {tokens_file: " + tokens + "}}\n", "cannot read"},
 		"bad forgotten":          {base + tables + "forget: {signing_key: " + key + ", forgotten: maybe, admin: {tokens_file: " + tokens + "}}\n", "refuse, flag"},
+		"bad late_writes":        {base + tables + "forget: {signing_key: " + key + ", late_writes: keep, admin: {tokens_file: " + tokens + "}}\n", `forget.late_writes: "keep" is not one of delete, flag`},
 		"bad origin":             {base + tables + "forget: {signing_key: " + key + ", log_origin: 'a b', admin: {tokens_file: " + tokens + "}}\n", "without spaces"},
 		"bad admin listen":       {base + tables + "forget: {signing_key: " + key + ", admin: {listen: nope, tokens_file: " + tokens + "}}\n", "host:port"},
 	} {
@@ -394,6 +395,7 @@ func TestParse_ForgetSectionIsValidated(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, 720*time.Hour, cfg.Forget.Deadline.D())
 				assert.Equal(t, "refuse", cfg.Forget.Forgotten)
+				assert.Equal(t, "delete", cfg.Forget.LateWrites)
 				assert.Equal(t, "127.0.0.1:7070", cfg.Forget.Admin.Listen)
 				return
 			}

@@ -193,6 +193,9 @@ func (c *Config) validateForget() []error {
 	if !slices.Contains([]string{"refuse", "flag"}, f.Forgotten) {
 		errs = append(errs, c.at("forget.forgotten", "%q is not one of refuse, flag", f.Forgotten))
 	}
+	if !slices.Contains([]string{"delete", "flag"}, f.LateWrites) {
+		errs = append(errs, c.at("forget.late_writes", "%q is not one of delete, flag", f.LateWrites))
+	}
 	if _, _, err := net.SplitHostPort(f.Admin.Listen); err != nil {
 		errs = append(errs, c.at("forget.admin.listen", "%q is not host:port (write e.g. 127.0.0.1:7070)", f.Admin.Listen))
 	}

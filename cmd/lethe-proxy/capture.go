@@ -14,6 +14,7 @@ import (
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
@@ -39,6 +40,9 @@ type captured struct {
 	hasher     *ledger.Hasher
 	tombstones *capture.Tombstones
 	wal        *following // nil when capture.wal is off
+	// engine is forget's, once built (nil without forget): the WAL
+	// follower's late-write backstop deletes through it.
+	engine *engine.Engine
 }
 
 // stopFollowing stops the WAL follower, if any; it must run before the
@@ -104,7 +108,8 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 		watchWriters(cfg.Capture, rules, c, log)
 	}
 	if cfg.Capture.Follows() {
-		if out.wal, err = startFollowing(cfg.Capture, rules, l, hasher, tombs, log); err != nil {
+		backstop := lateWriteBackstop(cfg, &out.engine, log)
+		if out.wal, err = prepareFollowing(cfg.Capture, rules, l, hasher, tombs, backstop, log); err != nil {
 			c.Close()
 			l.Close()
 			return nil, err

@@ -59,7 +59,6 @@ func serve(args []string, stderr io.Writer) int {
 		}
 		pcHook = capt.pinecone
 		defer capt.ledger.Close()
-		defer capt.stopFollowing()
 		defer capt.capture.Close() // runs first: queued confirmations reach the ledger (a no-op after the Shutdown below)
 	}
 	fg, err := newForget(cfg, capt, log)
@@ -69,6 +68,13 @@ func serve(args []string, stderr io.Writer) int {
 	}
 	if fg != nil {
 		defer fg.Close() // before the ledger closes
+	}
+	if capt != nil && capt.wal != nil {
+		if fg != nil {
+			capt.engine = fg.engine
+		}
+		capt.wal.start(cfg.Capture.WALSlot)
+		defer capt.stopFollowing() // first: its backstop uses fg's engine
 	}
 	pcSrv, pcRelay, err := newPineconeServer(cfg, pcHook, log)
 	if err != nil {

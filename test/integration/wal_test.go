@@ -121,6 +121,27 @@ func TestWAL_RowsWrittenAroundTheProxyAreTaggedAndForgotten(t *testing.T) {
 	out, err = f.cli(t, "", "verify", "--keys", filepath.Join(f.dir, "keys.json"), certFile)
 	require.NoError(t, err, out)
 	require.Contains(t, out, "verdict: valid\n")
+
+	// A late write about alice, around the proxy (which would refuse it):
+	// the follower's backstop deletes it and the request's status and the
+	// log show it (forget.late_writes: delete, the default).
+	_, err = direct.Exec(ctx, `INSERT INTO wal_docs VALUES ('late1', 'alice', '[1,2,3]'), ('b2', 'bob', '[1,2,3]')`)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		var n int
+		return direct.QueryRow(ctx, `SELECT count(*) FROM wal_docs WHERE user_id = 'alice'`).Scan(&n) == nil && n == 0
+	}, 30*time.Second, 50*time.Millisecond, "the late write is deleted")
+	require.NoError(t, direct.QueryRow(ctx, `SELECT count(*) FROM wal_docs WHERE user_id = 'bob'`).Scan(&bob))
+	assert.Equal(t, 2, bob, "only the forgotten subject's rows")
+	var late []any
+	require.Eventually(t, func() bool {
+		late, _ = f.status(t, receipt.RequestID)["late_writes"].([]any)
+		return len(late) == 1
+	}, 10*time.Second, 50*time.Millisecond)
+	lw := late[0].(map[string]any)
+	assert.Equal(t, "public.wal_docs", lw["table"])
+	assert.EqualValues(t, 1, lw["deleted"])
+	assert.EqualValues(t, 0, lw["residual"])
 }
 
 // TestWAL_KillNineAndServerRestartLoseNoCommittedRow writes through the

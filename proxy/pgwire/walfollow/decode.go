@@ -36,7 +36,18 @@ type decoder struct {
 	present  []bool
 	subjects []string
 
-	stats *Stats // NoID and BadSubject are counted here
+	stats *Stats // NoID, BadSubject and LateWrites are counted here
+
+	// forgotten reports forgotten subjects (nil: none); rows about them
+	// are queued in late, with the subject as stored, for the backstop.
+	forgotten func(ledger.SubjectHash) bool
+	late      []lateWrite
+}
+
+// lateWrite is a committed row about a forgotten subject. It holds the
+// subject as stored, in memory only, until the backstop has run.
+type lateWrite struct {
+	table, subject string
 }
 
 func newDecoder(rules *extract.Rules, hasher *ledger.Hasher, resolve Resolver, stats *Stats) *decoder {
@@ -117,7 +128,12 @@ func (d *decoder) write(r *relation, tuple []column, dst []ledger.Change) ([]led
 	c := ledger.Change{Kind: ledger.ChangeWrite, Store: ledger.StorePostgres, Table: r.table.Name(), RecordID: id,
 		Subjects: make([]ledger.SubjectHash, 0, len(d.subjects))}
 	for _, s := range d.subjects {
-		c.Subjects = append(c.Subjects, d.hasher.Hash(s))
+		h := d.hasher.Hash(s)
+		c.Subjects = append(c.Subjects, h)
+		if d.forgotten != nil && d.forgotten(h) {
+			d.stats.LateWrites.Add(1)
+			d.late = append(d.late, lateWrite{table: c.Table, subject: s})
+		}
 	}
 	return append(dst, c), nil
 }

@@ -30,6 +30,11 @@ type Config struct {
 	// Forgotten reports a subject that was forgotten: a committed row
 	// about one is a late write (logged, counted in Stats.LateWrites).
 	Forgotten func(ledger.SubjectHash) bool
+	// LateWrite, when set, is the backstop for a late write: it deletes
+	// the subject's records in table (subject as stored). It runs after
+	// the row is durable in the ledger and before the slot moves past
+	// it, so a crash or an error runs it again for the same row.
+	LateWrite func(ctx context.Context, table, subject string) error
 	// FlushInterval is how long changes wait to be committed to the
 	// ledger together (default 200ms); MaxBatch commits earlier.
 	FlushInterval time.Duration
@@ -217,5 +222,6 @@ func (f *Follower) follow(ctx context.Context) error {
 	}
 	f.Stats.Following.Store(true)
 	s := &session{f: f, conn: conn, repl: repl, dec: newDecoder(f.cfg.Rules, f.cfg.Hasher, resolver(ctx, conn, f.cfg.Rules), &f.Stats)}
+	s.dec.forgotten = f.cfg.Forgotten
 	return s.run(ctx)
 }

@@ -324,13 +324,41 @@ func TestFollower_SlotAdvancesOnlyOnceTheLedgerHasTheRows(t *testing.T) {
 	}
 }
 
-func TestFollower_ReportsLateWritesAboutForgottenSubjects(t *testing.T) {
+func TestFollower_HandsLateWritesToTheBackstopBeforeMovingOn(t *testing.T) {
 	f := newFixture(t, docsDDL, docsRules()...)
 	gone := hasher.Hash("mallory")
-	fl := f.start(nil, func(s ledger.SubjectHash) bool { return s == gone })
+	var mu sync.Mutex
+	var calls []string
+	failOnce := true
+	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: f.ledger, Hasher: hasher,
+		FlushInterval: 20 * time.Millisecond,
+		Forgotten:     func(s ledger.SubjectHash) bool { return s == gone },
+		LateWrite: func(_ context.Context, table, subject string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			calls = append(calls, table+" "+subject)
+			if failOnce {
+				failOnce = false
+				return errors.New("the store is down")
+			}
+			return nil
+		}})
+	require.NoError(t, err)
+	require.NoError(t, fl.Prepare(context.Background()))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); fl.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
 	f.exec(`INSERT INTO ` + f.schema + `.docs VALUES ('d1', NULL, '{"user_id": "mallory"}', 'alice'), ('d2', NULL, NULL, 'alice')`)
 	f.await("alice", record{"docs", "d1", ledger.StateConfirmed}, record{"docs", "d2", ledger.StateConfirmed})
-	require.Equal(t, int64(1), fl.Stats.LateWrites.Load())
+	want := []string{f.schema + ".docs mallory", f.schema + ".docs mallory"}
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Equal(calls, want)
+	}, 30*time.Second, 20*time.Millisecond, "the backstop failed once, so the row is read and handed over again")
+	require.Equal(t, int64(2), fl.Stats.LateWrites.Load())
 }
 
 func TestCheckServer_SaysWhatTheRoleLacks(t *testing.T) {

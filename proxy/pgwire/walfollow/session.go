@@ -95,7 +95,29 @@ func (s *session) flush(ctx context.Context) error {
 	s.f.Stats.Recorded.Add(int64(len(s.batch)))
 	clear(s.batch)
 	s.batch = s.batch[:0]
+	if err := s.lateWrites(ctx); err != nil {
+		return err
+	}
 	return s.status(ctx, false)
+}
+
+// lateWrites hands the late writes read so far to the backstop, or only
+// logs them when there is none.
+func (s *session) lateWrites(ctx context.Context) error {
+	for i, w := range s.dec.late {
+		s.f.log.Warn("wal: a committed row is about a forgotten subject (a late write)", "table", w.table,
+			"subject_hmac", s.f.cfg.Hasher.Hash(w.subject).String(), "backstop", s.f.cfg.LateWrite != nil)
+		if s.f.cfg.LateWrite == nil {
+			continue
+		}
+		if err := s.f.cfg.LateWrite(ctx, w.table, w.subject); err != nil {
+			s.dec.late = s.dec.late[i:]
+			return fmt.Errorf("walfollow: deleting a late write in %s: %w", w.table, err)
+		}
+	}
+	clear(s.dec.late)
+	s.dec.late = s.dec.late[:0]
+	return nil
 }
 
 // status confirms what is durable: every transaction read in full when
@@ -164,24 +186,8 @@ func (s *session) message(ctx context.Context, data []byte) error {
 			s.batchAt = time.Now()
 		}
 		s.f.Stats.Rows.Add(1)
-		s.lateWrites(s.batch[n:])
 	}
 	return nil
-}
-
-// lateWrites counts and logs committed rows about forgotten subjects.
-func (s *session) lateWrites(changes []ledger.Change) {
-	if s.f.cfg.Forgotten == nil {
-		return
-	}
-	for _, c := range changes {
-		for _, sub := range c.Subjects {
-			if s.f.cfg.Forgotten(sub) {
-				s.f.Stats.LateWrites.Add(1)
-				s.f.log.Warn("wal: a committed row is about a forgotten subject (a late write)", "table", c.Table, "subject_hmac", sub.String())
-			}
-		}
-	}
 }
 
 func minTime(a, b time.Time) time.Time {
