@@ -95,10 +95,14 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 			return nil, fmt.Errorf("reading tombstones: %w", err)
 		}
 	}
+	var recent *capture.Recent // the WAL follower compares rows with the proxy's intents
+	if cfg.Capture.Follows() {
+		recent = capture.NewRecent(0)
+	}
 	c := capture.New(capture.Config{
 		Rules: rules, Ledger: l, Hasher: hasher,
 		Mode: capture.Mode(cfg.Capture.Mode), FailOpen: cfg.Capture.FailOpen, Logger: log,
-		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == "flag",
+		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == "flag", Recent: recent,
 	})
 	out := &captured{capture: c, ledger: l, hasher: hasher, tombstones: tombs}
 	if len(cfg.Capture.Tables) > 0 {
@@ -109,7 +113,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	}
 	if cfg.Capture.Follows() {
 		backstop := lateWriteBackstop(cfg, &out.engine, log)
-		if out.wal, err = prepareFollowing(cfg.Capture, rules, l, hasher, tombs, backstop, log); err != nil {
+		if out.wal, err = prepareFollowing(cfg.Capture, rules, l, hasher, tombs, recent, backstop, log); err != nil {
 			c.Close()
 			l.Close()
 			return nil, err

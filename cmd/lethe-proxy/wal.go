@@ -29,14 +29,15 @@ type following struct {
 // role, a rule) stops the start with the fix in the message; a server that
 // cannot be reached yet is retried once the follower runs, as the relay
 // itself would be.
-func prepareFollowing(c config.Capture, rules *extract.Rules, l ledger.Ledger, hasher *ledger.Hasher, tombs *capture.Tombstones, lateWrite func(context.Context, string, string) error, log *slog.Logger) (*following, error) {
+func prepareFollowing(c config.Capture, rules *extract.Rules, l ledger.Ledger, hasher *ledger.Hasher, tombs *capture.Tombstones, recent *capture.Recent,
+	lateWrite func(context.Context, string, string) error, log *slog.Logger) (*following, error) {
 	observer, ok := l.(ledger.Observer)
 	if !ok {
 		return nil, errors.New("the ledger cannot take the WAL follower's changes")
 	}
 	f, err := walfollow.New(walfollow.Config{
 		ConnString: c.Store, Name: c.WALSlot, Rules: rules, Ledger: observer, Hasher: hasher, Logger: log,
-		Forgotten: tombs.Has, LateWrite: lateWrite,
+		Forgotten: tombs.Has, LateWrite: lateWrite, Recent: recent,
 	})
 	if err != nil {
 		return nil, err
@@ -106,5 +107,8 @@ func walMetrics(f *walfollow.Follower, m map[string]float64) {
 	m["lethe_wal_rows_without_id_total"] = float64(st.NoID.Load())
 	m["lethe_wal_rows_unreadable_subject_total"] = float64(st.BadSubject.Load())
 	m["lethe_wal_late_writes_total"] = float64(st.LateWrites.Load())
+	m["lethe_wal_rows_agreeing_total"] = float64(st.Agreed.Load())
+	m["lethe_wal_rows_disagreeing_total"] = float64(st.Disagreed.Load())
+	m["lethe_wal_rows_not_seen_by_proxy_total"] = float64(st.NotSeen.Load())
 	m["lethe_wal_lag_bytes"] = float64(st.Lag())
 }

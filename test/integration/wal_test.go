@@ -6,8 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -87,7 +91,14 @@ func TestWAL_RowsWrittenAroundTheProxyAreTaggedAndForgotten(t *testing.T) {
 	require.NoError(t, err)
 	_, err = app.Exec(ctx, `INSERT INTO wal_docs (id, embedding) VALUES ('s1', '[1,2,3]')`)
 	require.NoError(t, err)
+	// The proxy reads the text sent, the server stores the cast's result.
+	_, err = app.Exec(ctx, `INSERT INTO wal_docs (id, user_id) VALUES ('c1', 'carol@example.comXYZ'::varchar(17))`)
+	require.NoError(t, err)
 	awaitFollowed(t, db, f.slot)
+	metrics := f.metrics(t)
+	assert.Equal(t, 1.0, metrics["lethe_wal_rows_agreeing_total"], "p1")
+	assert.Equal(t, 1.0, metrics["lethe_wal_rows_disagreeing_total"], "c1: a live check of the parser")
+	assert.Equal(t, 3.0, metrics["lethe_wal_rows_not_seen_by_proxy_total"], "m1 and m2 around the proxy, s1 with the subject filled in by the server")
 
 	out, err := f.cli(t, "alice\n", "forget", "preview")
 	require.NoError(t, err)
@@ -262,4 +273,38 @@ log: {level: info}
 	require.Greater(t, direct, 20, "the load wrote around the proxy")
 	require.Greater(t, len(committed)-direct, 20, "the load wrote through the proxy")
 	assert.Zero(t, missing, "committed rows not confirmed in the ledger under their stored subject")
+}
+
+// metrics reads the proxy's /metrics series without labels.
+func (f *forgetBinary) metrics(t *testing.T) map[string]float64 {
+	t.Helper()
+	var url, token string
+	for _, kv := range f.env {
+		if v, ok := strings.CutPrefix(kv, "LETHE_ADMIN_URL="); ok {
+			url = v
+		}
+		if v, ok := strings.CutPrefix(kv, "LETHE_ADMIN_TOKEN="); ok {
+			token = v
+		}
+	}
+	req, err := http.NewRequest(http.MethodGet, url+"/metrics", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") || strings.Contains(name, "{") {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		require.NoError(t, err, line)
+		out[name] = v
+	}
+	return out
 }

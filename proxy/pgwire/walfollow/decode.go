@@ -2,7 +2,9 @@ package walfollow
 
 import (
 	"fmt"
+	"log/slog"
 
+	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 )
@@ -42,6 +44,17 @@ type decoder struct {
 	// are queued in late, with the subject as stored, for the backstop.
 	forgotten func(ledger.SubjectHash) bool
 	late      []lateWrite
+
+	// recent compares rows with the proxy's intents (nil: no check);
+	// disagreements counts them per table, for logging the first few.
+	recent        Recent
+	disagreements map[string]int64
+	log           *slog.Logger
+}
+
+// Recent is the proxy's memory of its own recent intents (capture.Recent).
+type Recent interface {
+	Check(table, id string, stored []ledger.SubjectHash) capture.Verdict
 }
 
 // lateWrite is a committed row about a forgotten subject. It holds the
@@ -122,9 +135,6 @@ func (d *decoder) write(r *relation, tuple []column, dst []ledger.Change) ([]led
 		d.stats.BadSubject.Add(1)
 		return dst, nil
 	}
-	if len(d.subjects) == 0 {
-		return dst, nil
-	}
 	c := ledger.Change{Kind: ledger.ChangeWrite, Store: ledger.StorePostgres, Table: r.table.Name(), RecordID: id,
 		Subjects: make([]ledger.SubjectHash, 0, len(d.subjects))}
 	for _, s := range d.subjects {
@@ -134,6 +144,10 @@ func (d *decoder) write(r *relation, tuple []column, dst []ledger.Change) ([]led
 			d.stats.LateWrites.Add(1)
 			d.late = append(d.late, lateWrite{table: c.Table, subject: s})
 		}
+	}
+	d.compare(c)
+	if len(c.Subjects) == 0 {
+		return dst, nil // about nobody: nothing to record
 	}
 	return append(dst, c), nil
 }
@@ -177,4 +191,36 @@ func (d *decoder) change(m *message, dst []ledger.Change) ([]ledger.Change, erro
 		}
 	}
 	return dst, nil
+}
+
+// compare checks a stored row against the proxy's intent for it and
+// counts the verdict. A disagreement is logged (the table, never values)
+// the first time per table and then at every power of ten.
+func (d *decoder) compare(c ledger.Change) {
+	if d.recent == nil {
+		return
+	}
+	switch d.recent.Check(c.Table, c.RecordID, c.Subjects) {
+	case capture.Agree:
+		d.stats.Agreed.Add(1)
+	case capture.NotSeen:
+		d.stats.NotSeen.Add(1)
+	case capture.Disagree:
+		d.stats.Disagreed.Add(1)
+		if d.disagreements == nil {
+			d.disagreements = map[string]int64{}
+		}
+		d.disagreements[c.Table]++
+		if n := d.disagreements[c.Table]; isPowerOfTen(n) {
+			d.log.Warn("wal: the proxy tagged a row with other subjects than the server stored (the ledger keeps both; forget checks rows before deleting)",
+				"table", c.Table, "rows_so_far", n)
+		}
+	}
+}
+
+func isPowerOfTen(n int64) bool {
+	for n >= 10 && n%10 == 0 {
+		n /= 10
+	}
+	return n == 1
 }

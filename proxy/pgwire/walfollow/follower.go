@@ -35,6 +35,9 @@ type Config struct {
 	// the row is durable in the ledger and before the slot moves past
 	// it, so a crash or an error runs it again for the same row.
 	LateWrite func(ctx context.Context, table, subject string) error
+	// Recent, when set, is compared with every row written (Stats.Agreed,
+	// Disagreed, NotSeen): a live check of the proxy's parser.
+	Recent Recent
 	// FlushInterval is how long changes wait to be committed to the
 	// ledger together (default 200ms); MaxBatch commits earlier.
 	FlushInterval time.Duration
@@ -51,6 +54,9 @@ type Stats struct {
 	Recorded   atomic.Int64  // ledger changes made durable
 	NoID       atomic.Int64  // rows whose id was NULL or not in the stream (not recorded)
 	BadSubject atomic.Int64  // rows whose subject column the rule cannot read
+	Agreed     atomic.Int64  // rows the proxy tagged with the subjects stored
+	Disagreed  atomic.Int64  // rows the proxy tagged with other subjects
+	NotSeen    atomic.Int64  // rows no recent intent of this proxy names (written around it)
 	LateWrites atomic.Int64  // committed rows about a forgotten subject
 	Flushed    atomic.Uint64 // the slot's confirmed position (LSN)
 	ServerEnd  atomic.Uint64 // the server's WAL end as last reported (LSN)
@@ -222,6 +228,6 @@ func (f *Follower) follow(ctx context.Context) error {
 	}
 	f.Stats.Following.Store(true)
 	s := &session{f: f, conn: conn, repl: repl, dec: newDecoder(f.cfg.Rules, f.cfg.Hasher, resolver(ctx, conn, f.cfg.Rules), &f.Stats)}
-	s.dec.forgotten = f.cfg.Forgotten
+	s.dec.forgotten, s.dec.recent, s.dec.log = f.cfg.Forgotten, f.cfg.Recent, f.log
 	return s.run(ctx)
 }

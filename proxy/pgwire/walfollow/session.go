@@ -142,12 +142,15 @@ func (s *session) copyData(ctx context.Context, data []byte) error {
 			return fmt.Errorf("%w: %v", errMalformed, err)
 		}
 		s.f.Stats.ServerEnd.Store(uint64(k.ServerWALEnd))
+		advanced := false
 		if !s.inTx && k.ServerWALEnd > s.committed {
 			// Everything before the server's end was decoded and sent:
 			// nothing of ours lies below it.
-			s.committed = k.ServerWALEnd
+			s.committed, advanced = k.ServerWALEnd, true
 		}
-		if k.ReplyRequested {
+		if k.ReplyRequested || advanced && len(s.batch) == 0 {
+			// Confirming at once lets the server recycle WAL the
+			// configured tables had no part in.
 			return s.status(ctx, false)
 		}
 	case pglogrepl.XLogDataByteID:
