@@ -386,3 +386,32 @@ func TestPrepare_RefusesARuleColumnTheTableLacks(t *testing.T) {
 	require.ErrorContains(t, err, `has no column "user_id"`)
 	require.False(t, errors.Is(err, ErrNotLogical))
 }
+
+// Two followers of one slot (two proxies sharing a ledger): one streams,
+// the other waits, and takes over when the first stops.
+func TestFollower_OneFollowerPerSlotAndTheOtherTakesOver(t *testing.T) {
+	f := newFixture(t, docsDDL, docsRules()...)
+	start := func() (*Follower, func()) {
+		fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: f.ledger, Hasher: hasher, FlushInterval: 20 * time.Millisecond})
+		require.NoError(t, err)
+		require.NoError(t, fl.Prepare(context.Background()))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); fl.Run(ctx) }()
+		return fl, func() { cancel(); <-done }
+	}
+	first, stopFirst := start()
+	require.Eventually(t, first.Stats.Following.Load, 30*time.Second, 10*time.Millisecond)
+	second, stopSecond := start()
+	defer stopSecond()
+	time.Sleep(500 * time.Millisecond)
+	require.False(t, second.Stats.Following.Load(), "the slot serves one follower at a time")
+
+	f.exec(`INSERT INTO ` + f.schema + `.loose VALUES ('l1', 'alice')`)
+	f.await("alice", record{"loose", "l1", ledger.StateConfirmed})
+	stopFirst()
+	require.Eventually(t, second.Stats.Following.Load, 60*time.Second, 20*time.Millisecond, "the waiting follower takes over")
+	f.exec(`INSERT INTO ` + f.schema + `.loose VALUES ('l2', 'alice')`)
+	f.await("alice", record{"loose", "l1", ledger.StateConfirmed}, record{"loose", "l2", ledger.StateConfirmed})
+	require.Zero(t, second.Stats.Rows.Load()-1, "the second follower read only what came after the first confirmed")
+}
