@@ -54,7 +54,9 @@
 #   WAL          1 = the proxy's WAL follower follows the table (slot WAL_SLOT,
 #                dropped at exit), and bench/wallag reports its lag over the
 #                whole invocation (direct and proxy runs alike: it follows
-#                every write); 0 = capture.wal: off [1]
+#                every write): marker rows committed every 100 ms into
+#                public.lethe_wallag_marker, timed until they are in the
+#                ledger; 0 = capture.wal: off [1]
 #   WAL_SLOT     [lethe_ingest_bench]
 #   PERF         1 = `perf record -e cpu-clock -g` the proxy for the whole run and
 #                print its top symbols [0]
@@ -192,6 +194,13 @@ log "building lethe-proxy and bench/ingest from $REPO"
 
 # --- lethe-proxy with capture ----------------------------------------------------
 
+if ((WAL && CAPTURE)); then
+    # bench/wallag's marker rows: the table exists before the proxy starts,
+    # so the follower publishes it from the start.
+    psql_direct -d "$BENCH_DB" -c "CREATE TABLE IF NOT EXISTS public.lethe_wallag_marker (id text PRIMARY KEY, user_id text)" \
+        -c "TRUNCATE public.lethe_wallag_marker"
+fi
+
 cat >"$WORK/proxy.yaml" <<EOF
 postgres:
   listen: 127.0.0.1:$PROXY_PORT
@@ -212,6 +221,7 @@ $(if [ "$CAPTURE" = 1 ]; then cat <<RULE
     - table: $TABLE
       id: id
       subjects: ["metadata->>'user_id'"]
+$(((WAL)) && printf '    - {table: public.lethe_wallag_marker, id: id, subjects: [user_id]}')
 RULE
 else echo "    []"; fi)
 log:
@@ -260,7 +270,7 @@ fi
 dsn() { echo "host=127.0.0.1 port=$1 user=$PG_USER dbname=$BENCH_DB sslmode=disable application_name=lethe-ingest-bench"; }
 
 if ((WAL && CAPTURE)); then
-    "$WORK/wallag" -dsn "$(dsn "$PG_PORT")" -slot "$WAL_SLOT" >"$OUT/wal-lag.txt" 2>&1 &
+    "$WORK/wallag" -dsn "$(dsn "$PG_PORT")" -table public.lethe_wallag_marker -ledger "${LEDGER_DIR:-$WORK}/ledger.db" >"$OUT/wal-lag.txt" 2>&1 &
     LAG_PID=$!
 fi
 INGEST_DIRECT_DSN=$(dsn "$PG_PORT") INGEST_PROXY_DSN=$(dsn "$PROXY_PORT") \

@@ -44,7 +44,8 @@ type Config struct {
 	MaxBatch      int
 	// RefreshInterval is how often the publications are brought in line
 	// with the catalog, so that a configured table created later is
-	// followed (default 1m).
+	// followed (default 10s). A refresh reads the catalog and changes the
+	// publications only when they differ from it.
 	RefreshInterval time.Duration
 }
 
@@ -93,7 +94,7 @@ func New(cfg Config) (*Follower, error) {
 		cfg.MaxBatch = 5000
 	}
 	if cfg.RefreshInterval <= 0 {
-		cfg.RefreshInterval = time.Minute
+		cfg.RefreshInterval = 10 * time.Second
 	}
 	log := cfg.Logger
 	if log == nil {

@@ -415,3 +415,28 @@ func TestFollower_OneFollowerPerSlotAndTheOtherTakesOver(t *testing.T) {
 	f.await("alice", record{"loose", "l1", ledger.StateConfirmed}, record{"loose", "l2", ledger.StateConfirmed})
 	require.Zero(t, second.Stats.Rows.Load()-1, "the second follower read only what came after the first confirmed")
 }
+
+// A refresh that finds the publications as planned changes nothing:
+// ALTER PUBLICATION takes a lock on every table it names.
+func TestPrepare_LeavesPublicationsAsTheyAreWhenNothingChanged(t *testing.T) {
+	f := newFixture(t, docsDDL, docsRules()...)
+	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: f.ledger, Hasher: hasher})
+	require.NoError(t, err)
+	rels := func() string {
+		var s string
+		require.NoError(t, f.conn.QueryRow(context.Background(), `SELECT coalesce(string_agg(pr.oid::text, ',' ORDER BY pr.oid), '')
+			FROM pg_publication_rel pr JOIN pg_publication p ON p.oid = pr.prpubid WHERE p.pubname IN ($1, $2)`, f.name, insertsOnly(f.name)).Scan(&s))
+		return s
+	}
+	require.NoError(t, fl.Prepare(context.Background()))
+	before := rels()
+	require.NotEmpty(t, before)
+	require.NoError(t, fl.Prepare(context.Background()))
+	require.Equal(t, before, rels())
+	f.exec(`ALTER TABLE ` + f.schema + `.loose ADD PRIMARY KEY (id)`) // moves loose to the full publication
+	require.NoError(t, fl.Prepare(context.Background()))
+	require.NotEqual(t, before, rels())
+	var inserts []string
+	require.NoError(t, f.conn.QueryRow(context.Background(), `SELECT array(SELECT tablename::text FROM pg_publication_tables WHERE pubname = $1)`, insertsOnly(f.name)).Scan(&inserts))
+	require.Equal(t, []string{"docs_archive"}, inserts, "loose has a primary key now; the inheritance child still has none")
+}

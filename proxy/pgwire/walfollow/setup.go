@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -195,17 +196,17 @@ func syncPublications(ctx context.Context, conn *pgx.Conn, name string, ps []pub
 				return fmt.Errorf("walfollow: creating publication %s (the role needs CREATE on the database): %w", pub.name, err)
 			}
 		}
+		same, current, err := publicationIs(ctx, conn, pub.name, ps, pub.inserts)
+		if err != nil {
+			return err
+		}
+		if same {
+			continue // ALTER PUBLICATION locks every table: only when something changed
+		}
 		list := tableList(ps, pub.inserts)
 		sql := "ALTER PUBLICATION " + ident + " SET TABLE " + list
 		if list == "" {
 			// SET TABLE needs at least one table: drop whatever is there.
-			var current []string
-			if err := conn.QueryRow(ctx, `SELECT array(SELECT format('%I.%I', schemaname, tablename) FROM pg_publication_tables WHERE pubname = $1)`, pub.name).Scan(&current); err != nil {
-				return fmt.Errorf("walfollow: reading publication %s: %w", pub.name, err)
-			}
-			if len(current) == 0 {
-				continue
-			}
 			sql = "ALTER PUBLICATION " + ident + " DROP TABLE " + strings.Join(current, ", ")
 		}
 		if _, err := conn.Exec(ctx, sql); err != nil {
@@ -213,6 +214,50 @@ func syncPublications(ctx context.Context, conn *pgx.Conn, name string, ps []pub
 		}
 	}
 	return nil
+}
+
+// publicationIs reports whether publication name holds exactly the
+// relations of ps with the given inserts flag, each with its column list,
+// and returns the relations it holds (quoted), for dropping them.
+func publicationIs(ctx context.Context, conn *pgx.Conn, name string, ps []published, inserts bool) (bool, []string, error) {
+	rows, err := conn.Query(ctx, `
+		SELECT format('%I.%I', n.nspname, c.relname), n.nspname || '.' || c.relname,
+			CASE WHEN pr.prattrs IS NULL THEN '*'
+			ELSE array_to_string(array(SELECT attname FROM pg_attribute WHERE attrelid = c.oid AND attnum = ANY(pr.prattrs) ORDER BY attname), ',') END
+		FROM pg_publication_rel pr JOIN pg_publication p ON p.oid = pr.prpubid
+		JOIN pg_class c ON c.oid = pr.prrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE p.pubname = $1`, name)
+	if err != nil {
+		return false, nil, fmt.Errorf("walfollow: reading publication %s: %w", name, err)
+	}
+	have := map[string]string{}
+	var quoted []string
+	for rows.Next() {
+		var q, rel, cols string
+		if err := rows.Scan(&q, &rel, &cols); err != nil {
+			rows.Close()
+			return false, nil, fmt.Errorf("walfollow: reading publication %s: %w", name, err)
+		}
+		have[rel] = cols
+		quoted = append(quoted, q)
+	}
+	if err := rows.Err(); err != nil {
+		return false, nil, fmt.Errorf("walfollow: reading publication %s: %w", name, err)
+	}
+	want := map[string]string{}
+	for _, p := range ps {
+		if p.inserts != inserts {
+			continue
+		}
+		cols := "*"
+		if p.columns != nil {
+			sorted := slices.Clone(p.columns)
+			slices.Sort(sorted)
+			cols = strings.Join(sorted, ",")
+		}
+		want[p.schema+"."+p.relation] = cols
+	}
+	return maps.Equal(have, want), quoted, nil
 }
 
 // ensureSlot creates the slot unless it exists, and refuses one that
