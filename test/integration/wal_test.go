@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -273,6 +274,18 @@ log: {level: info}
 	require.Greater(t, direct, 20, "the load wrote around the proxy")
 	require.Greater(t, len(committed)-direct, 20, "the load wrote through the proxy")
 	assert.Zero(t, missing, "committed rows not confirmed in the ledger under their stored subject")
+
+	// Slot hygiene from the CLI: status, drop, status again.
+	status := exec.Command(bin, "wal", "status", "--config", cfg)
+	out, err := status.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "slot "+slot+": active=false")
+	assert.Contains(t, string(out), "tables: public.wal_crash\n")
+	out, err = exec.Command(bin, "wal", "drop", "--config", cfg).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = exec.Command(bin, "wal", "status", "--config", cfg).CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "does not exist")
 }
 
 // metrics reads the proxy's /metrics series without labels.
