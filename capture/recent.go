@@ -1,8 +1,9 @@
 package capture
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/lethe-privacy/lethe/ledger"
@@ -31,7 +32,7 @@ const (
 type Recent struct {
 	mu        sync.Mutex
 	limit     int
-	cur, prev map[recentKey][]ledger.SubjectHash
+	cur, prev map[recentKey]recentValue
 }
 
 // recentKey is a record. Records whose ids the store generates cannot be
@@ -42,53 +43,77 @@ type recentKey struct {
 	subject   ledger.SubjectHash
 }
 
+// recentValue is a record's set of subjects (subjectSet), or for
+// generated ids how many entries named the subject.
+type recentValue struct {
+	subjects ledger.SubjectHash
+	count    int
+}
+
 // NewRecent keeps about limit records per generation (default 100000).
 func NewRecent(limit int) *Recent {
 	if limit <= 0 {
 		limit = 100_000
 	}
-	return &Recent{limit: limit, cur: map[recentKey][]ledger.SubjectHash{}, prev: map[recentKey][]ledger.SubjectHash{}}
+	return &Recent{limit: limit, cur: map[recentKey]recentValue{}, prev: map[recentKey]recentValue{}}
 }
 
-// subjectsKey is a set of subjects in one string, whatever their order.
-func subjectsKey(subjects []ledger.SubjectHash) string {
+// subjectSet names a set of subjects, whatever their order and repeats:
+// the subject itself when there is one, else a hash of them sorted.
+func subjectSet(subjects []ledger.SubjectHash) ledger.SubjectHash {
+	if len(subjects) == 1 {
+		return subjects[0]
+	}
 	s := slices.Clone(subjects)
-	slices.SortFunc(s, func(a, b ledger.SubjectHash) int { return strings.Compare(string(a[:]), string(b[:])) })
+	slices.SortFunc(s, func(a, b ledger.SubjectHash) int { return bytes.Compare(a[:], b[:]) })
 	s = slices.Compact(s)
-	var b strings.Builder
-	for _, h := range s {
-		b.Write(h[:])
+	if len(s) == 1 {
+		return s[0]
 	}
-	return b.String()
+	h := sha256.New()
+	for _, x := range s {
+		h.Write(x[:])
+	}
+	var out ledger.SubjectHash
+	h.Sum(out[:0])
+	return out
 }
 
-// add remembers the records of an intent's entries.
+// add remembers the records of an intent's entries, in which the entries
+// of one record are consecutive (Capture.entries makes them so).
 func (r *Recent) add(entries []ledger.Entry) {
-	byRecord := map[recentKey][]ledger.SubjectHash{}
-	for _, e := range entries {
-		if e.Store != ledger.StorePostgres || e.Unattributed {
-			continue
-		}
-		k := recentKey{table: e.Table, id: e.RecordID}
-		byRecord[k] = append(byRecord[k], e.Subject)
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for k, subjects := range byRecord {
-		if k.id != "" {
-			r.put(k, subjects)
-			continue
+	for i := 0; i < len(entries); {
+		e := entries[i]
+		j := i + 1
+		for j < len(entries) && entries[j].Table == e.Table && entries[j].RecordID == e.RecordID && entries[j].Store == e.Store {
+			j++
 		}
-		for _, s := range subjects { // one count per entry
-			g := recentKey{table: k.table, subject: s}
-			r.put(g, append(r.cur[g], s))
+		run := entries[i:j]
+		i = j
+		switch {
+		case e.Store != ledger.StorePostgres || e.Unattributed:
+		case e.RecordID != "":
+			subjects := make([]ledger.SubjectHash, len(run))
+			for k, x := range run {
+				subjects[k] = x.Subject
+			}
+			r.put(recentKey{table: e.Table, id: e.RecordID}, recentValue{subjects: subjectSet(subjects)})
+		default:
+			for _, x := range run { // one count per entry
+				k := recentKey{table: e.Table, subject: x.Subject}
+				v := r.cur[k]
+				v.count++
+				r.put(k, v)
+			}
 		}
 	}
 }
 
-func (r *Recent) put(k recentKey, v []ledger.SubjectHash) {
-	if len(r.cur) >= r.limit {
-		r.prev, r.cur = r.cur, make(map[recentKey][]ledger.SubjectHash, r.limit)
+func (r *Recent) put(k recentKey, v recentValue) {
+	if _, ok := r.cur[k]; !ok && len(r.cur) >= r.limit {
+		r.prev, r.cur = r.cur, make(map[recentKey]recentValue, r.limit)
 	}
 	r.cur[k] = v
 }
@@ -98,11 +123,11 @@ func (r *Recent) put(k recentKey, v []ledger.SubjectHash) {
 func (r *Recent) Check(table, id string, stored []ledger.SubjectHash) Verdict {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, gen := range []map[recentKey][]ledger.SubjectHash{r.cur, r.prev} {
-		k := recentKey{table: table, id: id}
-		if tagged, ok := gen[k]; ok {
+	k := recentKey{table: table, id: id}
+	for _, gen := range []map[recentKey]recentValue{r.cur, r.prev} {
+		if v, ok := gen[k]; ok {
 			delete(gen, k)
-			if subjectsKey(tagged) == subjectsKey(stored) {
+			if len(stored) > 0 && v.subjects == subjectSet(stored) {
 				return Agree
 			}
 			return Disagree
@@ -122,20 +147,21 @@ func (r *Recent) takeGenerated(table string, stored []ledger.SubjectHash, dryRun
 	for _, s := range stored {
 		k := recentKey{table: table, subject: s}
 		gen := r.cur
-		if len(gen[k]) == 0 {
+		if gen[k].count == 0 {
 			gen = r.prev
 		}
-		rows := gen[k]
-		if len(rows) == 0 {
+		v := gen[k]
+		if v.count == 0 {
 			return false
 		}
 		if dryRun {
 			continue
 		}
-		if len(rows) == 1 {
+		if v.count == 1 {
 			delete(gen, k)
 		} else {
-			gen[k] = rows[1:]
+			v.count--
+			gen[k] = v
 		}
 	}
 	return true
