@@ -94,6 +94,8 @@ func (r *Recent) add(entries []ledger.Entry) {
 		i = j
 		switch {
 		case e.Store != ledger.StorePostgres || e.Unattributed:
+		case e.RecordID != "" && len(run) == 1:
+			r.put(recentKey{table: e.Table, id: e.RecordID}, recentValue{subjects: e.Subject})
 		case e.RecordID != "":
 			subjects := make([]ledger.SubjectHash, len(run))
 			for k, x := range run {
