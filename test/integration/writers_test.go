@@ -161,12 +161,14 @@ func TestWriters_StrictRefusesWritesMadeInsideTheServer(t *testing.T) {
 	conn := connect(t, db.URL(c.Addr, ""))
 	_, err := conn.Exec(ctxT(t), "INSERT INTO lethe_writers.wdocs (id, user_id) VALUES ($1, $2)", "ok1", "Ann")
 	require.NoError(t, err)
+	c.wal.expectDisagreements(1, "the trigger lower_user stores 'ann': the proxy's tag is of the value sent; the follower's of the value stored")
 	var n int
 	require.NoError(t, conn.QueryRow(ctxT(t), "SELECT count(*) FROM lethe_writers.match_documents($1, 5)", "ann").Scan(&n))
 	assert.Equal(t, 1, n)
 	require.NoError(t, conn.QueryRow(ctxT(t), "SELECT count(*) FROM lethe_writers.match_documents_sql('ann', 5)").Scan(&n))
 	assert.Equal(t, 1, n)
 	assert.Equal(t, []string{"ok1"}, c.confirmed(t, wSchema+".wdocs", "Ann"))
+	assert.Equal(t, []string{"ok1"}, c.confirmed(t, wSchema+".wdocs", "ann"), "the WAL follower tags the value stored")
 }
 
 func TestWriters_PermissiveRecordsAnUnattributedWrite(t *testing.T) {
