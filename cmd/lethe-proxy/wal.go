@@ -78,7 +78,7 @@ func lateWriteBackstop(cfg *config.Config, forget **engine.Engine, log *slog.Log
 		return nil
 	}
 	if cfg.Forget.SigningKey == "" {
-		log.Warn("wal: late writes about forgotten subjects are only logged: forget is not configured (forget.signing_key)")
+		log.Info("wal: late writes about forgotten subjects are only logged: forget is not configured (forget.signing_key)")
 		return nil
 	}
 	return func(ctx context.Context, table, subject string) error {
