@@ -70,7 +70,7 @@ func requireRefused(t *testing.T, err error, setting string) {
 }
 
 // hostile is the probe's statement: with standard_conforming_strings on
-// it is one SELECT of one string; with it off, 'x\'' is closed and the
+// it is one SELECT of one string; with it off, 'x\” is closed and the
 // INSERT runs.
 func hostile(table, id string) string {
 	return fmt.Sprintf(`select 'x\''; insert into %s (id, user_id) values ($$%s$$, $$ann$$); select 1 --'`, table, id)

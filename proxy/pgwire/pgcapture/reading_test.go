@@ -45,7 +45,7 @@ func playSteps(t *testing.T, c *conversation, steps []step) {
 var inserted = []pgproto3.BackendMessage{done("INSERT 0 1"), ready('I')}
 
 // With standard_conforming_strings off the server reads a backslash in
-// '…' as an escape: `'x\''` is not closed where the proxy's parser closes
+// '…' as an escape: `'x\”` is not closed where the proxy's parser closes
 // it, so a text with a backslash that names a configured table (or may
 // hide a statement capture follows) is refused until the setting is on
 // again; text without a backslash reads the same in both modes.
@@ -56,8 +56,8 @@ func TestSession_StandardConformingStringsOffRefusesTextItCouldMisread(t *testin
 		{sql: "SET standard_conforming_strings = off", answers: []pgproto3.BackendMessage{done("SET"), status("standard_conforming_strings", "off"), ready('I')}},
 		{sql: `select 'x\''; insert into docs (id, user_id) values ('h1', 'ann'); select 1 --'`, refused: true},
 		{sql: `INSERT INTO docs (id, user_id) VALUES ('h2', 'a\'b')`, refused: true},
-		{sql: `select 'x\''; commit; select '`, refused: true},                      // a hidden COMMIT
-		{sql: `set search_path = other, 'x\''`, refused: true},                      // a path the proxy cannot read
+		{sql: `select 'x\''; commit; select '`, refused: true},                                   // a hidden COMMIT
+		{sql: `set search_path = other, 'x\''`, refused: true},                                   // a path the proxy cannot read
 		{sql: `SELECT 'a\'b'`, answers: []pgproto3.BackendMessage{done("SELECT 1"), ready('I')}}, // nothing capture follows
 		{sql: "INSERT INTO docs (id, user_id) VALUES ('p1', 'ann')", answers: inserted},
 		{sql: "RESET standard_conforming_strings", answers: []pgproto3.BackendMessage{done("RESET"), status("standard_conforming_strings", "on"), ready('I')}},
