@@ -70,8 +70,8 @@ func requireRefused(t *testing.T, err error, setting string) {
 }
 
 // hostile is the probe's statement: with standard_conforming_strings on
-// it is one SELECT of one string; with it off, 'x\” is closed and the
-// INSERT runs.
+// it is one SELECT of one string; with it off, the first string ends at
+// its third quote (the backslash escapes the second) and the INSERT runs.
 func hostile(table, id string) string {
 	return fmt.Sprintf(`select 'x\''; insert into %s (id, user_id) values ($$%s$$, $$ann$$); select 1 --'`, table, id)
 }

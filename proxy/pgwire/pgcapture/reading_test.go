@@ -45,10 +45,11 @@ func playSteps(t *testing.T, c *conversation, steps []step) {
 var inserted = []pgproto3.BackendMessage{done("INSERT 0 1"), ready('I')}
 
 // With standard_conforming_strings off the server reads a backslash in
-// '…' as an escape: `'x\”` is not closed where the proxy's parser closes
-// it, so a text with a backslash that names a configured table (or may
-// hide a statement capture follows) is refused until the setting is on
-// again; text without a backslash reads the same in both modes.
+// '…' as an escape, so the probe's first string ends where the proxy's
+// parser reads an escaped quote: a text with a backslash that names a
+// configured table (or may hide a statement capture follows) is refused
+// until the setting is on again; text without a backslash reads the same
+// in both modes.
 func TestSession_StandardConformingStringsOffRefusesTextItCouldMisread(t *testing.T) {
 	s, l := memSession(t, capture.Strict)
 	c := &conversation{t: t, s: s}
