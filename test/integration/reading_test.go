@@ -170,11 +170,16 @@ func TestReading_ClientOnlyEncodingRefusesWritesToConfiguredTables(t *testing.T)
 	conn := connect(t, db.URL(c.Addr, "default_query_exec_mode=simple_protocol")).PgConn()
 	ctx := ctxT(t)
 
+	_, err := conn.Prepare(ctx, "ins", "INSERT INTO "+table+" (id, user_id) VALUES ($1, $2)", nil)
+	require.NoError(t, err)
 	for _, enc := range []string{"SJIS", "BIG5", "GBK", "UHC", "GB18030", "JOHAB", "SHIFT_JIS_2004"} {
 		require.NoError(t, simple(ctx, conn, "SET client_encoding = '"+enc+"'"))
 		requireRefused(t, simple(ctx, conn, "INSERT INTO "+table+" (id, user_id) VALUES ('x-"+enc+"', 'ann')"), "client_encoding")
 	}
 	require.NoError(t, simple(ctx, conn, "SET client_encoding = 'SJIS'"))
+	// Prepared before the change: its parameters are converted too.
+	_, err = conn.ExecPrepared(ctx, "ins", [][]byte{[]byte("h2"), []byte("\x95\x5c")}, nil, nil).Close()
+	requireRefused(t, err, "client_encoding")
 	requireRefused(t, simple(ctx, conn, fmt.Sprintf("select E'\x95\\'; insert into %s (id, user_id) values ($$h1$$, $$ann$$); select 1 --'", table)), "client_encoding")
 	require.NoError(t, simple(ctx, conn, "SELECT 1"), "a statement naming nothing configured passes")
 	require.NoError(t, simple(ctx, conn, "SET client_encoding = 'UTF8'"))

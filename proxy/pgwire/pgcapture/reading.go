@@ -39,10 +39,10 @@ import (
 // change the reading of (a backslash; a byte ≥ 0x80) is refused with
 // LT001 if it names a configured table, or if it may change what capture
 // follows: several statements (a COMMIT or SET the proxy would not see),
-// or a mention of search_path, RESET or DISCARD. While client_encoding is
-// unsafe, every write to a configured table is refused, since its
-// parameters and COPY data are converted too. Other statements pass
-// untouched. Refusing does not depend on capture.mode: permissive mode
+// or a word of a search_path change (mayHideEffects). While
+// client_encoding is unsafe, every write to a configured table is refused,
+// prepared earlier or not, since its parameters and COPY data are
+// converted too. Other statements pass untouched. Refusing does not depend on capture.mode: permissive mode
 // records writes it cannot attribute, but here capture could not even
 // tell which rows the server writes.
 
@@ -154,10 +154,7 @@ func (s *session) misread(sql string, unsettled bool) *pgwire.Refusal {
 		return nil
 	}
 	mentions := s.rules.Mentions(sql)
-	const (
-		encodingHint = "SET client_encoding = 'UTF8' (the server converts text to and from it) to write configured tables through the proxy"
-		pipelineHint = "wait for the answers to earlier statements before sending this one (they may change standard_conforming_strings or client_encoding)"
-	)
+	const pipelineHint = "wait for the answers to earlier statements before sending this one (they may change standard_conforming_strings or client_encoding)"
 	if enc != nil && mentions {
 		return s.refuseReading("client_encoding is "+*enc+", whose characters may hold bytes the proxy would read as quotes or backslashes",
 			encodingHint, "client_encoding is client-only")
@@ -182,6 +179,21 @@ func (s *session) misread(sql string, unsettled bool) *pgwire.Refusal {
 	return nil
 }
 
+// convertedParameters refuses the execution of a write to a configured
+// table, prepared earlier, while client_encoding is client-only: the
+// server converts its text parameters before storing them, and the tags
+// would be of the bytes as sent.
+func (s *session) convertedParameters(pt *portal) *pgwire.Refusal {
+	enc := s.reading.encoding.Load()
+	if enc == nil || len(pt.stmt.analyses) == 0 {
+		return nil
+	}
+	return s.refuseReading("client_encoding is "+*enc+", whose characters may hold bytes the proxy would read as quotes or backslashes",
+		encodingHint, "client_encoding is client-only")
+}
+
+const encodingHint = "SET client_encoding = 'UTF8' (the server converts text to and from it) to write configured tables through the proxy"
+
 // refuseReading refuses a statement the server may read differently;
 // logReason says why without quoting it.
 func (s *session) refuseReading(why, hint, logReason string) *pgwire.Refusal {
@@ -191,11 +203,19 @@ func (s *session) refuseReading(why, hint, logReason string) *pgwire.Refusal {
 
 // mayHideEffects reports whether a text may hold something capture
 // follows besides writes to configured tables: several statements (a
-// transaction control among them) or a change of search_path. It is a
+// transaction control among them) or a change of search_path (SET
+// search_path or SCHEMA, set_config, pg_settings, RESET, DISCARD). It is a
 // plain substring test, so it reads the same text the same in every mode.
 func mayHideEffects(sql string) bool {
-	return strings.Contains(strings.TrimRight(sql, " \t\r\n;"), ";") ||
-		containsFold(sql, "search_path") || containsFold(sql, "reset") || containsFold(sql, "discard")
+	if strings.Contains(strings.TrimRight(sql, " \t\r\n;"), ";") {
+		return true
+	}
+	for _, word := range [...]string{"search_path", "schema", "set_config", "pg_settings", "reset", "discard"} {
+		if containsFold(sql, word) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasNonASCII reports whether s holds a byte ≥ 0x80.

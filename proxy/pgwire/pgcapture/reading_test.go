@@ -133,6 +133,20 @@ func TestSession_ClientOnlyEncodingRefusesWritesToConfiguredTables(t *testing.T)
 	assert.Equal(t, []string{"public.docs/p1"}, confirmedAfter(s, l))
 }
 
+// A statement prepared before the change is refused at Execute: its text
+// parameters are converted too.
+func TestSession_ClientOnlyEncodingRefusesStatementsPreparedBefore(t *testing.T) {
+	s, l := memSession(t, capture.Strict)
+	c := &conversation{t: t, s: s}
+	c.client(&pgproto3.Parse{Name: "ins", Query: "INSERT INTO docs (id, user_id) VALUES ($1, $2)"}, &pgproto3.Sync{})
+	c.server(&pgproto3.ParseComplete{}, ready('I'))
+	c.client(query("SET client_encoding = 'BIG5'")).server(done("SET"), status("client_encoding", "BIG5"), ready('I'))
+	c.client(&pgproto3.Bind{PreparedStatement: "ins", Parameters: [][]byte{[]byte("h1"), []byte("\xa5\x5c")}}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	assert.Equal(t, []string{capture.CodeUnattributed}, c.refusals)
+	c.server(failed, ready('I'))
+	assert.Empty(t, confirmedAfter(s, l))
+}
+
 func TestUnsafeEncoding_KnowsTheClientOnlyEncodingsAndTheirAliases(t *testing.T) {
 	for _, e := range []string{"SJIS", "sjis", "Shift_JIS", "SHIFT_JIS_2004", "BIG5", "GBK", "UHC", "GB18030", "JOHAB", "WIN932", "WIN950", "WIN936", "WIN949"} {
 		assert.True(t, unsafeEncoding(e), e)

@@ -361,6 +361,9 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 	if pt.stmt.refusal != nil {
 		return pt.stmt.refusal
 	}
+	if r := s.convertedParameters(pt); r != nil {
+		return r
+	}
 	if pt.err != nil {
 		if r := s.unreadable(pt.err); r != nil {
 			return r
