@@ -169,8 +169,8 @@ func (s *session) misread(sql string, unsettled bool) *pgwire.Refusal {
 	}
 	if (scsOff || unsettled) && strings.IndexByte(sql, '\\') >= 0 && (mentions || mayHideEffects(sql)) {
 		if scsOff {
-			return s.refuseReading("standard_conforming_strings is off, so the server reads a backslash in a '…' string as an escape, and the statement holds a backslash",
-				"SET standard_conforming_strings = on (PostgreSQL's default; write escapes as E'…' strings), or RESET standard_conforming_strings",
+			return s.refuseReading("standard_conforming_strings is off, so the server reads a backslash in a '...' string as an escape, and the statement holds a backslash",
+				"SET standard_conforming_strings = on (PostgreSQL's default; write escapes as E'...' strings), or RESET standard_conforming_strings",
 				"standard_conforming_strings is off and the text holds a backslash")
 		}
 		return s.refuseReading("it holds a backslash and statements sent before it, not yet answered, may have turned standard_conforming_strings off",
@@ -195,7 +195,8 @@ func (s *session) convertedParameters(pt *portal) *pgwire.Refusal {
 const encodingHint = "SET client_encoding = 'UTF8' (the server converts text to and from it) to write configured tables through the proxy"
 
 // refuseReading refuses a statement the server may read differently;
-// logReason says why without quoting it.
+// logReason says why without quoting it. The texts are ASCII: the error is
+// raised by a statement the server reads in the client's encoding.
 func (s *session) refuseReading(why, hint, logReason string) *pgwire.Refusal {
 	return wireRefusal(s.c.RefuseUnattributed(
 		"lethe: statement refused because the proxy could read it differently from the server: "+why, hint, logReason))

@@ -171,3 +171,26 @@ func TestSession_MisreadCostsNothingInTheDefaultSettings(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// The refusal is raised by a statement the server reads in the client's
+// encoding, which may be SJIS while standard_conforming_strings is off:
+// its texts must read the same in every encoding.
+func TestSession_ReadingRefusalsAreASCII(t *testing.T) {
+	s, _ := memSession(t, capture.Strict)
+	defer s.c.Close()
+	ascii := func(r *pgwire.Refusal) {
+		t.Helper()
+		require.NotNil(t, r)
+		for _, text := range []string{r.Message, r.Hint} {
+			assert.False(t, hasNonASCII(text), text)
+		}
+	}
+	s.reading.start(map[string]string{"standard_conforming_strings": "off"})
+	ascii(s.misread(`INSERT INTO docs (id, user_id) VALUES ('a', 'b\')`, false))
+	ascii(s.misread(`INSERT INTO docs (id, user_id) VALUES ('a', 'b\')`, true))
+	s.reading.start(map[string]string{"standard_conforming_strings": "on", "client_encoding": "SJIS"})
+	ascii(s.misread(`INSERT INTO docs (id, user_id) VALUES ('a', 'b')`, false))
+	ascii(s.misread("SELECT 'x\x95\\'; COMMIT", false))
+	s.reading.start(map[string]string{"client_encoding": "UTF8"})
+	ascii(s.misread("INSERT INTO docs (id, user_id) VALUES ('a', 'Zoë')", true))
+}
