@@ -64,7 +64,10 @@ func awaitFollowed(t *testing.T, db testDB, slot string) {
 	conn := connect(t, db.URL(db.Addr(), ""))
 	defer conn.Close(context.Background())
 	var target string
-	require.NoError(t, conn.QueryRow(ctxT(t), "SELECT pg_current_wal_lsn()::text").Scan(&target))
+	// The insert position: with synchronous_commit off (the test
+	// cluster's), pg_current_wal_lsn, the write position, can trail
+	// transactions already committed.
+	require.NoError(t, conn.QueryRow(ctxT(t), "SELECT pg_current_wal_insert_lsn()::text").Scan(&target))
 	require.Eventually(t, func() bool {
 		var done bool
 		err := conn.QueryRow(ctxT(t), "SELECT coalesce(confirmed_flush_lsn >= $1::pg_lsn, false) FROM pg_replication_slots WHERE slot_name = $2", target, slot).Scan(&done)
