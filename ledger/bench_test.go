@@ -98,6 +98,49 @@ func BenchmarkIntend(b *testing.B) {
 	}
 }
 
+// BenchmarkIntendSync compares durable intents with IntentNoSync: one
+// caller at a time (how long a lone insert waits for its intent) and many
+// at once (group commit). The PostgreSQL rows mean something only when the
+// test cluster runs with fsync on (bench/small.sh turns it on for its
+// runs; scripts/testdb.sh starts it with fsync off).
+func BenchmarkIntendSync(b *testing.B) {
+	serial := func(b *testing.B, l Ledger) {
+		for i := range b.N {
+			if _, err := l.Intend(context.Background(), []Entry{entry("public.docs", strconv.Itoa(i), "alice")}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, mode := range []IntentSync{IntentDurable, IntentNoSync} {
+		b.Run("SQLite/serial/"+mode.String(), func(b *testing.B) {
+			l, err := OpenSQLite(filepath.Join(b.TempDir(), "ledger.db"), Options{IntentSync: mode})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			serial(b, l)
+		})
+		b.Run("SQLite/parallel/"+mode.String(), func(b *testing.B) {
+			l, err := OpenSQLite(filepath.Join(b.TempDir(), "ledger.db"), Options{IntentSync: mode})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			benchIntend(b, l)
+			b.ReportMetric(float64(l.ic.requests.Load())/float64(l.ic.batches.Load()), "intents/commit")
+		})
+		b.Run("Postgres/serial/"+mode.String(), func(b *testing.B) {
+			conn := testPGConnString(b)
+			l, err := OpenPostgres(context.Background(), conn, Options{Schema: freshPGSchema(b, conn), IntentSync: mode})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			serial(b, l)
+		})
+	}
+}
+
 // benchRow is row i of the lookup data set: rows/10 subjects with ten
 // records each, spread over four tables, as chunks of users' documents.
 func benchRow(i, rows int) (table, recordID string, subject SubjectHash) {

@@ -45,7 +45,35 @@ type Options struct {
 	// Logger receives the ledger's own warnings, such as failed lease
 	// renewals (default slog.Default()).
 	Logger *slog.Logger
+	// IntentSync is how far an intent must have reached before Intend
+	// returns (default IntentDurable).
+	IntentSync IntentSync
 }
+
+// IntentSync says what Intend waits for before it returns, and so which
+// failures an intent survives once Intend has returned.
+type IntentSync int
+
+const (
+	// IntentDurable (the default): the intent is on disk. It survives a
+	// kill -9 of the proxy, a crash of the operating system or of the
+	// ledger's PostgreSQL server, and power loss. SQLite fsyncs the
+	// pending file's WAL at every commit of intents; PostgreSQL commits
+	// them with synchronous_commit on.
+	IntentDurable IntentSync = iota
+	// IntentNoSync: the intent is committed without waiting for the disk.
+	// It survives a kill -9 of the proxy (SQLite has handed the pending
+	// file's WAL to the operating system; the PostgreSQL server holds the
+	// commit), but not a crash of the operating system or power loss
+	// (SQLite: synchronous=NORMAL, the WAL reaches the disk at the next
+	// checkpoint), nor a crash of the ledger's PostgreSQL server
+	// (synchronous_commit off: up to three times wal_writer_delay of
+	// commits are lost). Either way the files stay consistent: a lost
+	// intent is lost whole. It is meant for a proxy whose WAL follower
+	// records every committed row from the server's own WAL, which then
+	// stands in for the intents a crash of the machine loses.
+	IntentNoSync
+)
 
 func (o Options) commitWindow() time.Duration {
 	return max(o.CommitWindow, 0)
@@ -91,6 +119,21 @@ func (o Options) renewInterval() time.Duration {
 		return o.leaseDuration() / 6
 	}
 	return o.RenewInterval
+}
+
+// String names the mode as bench/small.sh and the docs do.
+func (s IntentSync) String() string {
+	if s == IntentNoSync {
+		return "nosync"
+	}
+	return "durable"
+}
+
+func (o Options) intentSync() IntentSync {
+	if o.IntentSync == IntentNoSync {
+		return IntentNoSync
+	}
+	return IntentDurable
 }
 
 func (o Options) logger() *slog.Logger {

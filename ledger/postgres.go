@@ -15,13 +15,15 @@ import (
 // Postgres is the shared ledger: several proxies point at one database and
 // keep their tags in one schema. The schema and state model are those of
 // SQLite (see sqliteMigrations); a batch of writes is sent as one pipelined
-// round trip and committed with synchronous_commit on.
+// round trip and committed with synchronous_commit on (intents with
+// synchronous_commit off when Options.IntentSync is IntentNoSync).
 type Postgres struct {
 	writes
 	pool       *pgxpool.Pool
 	schemaName string
 	schema     string // schemaName as a quoted identifier
 	owner      pgOwner
+	intentSync IntentSync
 }
 
 var _ Ledger = (*Postgres)(nil)
@@ -50,7 +52,7 @@ func OpenPostgres(ctx context.Context, connString string, opts Options) (*Postgr
 	if err != nil {
 		return nil, fmt.Errorf("%w: connect to PostgreSQL ledger: %w", ErrUnavailable, err)
 	}
-	l := &Postgres{pool: pool, schemaName: opts.schema(), schema: pgx.Identifier{opts.schema()}.Sanitize()}
+	l := &Postgres{pool: pool, schemaName: opts.schema(), schema: pgx.Identifier{opts.schema()}.Sanitize(), intentSync: opts.intentSync()}
 	if err := l.migrate(ctx, opts.schema()); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("%w: PostgreSQL ledger schema %q: %w", ErrUnavailable, opts.schema(), err)
@@ -253,17 +255,19 @@ func (l *Postgres) writeBatch(ctx context.Context, now time.Time, batch []*reque
 	defer tx.Rollback(context.Background())
 
 	var b pgx.Batch
-	if !holdsIntent(batch) {
-		// As in SQLite: a decision lost to a crash of the ledger server
-		// leaves its intent pending, which is safe; only intents must be
-		// flushed before the proxy forwards a write.
+	// As in SQLite: a decision lost to a crash of the ledger server
+	// leaves its intent pending, which is safe; only intents must be
+	// flushed before the proxy forwards a write, and not even those
+	// with IntentNoSync.
+	relaxed := !holdsIntent(batch) || l.intentSync == IntentNoSync
+	if relaxed {
 		b.Queue("SET LOCAL synchronous_commit = off")
 	}
 	for _, r := range batch {
 		l.queue(&b, now, r)
 	}
 	res := tx.SendBatch(ctx, &b)
-	if !holdsIntent(batch) {
+	if relaxed {
 		if _, err := res.Exec(); err != nil {
 			res.Close()
 			return err

@@ -200,3 +200,43 @@ func (r *tcpRelay) cut() {
 	}
 	r.conns = nil
 }
+
+// TestPostgres_IntentNoSyncCommitsWithoutWaitingForTheDisk: a trigger on
+// the intents table records the synchronous_commit each intent's
+// transaction ran under: on by default, off with IntentNoSync (the commit
+// returns before the server flushes its WAL; the intent survives a kill -9
+// of the proxy, not a crash of the ledger's server).
+func TestPostgres_IntentNoSyncCommitsWithoutWaitingForTheDisk(t *testing.T) {
+	conn := testPGConnString(t)
+	for _, tc := range []struct {
+		sync IntentSync
+		want string
+	}{{IntentDurable, "on"}, {IntentNoSync, "off"}} {
+		t.Run(tc.sync.String(), func(t *testing.T) {
+			ctx := context.Background()
+			schema := freshPGSchema(t, conn)
+			l, err := OpenPostgres(ctx, conn, Options{Schema: schema, IntentSync: tc.sync})
+			require.NoError(t, err)
+			defer l.Close()
+			s := pgx.Identifier{schema}.Sanitize()
+			_, err = l.pool.Exec(ctx, `
+				CREATE TABLE `+s+`.seen (setting text);
+				CREATE FUNCTION `+s+`.record_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+				BEGIN
+					INSERT INTO `+s+`.seen VALUES (current_setting('synchronous_commit'));
+					RETURN NEW;
+				END $$;
+				CREATE TRIGGER record_sync AFTER INSERT ON `+s+`.intents FOR EACH ROW EXECUTE FUNCTION `+s+`.record_sync();`)
+			require.NoError(t, err)
+
+			id := intend(t, l, entry("public.docs", "1", "alice"))
+			var seen []string
+			rows, err := l.pool.Query(ctx, `SELECT setting FROM `+s+`.seen`)
+			require.NoError(t, err)
+			seen, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			require.NoError(t, err)
+			require.Equal(t, []string{tc.want}, seen, "synchronous_commit of the intent's transaction")
+			require.Equal(t, []IntentID{id}, pendingIDs(t, l), "the intent is pending")
+		})
+	}
+}

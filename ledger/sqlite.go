@@ -18,7 +18,7 @@ import (
 
 // SQLite is the embedded ledger: two files, each with a WAL journal and
 // synchronous=FULL, so that a committed write survives kill -9 and power
-// loss. Intents live in a file of their own until they are resolved (see
+// loss (intents only kill -9 with Options.IntentSync = IntentNoSync). Intents live in a file of their own until they are resolved (see
 // sqlite_pending.go); everything else is in the ledger file. Each file has
 // one writer connection, owned by a group committer: intents go through
 // one, confirmations, drops and deletions through the other, so neither
@@ -44,6 +44,7 @@ type SQLite struct {
 	// pendingFull is pw's synchronous mode (see pendingSync); only the
 	// intents' committer touches it. The DSN opens it FULL.
 	pendingFull bool
+	intentSync  IntentSync
 	log         *slog.Logger
 }
 
@@ -58,7 +59,7 @@ func OpenSQLite(path string, opts Options) (*SQLite, error) {
 // openSQLite is OpenSQLite with the checkpointer's interval (see
 // startCheckpointer).
 func openSQLite(path string, opts Options, checkpointEvery time.Duration) (l *SQLite, err error) {
-	l = &SQLite{path: path, log: opts.logger()}
+	l = &SQLite{path: path, log: opts.logger(), intentSync: opts.intentSync()}
 	defer func() {
 		if err != nil {
 			l.closeFiles()

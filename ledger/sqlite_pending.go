@@ -168,7 +168,7 @@ func (l *SQLite) clearResolvedPending() error {
 // writeIntents runs a batch of intents, and of clearings of resolved
 // ones, in one transaction of the pending file: one fsync for all of it.
 func (l *SQLite) writeIntents(ctx context.Context, now time.Time, batch []*request) error {
-	if err := l.pendingSync(ctx, holdsIntent(batch)); err != nil {
+	if err := l.pendingSync(ctx, holdsIntent(batch) && l.intentSync == IntentDurable); err != nil {
 		return err
 	}
 	tx, err := l.pw.BeginTx(ctx, nil)
@@ -202,9 +202,9 @@ func (l *SQLite) writeIntents(ctx context.Context, now time.Time, batch []*reque
 
 // pendingSync sets how the pending file's next commit reaches the disk:
 // fsynced (FULL) when it holds an intent, which must survive power loss
-// before the proxy forwards its write; NORMAL for clearings alone (see
-// relaxedSync: one lost to power loss leaves a row that readers skip and
-// the next open deletes). Only the intents' committer uses the pending
+// before the proxy forwards its write (unless Options.IntentSync is
+// IntentNoSync); NORMAL for clearings alone (see relaxedSync: one lost to
+// power loss leaves a row that readers skip and the next open deletes). Only the intents' committer uses the pending
 // file's writer, so the mode it sets stays set.
 func (l *SQLite) pendingSync(ctx context.Context, full bool) error {
 	if l.pendingFull == full {

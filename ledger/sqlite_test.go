@@ -86,3 +86,28 @@ func TestSQLite_DecisionsLeaveTheWriterFull(t *testing.T) {
 	require.NoError(t, l.pw.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
 	require.Equal(t, 2, sync, "the pending file's writer is FULL after an intent")
 }
+
+// TestSQLite_IntentNoSyncSkipsTheFsync: with IntentNoSync the pending
+// file commits intents with synchronous=NORMAL, which in WAL mode does not
+// fsync at commit (the WAL reaches the disk at the next checkpoint), so an
+// intent is not on disk when Intend returns; by default it is FULL. The
+// ledger file is FULL either way: forget and the transparency log keep
+// their guarantees.
+func TestSQLite_IntentNoSyncSkipsTheFsync(t *testing.T) {
+	for _, tc := range []struct {
+		sync        IntentSync
+		pendingMode int
+	}{{IntentDurable, 2}, {IntentNoSync, 1}} {
+		l, err := OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), Options{IntentSync: tc.sync})
+		require.NoError(t, err)
+		ctx := context.Background()
+		id := intend(t, l, entry("public.docs", "1", "alice"))
+		var mode int
+		require.NoError(t, l.pw.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&mode))
+		require.Equal(t, tc.pendingMode, mode, "the pending file's synchronous mode after an intent (IntentSync %d)", tc.sync)
+		require.NoError(t, l.Confirm(ctx, id))
+		require.NoError(t, l.w.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&mode))
+		require.Equal(t, 2, mode, "the ledger file's writer stays FULL (IntentSync %d)", tc.sync)
+		require.NoError(t, l.Close())
+	}
+}

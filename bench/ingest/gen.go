@@ -4,58 +4,33 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"math"
-	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/lethe-privacy/lethe/bench/internal/vectors"
 )
 
 // rowGen produces the benchmark rows: a text id, a vector of dim float32s
 // and a jsonb {"user_id": "user<N>@example.com"} over nSubjects subjects.
-// Vectors come from a small pool of pre-generated random vectors (binary and
-// text form) so that building a statement costs a copy, not float
-// formatting; the proxy and the server still see distinct rows because the
-// id and subject change with every row.
+// Vectors come from a small pool (bench/internal/vectors); the proxy and
+// the server still see distinct rows because the id and subject change
+// with every row.
 type rowGen struct {
 	dim       int
 	nSubjects int
 	prefix    string
-	binPool   [][]byte // pgvector binary: uint16 dim, uint16 0, dim × big-endian float32
-	textPool  []string // pgvector text: [f,f,...]
+	vecs      *vectors.Pool
 }
 
 func newRowGen(dim, nSubjects, pool int, seed uint64) *rowGen {
-	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	g := &rowGen{dim: dim, nSubjects: nSubjects}
-	for range pool {
-		b := make([]byte, 4+4*dim)
-		binary.BigEndian.PutUint16(b[0:], uint16(dim))
-		binary.BigEndian.PutUint16(b[2:], 0)
-		var sb strings.Builder
-		sb.Grow(dim * 11)
-		sb.WriteByte('[')
-		for i := range dim {
-			f := float32(r.Float64()*2 - 1)
-			// Round to 6 decimals so text and binary hold the same value.
-			f = float32(math.Round(float64(f)*1e6) / 1e6)
-			binary.BigEndian.PutUint32(b[4+4*i:], math.Float32bits(f))
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			sb.WriteString(strconv.FormatFloat(float64(f), 'g', -1, 32))
-		}
-		sb.WriteByte(']')
-		g.binPool = append(g.binPool, b)
-		g.textPool = append(g.textPool, sb.String())
-	}
-	return g
+	return &rowGen{dim: dim, nSubjects: nSubjects, vecs: vectors.NewPool(dim, pool, seed)}
 }
 
 func (g *rowGen) id(i int) string      { return g.prefix + strconv.Itoa(i) }
 func (g *rowGen) subject(i int) string { return "user" + strconv.Itoa(i%g.nSubjects) + "@example.com" }
 func (g *rowGen) meta(i int) string    { return `{"user_id": "` + g.subject(i) + `"}` }
-func (g *rowGen) vecBin(i int) []byte  { return g.binPool[i%len(g.binPool)] }
-func (g *rowGen) vecText(i int) string { return g.textPool[i%len(g.textPool)] }
+func (g *rowGen) vecBin(i int) []byte  { return g.vecs.Binary[i%len(g.vecs.Binary)] }
+func (g *rowGen) vecText(i int) string { return g.vecs.Text[i%len(g.vecs.Text)] }
 
 // insertSQL returns "INSERT INTO table (id, embedding, metadata) VALUES
 // ($1,$2,$3),..." for n rows.

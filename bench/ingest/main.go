@@ -245,7 +245,7 @@ func (b *bench) runOne(ctx context.Context, round int, w, t string, n int, quiet
 		return r
 	}
 	if quiet {
-		r.waited = waitQuiet(b.cfg.quietPct, b.cfg.quietMax)
+		r.waited = procstat.WaitQuiet(b.cfg.quietPct, b.cfg.quietMax)
 	}
 	// Ids are unique across runs, so ledger tags never collide.
 	b.gen.prefix = fmt.Sprintf("r%d-%s-%s-", round, w, t)
@@ -253,7 +253,7 @@ func (b *bench) runOne(ctx context.Context, round int, w, t string, n int, quiet
 	pid := b.cfg.proxyPID
 
 	t0, _ := procstat.CPUTicks(pid)
-	hb0, ht0 := hostCPU()
+	hb0, ht0 := procstat.HostCPU()
 	s := procstat.SampleRSS(pid, 100*time.Millisecond)
 	start := time.Now()
 	switch w {
@@ -265,7 +265,7 @@ func (b *bench) runOne(ctx context.Context, round int, w, t string, n int, quiet
 		r.err = b.loadCopy(ctx, conn, n)
 	}
 	r.secs = time.Since(start).Seconds()
-	hb1, ht1 := hostCPU()
+	hb1, ht1 := procstat.HostCPU()
 	if t == "proxy" {
 		// The proxy commits its held confirmations up to ten seconds
 		// after the last statement: let it, so that this work is counted
@@ -382,7 +382,7 @@ func (b *bench) bigCopy(ctx context.Context) *run {
 		r.err = fmt.Errorf("truncate: %v", describe(err))
 		return r
 	}
-	r.waited = waitQuiet(b.cfg.quietPct, b.cfg.quietMax)
+	r.waited = procstat.WaitQuiet(b.cfg.quietPct, b.cfg.quietMax)
 	_, hwmBefore, _ := procstat.MemKB(b.cfg.proxyPID)
 	logf("bounded-memory check: %d MiB binary COPY (%d rows × ~%d B) through the proxy; VmHWM before: %s",
 		b.cfg.bigMB, n, rowBytes, mib(hwmBefore))

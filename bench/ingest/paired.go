@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/lethe-privacy/lethe/bench/internal/procstat"
 )
 
 // paired measures the extended workload statement by statement,
@@ -27,7 +29,7 @@ func (b *bench) runPaired(ctx context.Context, n int) paired {
 		p.err = fmt.Errorf("truncate: %v", describe(err))
 		return p
 	}
-	waitQuiet(b.cfg.quietPct, b.cfg.quietMax)
+	procstat.WaitQuiet(b.cfg.quietPct, b.cfg.quietMax)
 	ins := b.newExtendedInserter()
 	for from := 0; from < n; from += b.cfg.batch {
 		k := min(b.cfg.batch, n-from)

@@ -75,7 +75,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	if err != nil {
 		return nil, fmt.Errorf("%w (from %s or %s)", err, envSalt, envSaltFile)
 	}
-	l, where, err := openLedgerWith(cfg.Capture.Ledger, configPath, ledger.Options{Logger: log, Owner: ledgerOwner(cfg), LeaseDuration: cfg.Capture.Ledger.Lease.D()})
+	l, where, err := openLedgerWith(cfg.Capture.Ledger, configPath, ledger.Options{Logger: log, Owner: ledgerOwner(cfg), LeaseDuration: cfg.Capture.Ledger.Lease.D(), IntentSync: benchIntentSync})
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +126,11 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	}
 	return out, nil
 }
+
+// benchIntentSync is the proxy's ledger.Options.IntentSync: always
+// ledger.IntentDurable, except in the benchmark-only build of
+// intentsync_bench.go.
+var benchIntentSync = ledger.IntentDurable
 
 func compileRules(tables []config.TableRule) (*extract.Rules, error) {
 	var rules []extract.Rule

@@ -1,4 +1,4 @@
-package main
+package procstat
 
 import (
 	"os"
@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// hostCPU returns busy and total jiffies from /proc/stat's "cpu" line.
-func hostCPU() (busy, total int64) {
+// HostCPU returns busy and total jiffies from /proc/stat's "cpu" line.
+func HostCPU() (busy, total int64) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0, 0
@@ -28,17 +28,17 @@ func hostCPU() (busy, total int64) {
 	return busy, total
 }
 
-// waitQuiet waits until the host was at most pct % busy over one second, or
+// WaitQuiet waits until the host was at most pct % busy over one second, or
 // max has passed. It returns how long it waited.
-func waitQuiet(pct float64, max time.Duration) time.Duration {
+func WaitQuiet(pct float64, max time.Duration) time.Duration {
 	if pct <= 0 {
 		return 0
 	}
 	start := time.Now()
 	for {
-		b0, t0 := hostCPU()
+		b0, t0 := HostCPU()
 		time.Sleep(time.Second)
-		b1, t1 := hostCPU()
+		b1, t1 := HostCPU()
 		if t1 > t0 && 100*float64(b1-b0)/float64(t1-t0) <= pct {
 			return time.Since(start)
 		}

@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# bench/small.sh — small writes, the shape of chat memory and mem0's add:
+# single-row INSERTs in autocommit (one Bind/Execute/Sync, or one simple
+# Query, per row) of a 1536-dimension vector with a subject, from CLIENTS
+# concurrent clients, against these targets, interleaved round by round:
+#
+#   direct   the server
+#   relay    lethe-proxy capturing no table: the relay alone
+#   proxy    lethe-proxy capturing the table (strict, SQLite ledger): every
+#            insert's write-ahead intent is durable before its Sync goes on
+#   nosync   (NOSYNC=1) as proxy, built with the bench-only tag
+#            lethe_bench_intent_nosync: intents are written without waiting
+#            for fsync (ledger.Options.IntentSync = ledger.IntentNoSync)
+#
+# Modes: extended (a prepared INSERT … VALUES ($1,$2,$3), binary parameters,
+# as pgx and pgvector-go send it) and simple (inline literals, one Query per
+# row, as psycopg2 sends it). For each run it reports inserts/s, p50/p99
+# latency per insert, and the proxy process's CPU (utime+stime from
+# /proc/PID/stat) per insert; ratios to direct and to the relay.
+#
+# Usage (test cluster running: scripts/testdb.sh start):
+#   bench/small.sh                              # R=3 D=10 CLIENTS="4 8" MODES="extended simple"
+#   NOSYNC=1 bench/small.sh                     # + the nosync target
+#   R=1 D=5 CLIENTS=4 MODES=extended bench/small.sh   # quick
+#
+# Environment (defaults in brackets):
+#   R            rounds [3]                    D          seconds per run [10]
+#   CLIENTS      client counts ["4 8"]         MODES      ["extended simple"]
+#   DIM          vector dimensions [1536]      WARMUP_S   unrecorded seconds per mode and target before round 1 [2]
+#   NOSYNC       1 = add the nosync target [0]
+#   TARGETS      which targets, in order [direct relay proxy (nosync)]
+#   SETTLE_S     seconds to let a capturing proxy commit its held confirmations
+#                after each of its runs, counted in its CPU [11]
+#   PG_DURABLE   1 = fsync and synchronous_commit on in the server for the run, as
+#                in production, restored at exit; 0 = leave the cluster as it is [1]
+#   PERF_TARGET  a proxy target to `perf record -g` for the whole run (e.g. proxy) []
+#   BENCH_DB     database (created if missing) [lethe_bench]
+#   TABLE        table (dropped and re-created) [public.lethe_small_bench]
+#   LETHE_PROXY_ENV  extra "K=V K=V" environment for the proxies
+#   QUIET_PCT    before each run, wait until the host was at most this % busy over 1s [20]; 0 = don't
+#   QUIET_MAX    give up waiting after this many seconds [60]
+#   RESULTS_DIR  [bench/results]; each invocation writes RESULTS_DIR/small-<UTC stamp>/
+#   LETHE_TEST_PG_HOST/PORT/USER/PASSWORD  server and superuser (default: scripts/testdb.sh env)
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+export R=${R:-3} D=${D:-10} DIM=${DIM:-1536} WARMUP_S=${WARMUP_S:-2} SETTLE_S=${SETTLE_S:-11}
+export CLIENTS=${CLIENTS:-4 8} MODES=${MODES:-extended simple}
+export QUIET_PCT=${QUIET_PCT:-20} QUIET_MAX=${QUIET_MAX:-60}
+NOSYNC=${NOSYNC:-0}
+DEFAULT_TARGETS="direct relay proxy"
+((NOSYNC == 0)) || DEFAULT_TARGETS+=" nosync"
+TARGETS=${TARGETS:-$DEFAULT_TARGETS}
+BENCH_DB=${BENCH_DB:-lethe_bench}
+TABLE=${TABLE:-public.lethe_small_bench}
+LETHE_PROXY_ENV=${LETHE_PROXY_ENV:-}
+PG_DURABLE=${PG_DURABLE:-1}
+PERF_TARGET=${PERF_TARGET:-}
+RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
+
+log() { printf '[small %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf '[small] ERROR: %s\n' "$*" >&2; exit 1; }
+
+for v in R D DIM WARMUP_S SETTLE_S QUIET_PCT QUIET_MAX PG_DURABLE NOSYNC; do
+    [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
+done
+for t in $TARGETS; do
+    case $t in direct | relay | proxy | nosync) ;; *) die "unknown target '$t' (direct, relay, proxy, nosync)" ;; esac
+done
+[[ $TABLE =~ ^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$ ]] || die "TABLE must be schema.table in lower case (got '$TABLE')"
+[[ $BENCH_DB =~ ^[A-Za-z0-9_]+$ ]] || die "BENCH_DB must be a plain identifier"
+
+if [[ -z ${LETHE_TEST_PG_PORT:-} ]]; then
+    eval "$("$REPO/scripts/testdb.sh" env)"
+fi
+PG_HOST=${LETHE_TEST_PG_HOST:-127.0.0.1}
+PG_PORT=${LETHE_TEST_PG_PORT:?}
+PG_USER=${LETHE_TEST_PG_USER:?}
+export PGPASSWORD=${LETHE_TEST_PG_PASSWORD:?}
+export PGSSLMODE=disable PGCONNECT_TIMEOUT=10 PGAPPNAME=lethe-small-bench
+unset PGHOST PGPORT PGUSER PGDATABASE PGSERVICE PGOPTIONS
+
+case $PG_HOST in 127.* | localhost | ::1) ;; *) die "refusing non-loopback server $PG_HOST" ;; esac
+for bin in psql go getconf od; do command -v "$bin" >/dev/null || die "$bin not found in PATH"; done
+[[ -z $PERF_TARGET ]] || command -v perf >/dev/null || die "PERF_TARGET needs perf in PATH"
+export CLK_TCK
+CLK_TCK=$(getconf CLK_TCK)
+
+WORK=$(mktemp -d /tmp/lethe-small.XXXXXX)
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+OUT="$RESULTS_DIR/small-$STAMP"
+PIDS=() PERF_PID=""
+RESTORE_SQL=() DURABILITY_WAS=""
+
+psql_direct() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" "$@"; }
+
+cleanup() {
+    local rc=$? pid
+    trap - EXIT INT TERM
+    for pid in $PERF_PID "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in $PERF_PID "${PIDS[@]}"; do
+        for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+    if [[ -d $OUT ]]; then cp "$WORK"/*.yaml "$WORK"/*.log "$OUT"/ 2>/dev/null || true; fi
+    if ((${#RESTORE_SQL[@]})); then
+        local q args=()
+        for q in "${RESTORE_SQL[@]}"; do args+=(-c "$q"); done
+        psql_direct -d postgres "${args[@]}" -c "SELECT pg_reload_conf()" >/dev/null ||
+            log "WARNING: could not restore the server's ${DURABILITY_WAS}; run: ${RESTORE_SQL[*]}"
+    fi
+    rm -rf "$WORK"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() {
+    local p
+    for _ in $(seq 50); do
+        p=$((20000 + RANDOM % 20000))
+        if port_free "$p"; then echo "$p"; return; fi
+    done
+    die "no free port found"
+}
+
+# The ledger fsyncs every intent, as a production PostgreSQL fsyncs every
+# commit; the test cluster runs with fsync=off, which would flatter direct.
+if ((PG_DURABLE)); then
+    for name in fsync synchronous_commit; do
+        IFS='|' read -r setting source < <(psql_direct -d postgres -F '|' -c "SELECT setting, source FROM pg_settings WHERE name = '$name'")
+        case $source in
+        "configuration file" | default) RESTORE_SQL+=("ALTER SYSTEM RESET $name") ;;
+        *) RESTORE_SQL+=("ALTER SYSTEM SET $name = '$setting'") ;;
+        esac
+        DURABILITY_WAS+="$name=$setting "
+        psql_direct -d postgres -c "ALTER SYSTEM SET $name = on"
+    done
+    psql_direct -d postgres -c "SELECT pg_reload_conf()" >/dev/null
+    sleep 1
+    log "server made durable for the run: fsync=$(psql_direct -d postgres -c 'SHOW fsync') synchronous_commit=$(psql_direct -d postgres -c 'SHOW synchronous_commit') (was: $DURABILITY_WAS)"
+fi
+
+psql_direct -d postgres -c 'select 1' >/dev/null || die "cannot reach PostgreSQL at $PG_HOST:$PG_PORT as $PG_USER (scripts/testdb.sh start?)"
+if [[ $(psql_direct -d postgres -c "select 1 from pg_database where datname = '$BENCH_DB'") != 1 ]]; then
+    log "creating database $BENCH_DB"
+    psql_direct -d postgres -c "create database \"$BENCH_DB\""
+fi
+
+mkdir -p "$OUT"
+log "results → $OUT"
+log "building lethe-proxy and bench/small from $REPO"
+(cd "$REPO" && go build -o "$WORK/lethe-proxy" ./cmd/lethe-proxy && go build -o "$WORK/small" ./bench/small) || die "go build failed"
+if [[ " $TARGETS " == *" nosync "* ]]; then
+    (cd "$REPO" && go build -tags lethe_bench_intent_nosync -o "$WORK/lethe-proxy-nosync" ./cmd/lethe-proxy) || die "go build (nosync) failed"
+fi
+
+dsn() { echo "host=127.0.0.1 port=$1 user=$PG_USER dbname=$BENCH_DB sslmode=disable application_name=lethe-small-bench"; }
+# A fresh random salt per invocation: the ledgers are thrown away afterwards.
+SALT=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+
+# start_proxy NAME BINARY CAPTURE(0|1): starts a lethe-proxy on a free port
+# and exports SMALL_DSN_NAME and SMALL_PID_NAME.
+start_proxy() {
+    local name=$1 bin=$2 capture=$3 port pid
+    port=$(free_port)
+    cat >"$WORK/$name.yaml" <<EOF
+postgres:
+  listen: 127.0.0.1:$port
+  upstream: $PG_HOST:$PG_PORT
+  upstream_tls: disable
+capture:
+  mode: strict
+  ledger:
+    sqlite: $WORK/$name-ledger.db
+  database: $BENCH_DB
+  tables:
+$(if ((capture)); then cat <<RULE
+    - table: $TABLE
+      id: id
+      subjects: ["metadata->>'user_id'"]
+RULE
+else echo "    []"; fi)
+log:
+  level: warn
+shutdown_timeout: 2s
+EOF
+    log "starting $name (lethe-proxy, capture=$capture) on 127.0.0.1:$port${LETHE_PROXY_ENV:+ with env: $LETHE_PROXY_ENV}"
+    # shellcheck disable=SC2086 # LETHE_PROXY_ENV is a list of K=V words
+    env $LETHE_PROXY_ENV LETHE_SUBJECT_SALT="$SALT" "$bin" serve --config "$WORK/$name.yaml" >"$WORK/$name.log" 2>&1 </dev/null &
+    pid=$!
+    PIDS+=("$pid")
+    for _ in $(seq 100); do
+        kill -0 "$pid" 2>/dev/null || { tail -n 20 "$WORK/$name.log" >&2 || true; die "$name exited during startup"; }
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+        sleep 0.1
+    done
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || die "$name did not listen on 127.0.0.1:$port within 10s"
+    export "SMALL_DSN_$name=$(dsn "$port")" "SMALL_PID_$name=$pid"
+}
+
+CAPTURING=""
+for t in $TARGETS; do
+    case $t in
+    direct) export "SMALL_DSN_direct=$(dsn "$PG_PORT")" ;;
+    relay) start_proxy relay "$WORK/lethe-proxy" 0 ;;
+    proxy) start_proxy proxy "$WORK/lethe-proxy" 1; CAPTURING+=" proxy" ;;
+    nosync) start_proxy nosync "$WORK/lethe-proxy-nosync" 1; CAPTURING+=" nosync" ;;
+    esac
+done
+
+if [[ -n $PERF_TARGET ]]; then
+    pid_var="SMALL_PID_$PERF_TARGET"
+    [[ -n ${!pid_var:-} ]] || die "PERF_TARGET=$PERF_TARGET is not a running proxy target"
+    log "perf record -g -p ${!pid_var} ($PERF_TARGET)"
+    perf record -q -e cpu-clock -F 999 -g -p "${!pid_var}" -o "$WORK/perf.data" >"$WORK/perf.log" 2>&1 &
+    PERF_PID=$!
+fi
+
+{
+    echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "git_rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    echo "git_changes=$(git -C "$REPO" status --porcelain -- . ':!bench' 2>/dev/null | awk '{print $1 ":" $2}' | paste -sd' ')"
+    echo "nproc=$(nproc)"
+    echo "cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
+    echo "kernel=$(uname -r)"
+    echo "postgres=$(psql_direct -d postgres -c 'show server_version')"
+    echo "go=$(go version)"
+    echo "rounds=$R d=$D clients=$CLIENTS modes=$MODES dim=$DIM warmup_s=$WARMUP_S settle_s=$SETTLE_S targets=$TARGETS"
+    echo "pg_durable=$PG_DURABLE (server was: $DURABILITY_WAS) table=$TABLE db=$BENCH_DB"
+    echo "lethe_proxy_env=$LETHE_PROXY_ENV quiet_pct=$QUIET_PCT quiet_max_s=$QUIET_MAX perf_target=$PERF_TARGET"
+    echo "loadavg_at_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$OUT/meta.txt"
+
+SMALL_TARGETS=$TARGETS SMALL_CAPTURING=$CAPTURING SMALL_ADMIN_DSN=$(dsn "$PG_PORT") SMALL_TABLE=$TABLE OUT_DIR=$OUT \
+    "$WORK/small" 2> >(tee "$OUT/small.log" >&2)
+
+if [[ -n $PERF_PID ]]; then
+    kill -INT "$PERF_PID" 2>/dev/null || true
+    wait "$PERF_PID" 2>/dev/null || true
+    PERF_PID=""
+    cp "$WORK/perf.data" "$OUT/perf.data" 2>/dev/null || true
+    echo
+    echo "profile of $PERF_TARGET (perf report --no-children), top symbols:"
+    { perf report -i "$WORK/perf.data" --no-children --sort sym --stdio 2>/dev/null || true; } |
+        grep -E '^ +[0-9.]+%' | sed -n 1,25p | tee "$OUT/perf-top.txt"
+fi
+
+for f in "$WORK"/*.log; do
+    if grep -Eqi 'refus|LT00|error' "$f"; then log "$(basename "$f" .log) logged errors or refusals; see $OUT/$(basename "$f")"; fi
+done
+echo
+echo "Per-run data: $OUT/runs.csv"
+echo "Table:        $OUT/table.txt"
+echo "Metadata:     $OUT/meta.txt"
