@@ -6,8 +6,14 @@
 #
 #   direct   the server
 #   relay    lethe-proxy capturing no table: the relay alone
-#   proxy    lethe-proxy capturing the table (strict, SQLite ledger): every
-#            insert's write-ahead intent is durable before its Sync goes on
+#   proxy    lethe-proxy capturing the table (strict, SQLite ledger) with
+#            capture.wal: off: every insert's write-ahead intent is durable
+#            before its Sync goes on
+#   wal      lethe-proxy capturing the table with the WAL follower on (the
+#            default configuration): intents are written without waiting for
+#            fsync, the slot being the durable record of committed rows; the
+#            follower's own CPU is in the proxy's (slot lethe_small_bench,
+#            dropped at exit)
 #   nosync   (NOSYNC=1) as proxy, built with the bench-only tag
 #            lethe_bench_intent_nosync: intents are written without waiting
 #            for fsync (ledger.Options.IntentSync = ledger.IntentNoSync)
@@ -28,7 +34,7 @@
 #   CLIENTS      client counts ["4 8"]         MODES      ["extended simple"]
 #   DIM          vector dimensions [1536]      WARMUP_S   unrecorded seconds per mode and target before round 1 [2]
 #   NOSYNC       1 = add the nosync target [0]
-#   TARGETS      which targets, in order [direct relay proxy (nosync)]
+#   TARGETS      which targets, in order [direct relay proxy wal (nosync)]
 #   SETTLE_S     seconds to let a capturing proxy commit its held confirmations
 #                after each of its runs, counted in its CPU [11]
 #   PG_DURABLE   1 = fsync and synchronous_commit on in the server for the run, as
@@ -49,7 +55,7 @@ export R=${R:-3} D=${D:-10} DIM=${DIM:-1536} WARMUP_S=${WARMUP_S:-2} SETTLE_S=${
 export CLIENTS=${CLIENTS:-4 8} MODES=${MODES:-extended simple}
 export QUIET_PCT=${QUIET_PCT:-20} QUIET_MAX=${QUIET_MAX:-60}
 NOSYNC=${NOSYNC:-0}
-DEFAULT_TARGETS="direct relay proxy"
+DEFAULT_TARGETS="direct relay proxy wal"
 ((NOSYNC == 0)) || DEFAULT_TARGETS+=" nosync"
 TARGETS=${TARGETS:-$DEFAULT_TARGETS}
 BENCH_DB=${BENCH_DB:-lethe_bench}
@@ -66,7 +72,7 @@ for v in R D DIM WARMUP_S SETTLE_S QUIET_PCT QUIET_MAX PG_DURABLE NOSYNC; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 for t in $TARGETS; do
-    case $t in direct | relay | proxy | nosync) ;; *) die "unknown target '$t' (direct, relay, proxy, nosync)" ;; esac
+    case $t in direct | relay | proxy | wal | nosync) ;; *) die "unknown target '$t' (direct, relay, proxy, wal, nosync)" ;; esac
 done
 [[ $TABLE =~ ^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$ ]] || die "TABLE must be schema.table in lower case (got '$TABLE')"
 [[ $BENCH_DB =~ ^[A-Za-z0-9_]+$ ]] || die "BENCH_DB must be a plain identifier"
@@ -104,6 +110,11 @@ cleanup() {
         kill -KILL "$pid" 2>/dev/null || true
     done
     if [[ -d $OUT ]]; then cp "$WORK"/*.yaml "$WORK"/*.log "$OUT"/ 2>/dev/null || true; fi
+    if [[ " $TARGETS " == *" wal "* ]]; then
+        psql_direct -d "$BENCH_DB" -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'lethe_small_bench'" \
+            -c "DROP PUBLICATION IF EXISTS lethe_small_bench, lethe_small_bench_inserts" >/dev/null ||
+            log "WARNING: could not drop replication slot lethe_small_bench; drop it, or it keeps the server's WAL"
+    fi
     if ((${#RESTORE_SQL[@]})); then
         local q args=()
         for q in "${RESTORE_SQL[@]}"; do args+=(-c "$q"); done
@@ -162,8 +173,9 @@ dsn() { echo "host=127.0.0.1 port=$1 user=$PG_USER dbname=$BENCH_DB sslmode=disa
 # A fresh random salt per invocation: the ledgers are thrown away afterwards.
 SALT=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
 
-# start_proxy NAME BINARY CAPTURE(0|1): starts a lethe-proxy on a free port
-# and exports SMALL_DSN_NAME and SMALL_PID_NAME.
+# start_proxy NAME BINARY CAPTURE(0|1|2): starts a lethe-proxy on a free
+# port (capturing nothing, the table with capture.wal: off, or the table
+# with the WAL follower) and exports SMALL_DSN_NAME and SMALL_PID_NAME.
 start_proxy() {
     local name=$1 bin=$2 capture=$3 port pid
     port=$(free_port)
@@ -177,6 +189,11 @@ capture:
   ledger:
     sqlite: $WORK/$name-ledger.db
   database: $BENCH_DB
+$(if ((capture == 2)); then cat <<WALCFG
+  store: "host=$PG_HOST port=$PG_PORT user=$PG_USER dbname=$BENCH_DB sslmode=disable"
+  wal_slot: lethe_small_bench
+WALCFG
+else echo "  wal: off"; fi)
   tables:
 $(if ((capture)); then cat <<RULE
     - table: $TABLE
@@ -208,6 +225,7 @@ for t in $TARGETS; do
     direct) export "SMALL_DSN_direct=$(dsn "$PG_PORT")" ;;
     relay) start_proxy relay "$WORK/lethe-proxy" 0 ;;
     proxy) start_proxy proxy "$WORK/lethe-proxy" 1; CAPTURING+=" proxy" ;;
+    wal) start_proxy wal "$WORK/lethe-proxy" 2; CAPTURING+=" wal" ;;
     nosync) start_proxy nosync "$WORK/lethe-proxy-nosync" 1; CAPTURING+=" nosync" ;;
     esac
 done

@@ -75,7 +75,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	if err != nil {
 		return nil, fmt.Errorf("%w (from %s or %s)", err, envSalt, envSaltFile)
 	}
-	l, where, err := openLedgerWith(cfg.Capture.Ledger, configPath, ledger.Options{Logger: log, Owner: ledgerOwner(cfg), LeaseDuration: cfg.Capture.Ledger.Lease.D(), IntentSync: benchIntentSync})
+	l, where, err := openLedgerWith(cfg.Capture.Ledger, configPath, ledger.Options{Logger: log, Owner: ledgerOwner(cfg), LeaseDuration: cfg.Capture.Ledger.Lease.D(), IntentSync: intentSync(cfg.Capture)})
 	if err != nil {
 		return nil, err
 	}
@@ -127,9 +127,22 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	return out, nil
 }
 
-// benchIntentSync is the proxy's ledger.Options.IntentSync: always
-// ledger.IntentDurable, except in the benchmark-only build of
-// intentsync_bench.go.
+// intentSync is what the proxy's intents wait for. With the WAL follower
+// on, the server's own WAL (through the slot, which the follower confirms
+// only once the ledger has the rows) is the durable record of every
+// committed row: an intent need not wait for the disk, and survives a
+// crash of the proxy but not of the machine, whose lost intents the
+// follower stands in for. Without the follower the intent is the only
+// record, and waits for fsync.
+func intentSync(c config.Capture) ledger.IntentSync {
+	if c.Follows() {
+		return ledger.IntentNoSync
+	}
+	return benchIntentSync
+}
+
+// benchIntentSync is ledger.IntentDurable, except in the benchmark-only
+// build of intentsync_bench.go.
 var benchIntentSync = ledger.IntentDurable
 
 func compileRules(tables []config.TableRule) (*extract.Rules, error) {
