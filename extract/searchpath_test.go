@@ -98,7 +98,7 @@ func TestAnalyzeUnder_ReturnsEveryCandidatesWritesOnce(t *testing.T) {
 		{"a table per candidate", `INSERT INTO docs (id, user_id) VALUES ('a', 'ann')`,
 			[][]string{{"vecs"}, {"public"}, {"other"}}, []string{"vecs.docs", "public.docs"}},
 		{"the same write once", `INSERT INTO docs (id, user_id) VALUES ('a', 'ann')`,
-			[][]string{{"public"}, {"other", "public"}, {"$user", "public"}}, []string{"public.docs"}},
+			[][]string{{"public"}, {"other", "public"}, {"public", "other"}}, []string{"public.docs"}},
 		{"a text writing the same rows twice keeps both",
 			`INSERT INTO docs (id, user_id) VALUES ('a', 'ann'); INSERT INTO public.docs (id, user_id) VALUES ('a', 'ann')`,
 			[][]string{{"public"}, {"other"}}, []string{"public.docs", "public.docs"}},
