@@ -30,30 +30,23 @@ type SearchPathChange struct {
 }
 
 // ClassifySearchPath reports whether sql changes search_path and how: SET
-// [SESSION|LOCAL] search_path TO/= a, b; SET search_path TO DEFAULT; RESET
-// search_path; RESET ALL; DISCARD ALL; and SELECT set_config('search_path',
-// 'a, b', is_local). When the text holds several statements the last change
-// wins (Unknown if they disagree on Local). Like ClassifyTx it turns other
+// [SESSION|LOCAL] search_path TO/= a, b; SET SCHEMA 'a'; SET search_path TO
+// DEFAULT; RESET search_path; RESET ALL; DISCARD ALL; and SELECT
+// set_config('search_path', 'a, b', is_local). When the text holds several
+// statements the last change wins (Unknown if they disagree on Local).
+// Statements that may change it in a way they do not spell out are
+// Unknown: set_config anywhere else (in a CTE, a VALUES list, a subquery,
+// an INSERT … SELECT), an UPDATE of pg_settings, a DO block that names
+// search_path, set_config or pg_settings. Like ClassifyTx it turns other
 // statements away without a parse, so that a megabyte of inline vectors is
-// not scanned.
+// not scanned twice.
 //
-// Not seen: changes made by functions, procedures or DO blocks, and
-// set_config called from a statement that does not begin with SELECT.
+// Not seen: changes made by functions and procedures (a function that
+// calls set_config or runs SET search_path without a SET clause of its
+// own leaves the session's path changed).
 func ClassifySearchPath(sql string) (SearchPathChange, bool) {
-	if strings.Contains(sql, ";") {
-		if !containsFold(sql, []byte("search_path")) && !containsFold(sql, []byte("reset")) && !containsFold(sql, []byte("discard")) {
-			return SearchPathChange{}, false
-		}
-	} else {
-		switch w := firstWord(sql); {
-		case strings.EqualFold(w, "reset"), strings.EqualFold(w, "discard"):
-		case strings.EqualFold(w, "set"), strings.EqualFold(w, "select"):
-			if !containsFold(sql, []byte("search_path")) {
-				return SearchPathChange{}, false
-			}
-		default:
-			return SearchPathChange{}, false
-		}
+	if !mayChangeSearchPath(sql) {
+		return SearchPathChange{}, false
 	}
 	res, err := pg.Parse(sql)
 	if err != nil {
@@ -64,16 +57,25 @@ func ClassifySearchPath(sql string) (SearchPathChange, bool) {
 	for _, raw := range res.Stmts {
 		var c SearchPathChange
 		var ok bool
-		if sel := raw.Stmt.GetSelectStmt(); sel != nil {
+		text := statementText(sql, raw)
+		switch {
+		case raw.Stmt.GetSelectStmt() != nil:
 			var seen int
-			c, ok, seen = selectSearchPathChange(sel)
-			if countFold(statementText(sql, raw), []byte("set_config")) > seen {
+			c, ok, seen = selectSearchPathChange(raw.Stmt.GetSelectStmt())
+			if countFold(text, []byte("set_config")) > seen {
 				// set_config called where the statement's shape does not
-				// show it (inside CASE, a subquery, a CTE): do not guess.
+				// show it (inside CASE, a subquery, a CTE, VALUES): do not
+				// guess.
 				c, ok = SearchPathChange{Unknown: true}, true
 			}
-		} else {
+		case raw.Stmt.GetVariableSetStmt() != nil, raw.Stmt.GetDiscardStmt() != nil, raw.Stmt.GetVariableShowStmt() != nil:
 			c, ok = stmtSearchPathChange(raw.Stmt)
+		default:
+			// UPDATE pg_settings SET setting = … WHERE name = E'search\_path',
+			// INSERT … SELECT set_config(…), a DO block running SET.
+			if hiddenPathWords.in(text) || (raw.Stmt.GetDoStmt() != nil && containsFold(text, []byte("search_path"))) {
+				c, ok = SearchPathChange{Unknown: true}, true
+			}
 		}
 		if !ok {
 			continue
@@ -84,6 +86,36 @@ func ClassifySearchPath(sql string) (SearchPathChange, bool) {
 		change, found = c, true
 	}
 	return change, found
+}
+
+// hiddenPathWords are the names through which a statement of any kind may
+// set search_path (any "U&" counts too: it may spell them).
+var hiddenPathWords = func() (s nameSet) {
+	s.add("set_config")
+	s.add("pg_settings")
+	return s
+}()
+
+// mayChangeSearchPath is ClassifySearchPath's filter before a parse: it
+// looks only at the first word, and scans the text for the names that
+// matter (once, without allocating).
+func mayChangeSearchPath(sql string) bool {
+	if strings.Contains(sql, ";") {
+		return containsFold(sql, []byte("search_path")) || containsFold(sql, []byte("reset")) || containsFold(sql, []byte("discard")) ||
+			containsFold(sql, []byte("schema")) || hiddenPathWords.in(sql)
+	}
+	switch w := firstWord(sql); {
+	case strings.EqualFold(w, "reset"), strings.EqualFold(w, "discard"):
+		return true
+	case strings.EqualFold(w, "set"):
+		// SET SCHEMA 'x' is SET search_path; U&"search_path" may spell it.
+		return containsFold(sql, []byte("search_path")) || containsFold(sql, []byte("schema")) || containsFold(sql, []byte("u&"))
+	case strings.EqualFold(w, "select"), strings.EqualFold(w, "do"):
+		if containsFold(sql, []byte("search_path")) {
+			return true
+		}
+	}
+	return hiddenPathWords.in(sql)
 }
 
 // statementText is the text of one of the statements sql was parsed into.

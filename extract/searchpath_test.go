@@ -44,6 +44,20 @@ func TestClassifySearchPath(t *testing.T) {
 		{`SET search_path TO a; SET LOCAL search_path TO b`, SearchPathChange{Unknown: true}, true},
 		{`SET search_path TO a; SET search_path TO b`, SearchPathChange{Path: []string{"b"}}, true},
 		{`SET search_path TO`, SearchPathChange{}, false}, // a syntax error: nothing runs
+		// Changes spelled other ways, or hidden where only the server sees
+		// what they do.
+		{`SET SCHEMA 'vecs'`, SearchPathChange{Path: []string{"vecs"}}, true},
+		{`SET LOCAL SCHEMA 'vecs'`, SearchPathChange{Path: []string{"vecs"}, Local: true}, true},
+		{`SET U&"search\005fpath" TO vecs`, SearchPathChange{Path: []string{"vecs"}}, true},
+		{`SELECT set_config(E'search\_path', 'vecs', false)`, SearchPathChange{Path: []string{"vecs"}}, true},
+		{`WITH s AS (SELECT set_config('search_path', 'vecs', false)) SELECT * FROM s`, SearchPathChange{Unknown: true}, true},
+		{`VALUES (set_config('search_path', 'vecs', false))`, SearchPathChange{Unknown: true}, true},
+		{`INSERT INTO log (v) SELECT set_config('search_path', 'vecs', false)`, SearchPathChange{Unknown: true}, true},
+		{`UPDATE pg_settings SET setting = 'vecs' WHERE name = 'search_path'`, SearchPathChange{Unknown: true}, true},
+		{`update PG_CATALOG.PG_SETTINGS set setting = 'vecs' where name = E'search\_path'`, SearchPathChange{Unknown: true}, true},
+		{`DO $$ BEGIN SET search_path = vecs; END $$`, SearchPathChange{Unknown: true}, true},
+		{`DO $$ BEGIN PERFORM 1; END $$`, SearchPathChange{}, false},
+		{`SELECT 1; SET SCHEMA 'vecs'`, SearchPathChange{Path: []string{"vecs"}}, true},
 	}
 	for _, tc := range tests {
 		got, ok := ClassifySearchPath(tc.sql)
