@@ -106,6 +106,7 @@ func (r *Rules) analyze(sql string, searchPath []string) ([]*Analysis, error) {
 		}
 		out = append(out, r.analyzeStmt(raw.Stmt, searchPath)...)
 		out = append(out, r.serverSideWrites(raw.Stmt, statementText(sql, raw), mayCall)...)
+		out = append(out, r.pendingWrites(raw.Stmt)...)
 	}
 	return out, nil
 }

@@ -21,6 +21,10 @@ type Rules struct {
 	mentioned nameSet
 	// writers are the server-side writers (WithWriters); nil when none.
 	writers *writerIndex
+	// pending are the tables of DDL not read from the catalog yet, and
+	// why writes are unattributed meanwhile (WithPendingDDL).
+	pending       []*table
+	pendingReason string
 }
 
 // table is one compiled rule.
