@@ -289,14 +289,15 @@ func SetsLocally(sql string) bool {
 	return len(w) == 2 && w[0] == "set" && w[1] == "local"
 }
 
-// Schemas returns the schemas of the configured tables, each once, in no
-// particular order. Resolving an unqualified name against each of them in
-// turn finds every configured table it may denote, whatever search_path
+// Schemas returns the schemas of the configured tables and of the
+// relations that write them (views, partitions, children), each once, in
+// no particular order. Resolving an unqualified name against each of them
+// in turn finds every configured table it may denote, whatever search_path
 // the session has.
 func (r *Rules) Schemas() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, t := range r.tables {
+	for _, t := range r.rels {
 		if !seen[t.schema] {
 			seen[t.schema] = true
 			out = append(out, t.schema)

@@ -31,7 +31,7 @@ func (s *session) effectOf(sql string) effect {
 }
 
 // resolvable replaces anyPath, a search_path capture cannot know, with
-// every schema that has a configured table.
+// every schema that has a configured table or a relation that writes one.
 func (s *session) resolvable(paths [][]string) [][]string {
 	if !slices.ContainsFunc(paths, isAnyPath) {
 		return paths
@@ -42,7 +42,7 @@ func (s *session) resolvable(paths [][]string) [][]string {
 			out = append(out, p)
 		}
 	}
-	for _, schema := range s.c.ConfiguredRules().Schemas() {
+	for _, schema := range s.rules.Schemas() {
 		out = append(out, []string{schema})
 	}
 	return out

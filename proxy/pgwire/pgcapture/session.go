@@ -84,6 +84,9 @@ type session struct {
 
 	mu sync.Mutex
 	tx *txTracker // and the session's search_path, in tx.paths
+	// ddl is DDL sent and not yet read from the catalog (ddl.go), under mu.
+	ddl ddlFollower
+	o   *Observer
 }
 
 func newSession(o *Observer, info pgwire.SessionInfo) *session {
@@ -91,7 +94,7 @@ func newSession(o *Observer, info pgwire.SessionInfo) *session {
 	s := &session{
 		c: c, maxStatements: o.cfg.MaxStatementsInFlight, stmts: map[string]*prepared{}, portals: newPortalBook(), byText: map[analysisKey]*prepared{},
 		reset: startupSearchPath(info.Parameters),
-		rules: c.Rules(), texts: map[string]stmtText{},
+		rules: c.Rules(), texts: map[string]stmtText{}, o: o,
 	}
 	s.tx = newTxTracker(c, s.reset)
 	return s
@@ -99,6 +102,9 @@ func newSession(o *Observer, info pgwire.SessionInfo) *session {
 
 func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 	s.followRules()
+	if m.Type == 'Q' || m.Type == 'S' || m.Type == 'F' {
+		defer s.ddlSynced() // after the message's DDL, if any, is noted
+	}
 	switch m.Type {
 	case 'P', 'B', 'D', 'E', 'C':
 		s.inBatch = true
@@ -133,6 +139,7 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 		if err != nil {
 			return nil
 		}
+		s.noteDDL(p.Query)
 		st := s.prepare(p.Query, p.ParameterOIDs)
 		s.stmts[p.Name] = st
 		s.texts[p.Name] = stmtText{p.Query, p.ParameterOIDs}
@@ -216,6 +223,7 @@ func (s *session) ServerMessage(m pgwire.Message) {
 		if err == nil {
 			s.tx.Ready(st)
 			s.portals.ready(st)
+			s.ddlReady(st, s.o.catalog.Load())
 		}
 	}
 }
