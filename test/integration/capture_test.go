@@ -22,9 +22,10 @@ import (
 // captured is a proxy with capture enabled over an SQLite ledger.
 type captured struct {
 	*proxy
-	capture *capture.Capture
-	ledger  ledger.Ledger
-	hasher  *ledger.Hasher
+	capture  *capture.Capture
+	ledger   ledger.Ledger
+	hasher   *ledger.Hasher
+	observer *pgcapture.Observer
 }
 
 var testSalt = bytes.Repeat([]byte("lethe-test-salt!"), 2) // 32 bytes
@@ -46,8 +47,9 @@ func startCaptureProxy(t *testing.T, db testDB, mode capture.Mode, rules []extra
 		f(&cfg)
 	}
 	t.Cleanup(func() { c.Close(); l.Close() })
-	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = pgcapture.New(c, cfg) })
-	return &captured{proxy: p, capture: c, ledger: l, hasher: h}
+	o := pgcapture.New(c, cfg)
+	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = o })
+	return &captured{proxy: p, capture: c, ledger: l, hasher: h, observer: o}
 }
 
 // testConfirmHold is how long the in-process captures hold confirmations:
