@@ -280,6 +280,7 @@ func missingColumns(t *table, have []string) []string {
 // column d does not expose gets a name no statement can spell.
 func derivedTable(t *table, d DerivedRelation) *table {
 	n := *t
+	n.self = []*table{&n}
 	n.schema, n.relname = d.Schema, d.Name
 	n.refuse = d.Refuse
 	rename := func(c string) string {

@@ -39,6 +39,8 @@ type table struct {
 	// refuse, when set, says why writes to this relation cannot be
 	// attributed (a derived relation Lethe cannot map).
 	refuse string
+	// self is []*table{t}, which resolve returns without allocating.
+	self []*table
 }
 
 // columnIndex is the position of col in t.columns, or -1.
@@ -100,6 +102,7 @@ func NewRules(rules []Rule) (*Rules, error) {
 			}
 			t.subjCol = append(t.subjCol, ci)
 		}
+		t.self = []*table{&t}
 		r.tables[t.name] = &t
 		r.rels[t.name] = &t
 		r.byName[t.relname] = append(r.byName[t.relname], &t)
@@ -132,17 +135,17 @@ func (r *Rules) resolve(schema, relname string, searchPath []string) []*table {
 	if len(searchPath) == 0 {
 		return r.one("public", relname)
 	}
-	var out []*table
 	for _, s := range searchPath {
 		if s == "$user" {
-			out = appendNew(out, r.byName[relname]...)
-			continue
+			// Every relation of that name, which includes whatever a
+			// later schema on the path would resolve it to.
+			return r.byName[relname]
 		}
 		if t := r.rels[s+"."+relname]; t != nil {
-			return appendNew(out, t)
+			return t.self
 		}
 	}
-	return out
+	return nil
 }
 
 // sortByName puts each byName list in schema order.
@@ -154,18 +157,9 @@ func (r *Rules) sortByName() {
 
 func (r *Rules) one(schema, relname string) []*table {
 	if t := r.rels[schema+"."+relname]; t != nil {
-		return []*table{t}
+		return t.self
 	}
 	return nil
-}
-
-func appendNew(out []*table, ts ...*table) []*table {
-	for _, t := range ts {
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // CanonicalTable returns a rule's table name in the form tags carry

@@ -73,7 +73,7 @@ func ClassifySearchPath(sql string) (SearchPathChange, bool) {
 		default:
 			// UPDATE pg_settings SET setting = … WHERE name = E'search\_path',
 			// INSERT … SELECT set_config(…), a DO block running SET.
-			if hiddenPathWords.in(text) || (raw.Stmt.GetDoStmt() != nil && containsFold(text, []byte("search_path"))) {
+			if hiddenPathWords(text) || (raw.Stmt.GetDoStmt() != nil && containsFold(text, []byte("search_path"))) {
 				c, ok = SearchPathChange{Unknown: true}, true
 			}
 		}
@@ -88,21 +88,50 @@ func ClassifySearchPath(sql string) (SearchPathChange, bool) {
 	return change, found
 }
 
-// hiddenPathWords are the names through which a statement of any kind may
-// set search_path (any "U&" counts too: it may spell them).
-var hiddenPathWords = func() (s nameSet) {
-	s.add("set_config")
-	s.add("pg_settings")
+// hiddenPathWords reports whether text names set_config or pg_settings,
+// through which a statement of any kind may set search_path, or holds a
+// "U&" that may spell them. It runs on every statement, so it looks only
+// around the bytes '_' and '&', which a vector literal does not hold.
+func hiddenPathWords(text string) bool {
+	for off := 0; ; {
+		j := strings.IndexByte(text[off:], '_')
+		if j < 0 {
+			break
+		}
+		i := off + j
+		if i >= 3 && hasPrefixFold(text[i-3:], []byte("set_config")) || i >= 2 && hasPrefixFold(text[i-2:], []byte("pg_settings")) {
+			return true
+		}
+		off = i + 1
+	}
+	for off := 0; ; {
+		j := strings.IndexByte(text[off:], '&')
+		if j < 0 {
+			return false
+		}
+		i := off + j
+		if i > 0 && text[i-1]|0x20 == 'u' {
+			return true
+		}
+		off = i + 1
+	}
+}
+
+// multiStatementPathWords are the words that make a text of several
+// statements worth parsing (any "U&" counts too).
+var multiStatementPathWords = func() (s nameSet) {
+	for _, w := range []string{"search_path", "reset", "discard", "schema", "set_config", "pg_settings"} {
+		s.add(w)
+	}
 	return s
 }()
 
 // mayChangeSearchPath is ClassifySearchPath's filter before a parse: it
-// looks only at the first word, and scans the text for the names that
-// matter (once, without allocating).
+// looks at the first word, and scans the text once for the names that
+// matter, without allocating.
 func mayChangeSearchPath(sql string) bool {
 	if strings.Contains(sql, ";") {
-		return containsFold(sql, []byte("search_path")) || containsFold(sql, []byte("reset")) || containsFold(sql, []byte("discard")) ||
-			containsFold(sql, []byte("schema")) || hiddenPathWords.in(sql)
+		return multiStatementPathWords.in(sql)
 	}
 	switch w := firstWord(sql); {
 	case strings.EqualFold(w, "reset"), strings.EqualFold(w, "discard"):
@@ -115,7 +144,7 @@ func mayChangeSearchPath(sql string) bool {
 			return true
 		}
 	}
-	return hiddenPathWords.in(sql)
+	return hiddenPathWords(sql)
 }
 
 // statementText is the text of one of the statements sql was parsed into.
