@@ -51,9 +51,14 @@ func (r *Rules) ClassifyDDL(sql string) (DDLChange, bool) {
 			continue
 		}
 		found = true
-		if concerns {
-			tables.addAll(r.tablesNamedIn(statementText(sql, raw)))
+		if concerns == nothing {
+			continue
 		}
+		text := statementText(sql, raw)
+		if concerns == code && !namesWrite(text) {
+			concerns = writersOnly // code that only reads a table does not write it
+		}
+		tables.addAll(r.tablesNamedIn(text, concerns))
 	}
 	if !found {
 		return DDLChange{}, false
@@ -75,31 +80,47 @@ func mayHoldDDL(sql string) bool {
 	return false
 }
 
+// concern is which names in a DDL statement's text count as naming a
+// configured table.
+type concern uint8
+
+const (
+	nothing     concern = iota // read the catalog again, refuse nothing
+	relations                  // relations, writer functions and fired relations
+	code                       // a body: relations only with a write verb
+	writersOnly                // writer functions and fired relations only
+	schemas                    // ALTER SCHEMA … RENAME: relations and their schemas
+)
+
 // ddlStmt reports whether n is DDL after which the catalog must be read
-// again, and whether the writes that follow may depend on it (concerns)
-// when it names a configured table.
-func (r *Rules) ddlStmt(n *pg.Node) (relevant, concerns bool) {
+// again, and which of the names it holds concern the writes that follow.
+func (r *Rules) ddlStmt(n *pg.Node) (relevant bool, c concern) {
 	switch {
 	case n.GetCreateStmt() != nil:
 		s := n.GetCreateStmt()
-		return len(s.InhRelations) > 0 || s.Partbound != nil, true
+		return len(s.InhRelations) > 0 || s.Partbound != nil, relations
+	case n.GetRenameStmt() != nil:
+		if n.GetRenameStmt().RenameType == pg.ObjectType_OBJECT_SCHEMA {
+			return true, schemas
+		}
+		return true, relations
 	case n.GetViewStmt() != nil, n.GetCreateTrigStmt() != nil, n.GetRuleStmt() != nil,
-		n.GetRenameStmt() != nil, n.GetAlterObjectSchemaStmt() != nil, n.GetCreateSchemaStmt() != nil:
-		return true, true
+		n.GetAlterObjectSchemaStmt() != nil, n.GetCreateSchemaStmt() != nil:
+		return true, relations
 	case n.GetCreateFunctionStmt() != nil, n.GetDoStmt() != nil:
-		return true, true
+		return true, code
 	case n.GetAlterTableStmt() != nil:
 		for _, c := range n.GetAlterTableStmt().Cmds {
 			if cmd := c.GetAlterTableCmd(); cmd != nil && catalogAlter(cmd.Subtype) {
-				return true, true
+				return true, relations
 			}
 		}
 	case n.GetDropStmt() != nil, n.GetCreateExtensionStmt() != nil:
 		// Dropping takes a way of writing away; an extension's objects
 		// are not application code. Read again, refuse nothing.
-		return true, false
+		return true, nothing
 	}
-	return false, false
+	return false, nothing
 }
 
 // catalogAlter reports the ALTER TABLE commands that change how
@@ -120,21 +141,26 @@ func catalogAlter(t pg.AlterTableType) bool {
 }
 
 // tablesNamedIn returns the configured tables text names, by the text
-// rule: their names, the names of relations that write them (views,
-// partitions, children), of writer functions and fired relations, and the
-// schemas they are in (ALTER SCHEMA … RENAME moves them all).
-func (r *Rules) tablesNamedIn(text string) tableSet {
+// rule: the names of writer functions and fired relations, and unless c
+// is writersOnly their own names and those of relations that write them
+// (views, partitions, children); with c schemas, the schemas they are in
+// too (ALTER SCHEMA … RENAME moves them all).
+func (r *Rules) tablesNamedIn(text string, c concern) tableSet {
 	out := tableSet{}
-	for name, ts := range r.byName {
-		if namedIn(text, name) {
-			for _, t := range ts {
-				out[r.tables[t.name]] = true
+	if c != writersOnly {
+		for name, ts := range r.byName {
+			if namedIn(text, name) {
+				for _, t := range ts {
+					out[r.tables[t.name]] = true
+				}
 			}
 		}
 	}
-	for _, t := range r.tables {
-		if namedIn(text, t.schema) {
-			out[t] = true
+	if c == schemas {
+		for _, t := range r.tables {
+			if namedIn(text, t.schema) {
+				out[t] = true
+			}
 		}
 	}
 	if w := r.writers; w != nil {

@@ -8,7 +8,10 @@ import (
 )
 
 func TestClassifyDDL(t *testing.T) {
-	r := itemsRules(t, testRules(t).WriterFinder(), itemsCatalog())
+	r := testRules(t).WithWriters(testRules(t).FindWriters(Catalog{
+		Relations: itemsCatalog(),
+		Routines:  []Routine{sqlRoutine("public", "add_item", `INSERT INTO items (id, user_id) VALUES ($1, $2)`)},
+	}))
 	tests := []struct {
 		sql    string
 		ok     bool
@@ -30,6 +33,9 @@ func TestClassifyDDL(t *testing.T) {
 		{`CREATE FUNCTION f() RETURNS void LANGUAGE sql AS $$ INSERT INTO items (id, user_id) VALUES ('a', 'b') $$`, true, []string{"public.items"}},
 		{`CREATE RULE r AS ON INSERT TO other DO ALSO INSERT INTO items_2024 (id, user_id) VALUES (new.id, 'x')`, true, []string{"public.items"}},
 		{`DROP VIEW items_v`, true, nil},
+		{`CREATE VIEW public.report AS SELECT count(*) FROM other`, true, nil},
+		{`CREATE FUNCTION public.count_items() RETURNS bigint LANGUAGE sql AS $$ SELECT count(*) FROM items $$`, true, nil},
+		{`CREATE FUNCTION wrap() RETURNS void LANGUAGE sql AS $$ SELECT add_item('a', 'b') $$`, true, []string{"public.items"}},
 		{`SELECT 1; ALTER TABLE items RENAME TO items2`, true, []string{"public.items"}},
 		{`SELECT 'create'`, false, nil},
 		{`INSERT INTO items (id, user_id) VALUES ('a', 'b')`, false, nil},
