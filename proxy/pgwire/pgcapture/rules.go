@@ -117,11 +117,19 @@ func (w *WriterCatalog) Refresh(ctx context.Context) error {
 	for i, f := range found.Fired {
 		fired[i] = f.String()
 	}
+	// A partitioned table may have thousands of partitions: their names
+	// are logged at debug level only.
 	relations := make([]string, len(found.Relations))
+	refused := 0
 	for i, d := range found.Relations {
 		relations[i] = d.String()
+		if d.Refuse != "" {
+			refused++
+		}
 	}
-	w.c.Logger().Info("server-side writers of configured tables", "functions", functions, "triggers_and_rules", fired, "relations", relations)
+	w.c.Logger().Info("server-side writers of configured tables", "functions", functions, "triggers_and_rules", fired,
+		"relations", len(relations), "relations_refused", refused)
+	w.c.Logger().Debug("views, partitions and children of configured tables", "relation_names", relations)
 	return nil
 }
 
