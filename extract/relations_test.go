@@ -178,3 +178,22 @@ func TestFindWriters_FunctionWritingAPartitionWritesTheTable(t *testing.T) {
 	require.Len(t, w.Functions, 1)
 	assert.Equal(t, []string{"public.items"}, w.Functions[0].Tables)
 }
+
+func TestFindWriters_FunctionsThatChangeSearchPath(t *testing.T) {
+	r := testRules(t)
+	w := r.FindWriters(Catalog{Routines: []Routine{
+		plpgsql("enter_tenant", "void", "BEGIN PERFORM set_config('search_path', 'tenant', false); END"),
+		plpgsql("use_schema", "void", "BEGIN EXECUTE 'SET search_path TO ' || quote_ident($1); END"),
+		{Schema: "public", Name: "pinned", Language: "plpgsql", Source: "BEGIN RETURN; END",
+			Definition: "CREATE FUNCTION public.pinned() RETURNS void LANGUAGE plpgsql SET search_path TO '' AS $$BEGIN RETURN; END$$"},
+	}})
+	assert.Equal(t, []PathSetter{{"public", "enter_tenant"}, {"public", "use_schema"}}, w.PathSetters,
+		"a SET clause in the header restores the path on return")
+	r = r.WithWriters(w)
+	assert.True(t, r.CallsPathSetter(`SELECT enter_tenant()`))
+	assert.True(t, r.CallsPathSetter(`SELECT x FROM t WHERE public.use_schema('a') IS NULL`))
+	assert.True(t, r.CallsPathSetter(`CALL enter_tenant()`))
+	assert.False(t, r.CallsPathSetter(`SELECT other.enter_tenant()`), "another schema's function")
+	assert.False(t, r.CallsPathSetter(`SELECT pinned()`))
+	assert.False(t, r.CallsPathSetter(`SELECT 'enter_tenant'`))
+}

@@ -21,6 +21,9 @@ type Rules struct {
 	mentioned nameSet
 	// writers are the server-side writers (WithWriters); nil when none.
 	writers *writerIndex
+	// pathSetters are the functions that may change search_path; nil
+	// when none.
+	pathSetters *pathSetterIndex
 	// pending are the tables of DDL not read from the catalog yet, and
 	// why writes are unattributed meanwhile (WithPendingDDL).
 	pending       []*table

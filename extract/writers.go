@@ -24,6 +24,9 @@ type Writers struct {
 	Functions []WriterFunction
 	Fired     []FiredRelation
 	Relations []DerivedRelation
+	// PathSetters are functions that may change the session's
+	// search_path when called (pathsetters.go).
+	PathSetters []PathSetter
 }
 
 // WriterFunction is a function or procedure that writes configured tables
@@ -71,7 +74,7 @@ func (w Writers) Equal(o Writers) bool {
 		return a.Schema == b.Schema && a.Name == b.Name && slices.Equal(a.Tables, b.Tables)
 	}) && slices.EqualFunc(w.Fired, o.Fired, func(a, b FiredRelation) bool {
 		return a.Schema == b.Schema && a.Name == b.Name && a.By == b.By && a.Events == b.Events && slices.Equal(a.Tables, b.Tables)
-	}) && slices.EqualFunc(w.Relations, o.Relations, DerivedRelation.equal)
+	}) && slices.EqualFunc(w.Relations, o.Relations, DerivedRelation.equal) && slices.Equal(w.PathSetters, o.PathSetters)
 }
 
 // writerIndex is Writers compiled for the hot path.
@@ -150,6 +153,7 @@ func (r *Rules) WithWriters(w Writers) *Rules {
 	if len(idx.funcs) > 0 || len(idx.fired) > 0 {
 		n.writers = idx
 	}
+	n.pathSetters = newPathSetterIndex(w.PathSetters)
 	return n
 }
 

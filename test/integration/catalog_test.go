@@ -43,7 +43,9 @@ func catalogSchema(t *testing.T, db testDB) []extract.Rule {
 		CREATE TABLE pnotes_eu PARTITION OF pnotes FOR VALUES IN ('eu');
 		CREATE TABLE pnotes_us PARTITION OF pnotes FOR VALUES IN ('us', 'ca') PARTITION BY LIST (region);
 		CREATE TABLE pnotes_ca PARTITION OF pnotes_us FOR VALUES IN ('ca');
-		CREATE TABLE lethe_cat_other.cnotes (id text PRIMARY KEY, subject text, body text);`)
+		CREATE TABLE lethe_cat_other.cnotes (id text PRIMARY KEY, subject text, body text);
+		CREATE FUNCTION lethe_cat_other.enter(s text) RETURNS void LANGUAGE plpgsql
+		AS $$ BEGIN PERFORM set_config('search_path', s, false); END $$;`)
 	t.Cleanup(func() { extExec(t, db, drop) })
 	return []extract.Rule{
 		{Table: cSchema + ".cnotes", ID: "id", Subjects: []extract.Subject{{Column: "subject"}}},
@@ -161,7 +163,8 @@ func TestCatalog_SearchPathChangesTheProxyCannotFollow(t *testing.T) {
 	extExec(t, db, "DROP ROLE IF EXISTS lethe_cat",
 		"CREATE ROLE lethe_cat", "GRANT lethe_cat TO CURRENT_USER",
 		"GRANT USAGE ON SCHEMA lethe_cat, lethe_cat_other TO lethe_cat",
-		"GRANT INSERT, SELECT ON lethe_cat.cnotes, lethe_cat_other.cnotes TO lethe_cat")
+		"GRANT INSERT, SELECT ON lethe_cat.cnotes, lethe_cat_other.cnotes TO lethe_cat",
+		"GRANT EXECUTE ON FUNCTION lethe_cat_other.enter(text) TO lethe_cat")
 	t.Cleanup(func() { extExec(t, db, "DROP OWNED BY lethe_cat", "DROP ROLE IF EXISTS lethe_cat") })
 	changes := []struct{ name, sql string }{
 		{"SET SCHEMA", "SET SCHEMA 'lethe_cat'"},
@@ -170,6 +173,7 @@ func TestCatalog_SearchPathChangesTheProxyCannotFollow(t *testing.T) {
 		{"set_config in VALUES", "VALUES (set_config('search_path', 'lethe_cat', false))"},
 		{"escaped name", `SELECT set_config(E'search\_path', 'lethe_cat', false)`},
 		{"SET ROLE with $user", `SET search_path = "$user", lethe_cat_other; SET ROLE lethe_cat`},
+		{"a function calling set_config", "SELECT lethe_cat_other.enter('lethe_cat')"},
 	}
 	for i, ch := range changes {
 		t.Run(ch.name, func(t *testing.T) {

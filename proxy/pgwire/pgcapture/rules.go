@@ -127,8 +127,12 @@ func (w *WriterCatalog) Refresh(ctx context.Context) error {
 			refused++
 		}
 	}
+	setters := make([]string, len(found.PathSetters))
+	for i, p := range found.PathSetters {
+		setters[i] = p.Schema + "." + p.Name
+	}
 	w.c.Logger().Info("server-side writers of configured tables", "functions", functions, "triggers_and_rules", fired,
-		"relations", len(relations), "relations_refused", refused)
+		"relations", len(relations), "relations_refused", refused, "search_path_setters", setters)
 	w.c.Logger().Debug("views, partitions and children of configured tables", "relation_names", relations)
 	return nil
 }

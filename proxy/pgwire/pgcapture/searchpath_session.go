@@ -18,6 +18,10 @@ func (s *session) effectOf(sql string) effect {
 	}
 	c, ok := extract.ClassifySearchPath(sql)
 	if !ok {
+		if s.rules.CallsPathSetter(sql) {
+			// The function may leave any path behind.
+			return effect{path: pathSet{set: true, path: anyPath}}
+		}
 		return effect{}
 	}
 	p := pathSet{set: true, local: c.Local, path: c.Path}
