@@ -32,11 +32,10 @@ type DDLChange struct {
 // analysed: CREATE TABLE … INHERITS / PARTITION OF, CREATE VIEW, FUNCTION,
 // PROCEDURE, TRIGGER or RULE, ALTER TABLE that attaches, detaches,
 // inherits or enables and disables triggers and rules, a rename, SET
-// SCHEMA, DROP, CREATE SCHEMA with elements, CREATE EXTENSION, and DO
-// blocks (which may run any of them). Other statements are turned away on
+// SCHEMA, CREATE SCHEMA, and DO blocks (which may run any of them). Other statements are turned away on
 // their first word, without a parse.
 func (r *Rules) ClassifyDDL(sql string) (DDLChange, bool) {
-	if !firstWordIs(sql, "create", "alter", "drop", "do") && !(strings.Contains(sql, ";") && mayHoldDDL(sql)) {
+	if !firstWordIs(sql, "create", "alter", "do") && !(strings.Contains(sql, ";") && mayHoldDDL(sql)) {
 		return DDLChange{}, false
 	}
 	res, err := pg.Parse(sql)
@@ -51,9 +50,6 @@ func (r *Rules) ClassifyDDL(sql string) (DDLChange, bool) {
 			continue
 		}
 		found = true
-		if concerns == nothing {
-			continue
-		}
 		text := statementText(sql, raw)
 		if concerns == code && !namesWrite(text) {
 			concerns = writersOnly // code that only reads a table does not write it
@@ -72,7 +68,7 @@ func (r *Rules) ClassifyDDL(sql string) (DDLChange, bool) {
 
 // mayHoldDDL is ClassifyDDL's filter for a text of several statements.
 func mayHoldDDL(sql string) bool {
-	for _, w := range []string{"create", "alter", "drop", "do"} {
+	for _, w := range []string{"create", "alter", "do"} {
 		if namedIn(sql, w) {
 			return true
 		}
@@ -85,7 +81,7 @@ func mayHoldDDL(sql string) bool {
 type concern uint8
 
 const (
-	nothing     concern = iota // read the catalog again, refuse nothing
+	nothing     concern = iota // not DDL that Lethe follows
 	relations                  // relations, writer functions and fired relations
 	code                       // a body: relations only with a write verb
 	writersOnly                // writer functions and fired relations only
@@ -115,11 +111,9 @@ func (r *Rules) ddlStmt(n *pg.Node) (relevant bool, c concern) {
 				return true, relations
 			}
 		}
-	case n.GetDropStmt() != nil, n.GetCreateExtensionStmt() != nil:
-		// Dropping takes a way of writing away; an extension's objects
-		// are not application code. Read again, refuse nothing.
-		return true, nothing
 	}
+	// DROP only takes ways of writing away: what Lethe still believes in
+	// until the next read over-attributes or refuses, and misses nothing.
 	return false, nothing
 }
 
