@@ -102,9 +102,6 @@ func newSession(o *Observer, info pgwire.SessionInfo) *session {
 
 func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 	s.followRules()
-	if m.Type == 'Q' || m.Type == 'S' || m.Type == 'F' {
-		defer s.ddlSynced() // after the message's DDL, if any, is noted
-	}
 	switch m.Type {
 	case 'P', 'B', 'D', 'E', 'C':
 		s.inBatch = true
@@ -116,6 +113,9 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 			return queryInBatch
 		}
 		s.portals.ended()
+	}
+	if m.Type == 'Q' || m.Type == 'S' || m.Type == 'F' {
+		defer s.ddlSynced() // after the message's DDL, if any, is noted
 	}
 	switch m.Type {
 	case 'Q':
@@ -139,10 +139,12 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 		if err != nil {
 			return nil
 		}
-		s.noteDDL(p.Query)
 		st := s.prepare(p.Query, p.ParameterOIDs)
 		s.stmts[p.Name] = st
 		s.texts[p.Name] = stmtText{p.Query, p.ParameterOIDs}
+		if s.noteDDL(p.Query) {
+			return s.stmts[p.Name].refusal // analysed again under the rules that follow DDL
+		}
 		return st.refusal
 	case 'B':
 		// Only the names first: most statements write nothing of ours, and
