@@ -16,7 +16,8 @@ import (
 // (pg_relation_is_updatable: bits 1<<2 UPDATE, 1<<3 INSERT, 1<<4 DELETE,
 // rules included, INSTEAD OF triggers not). Temporary relations of every
 // session are included: a session's temporary view over a configured
-// table writes it too.
+// table writes it too. pg_relation_is_updatable opens the relation, so it
+// is asked of views only (CASE, not AND, decides what is evaluated).
 func relations(ctx context.Context, tx pgx.Tx) ([]extract.Relation, error) {
 	rows, err := tx.Query(ctx, `
 		SELECT c.oid, n.nspname, c.relname, c.relkind::text, c.relispartition,
@@ -29,7 +30,7 @@ func relations(ctx context.Context, tx pgx.Tx) ([]extract.Relation, error) {
 		           JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
 		                           AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> c.oid
 		           WHERE r.ev_class = c.oid AND r.rulename = '_RETURN') ELSE '{}' END,
-		       c.relkind = 'v' AND pg_relation_is_updatable(c.oid, false) & 28 <> 0
+		       CASE WHEN c.relkind = 'v' THEN pg_relation_is_updatable(c.oid, false) & 28 <> 0 ELSE false END
 		FROM pg_class c
 		JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind IN ('r', 'p', 'f', 'v')
