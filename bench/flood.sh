@@ -66,6 +66,7 @@ capture:
   ledger:
     sqlite: $WORK/ledger.db
   database: $BENCH_DB
+  wal: off # the relay's own memory is measured
   tables:
     - table: $TABLE
       id: id

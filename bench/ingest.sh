@@ -51,6 +51,13 @@
 #                production (the ledger fsyncs too), restored at exit; 0 = leave the
 #                test cluster as it is (fsync=off) [1]
 #   CAPTURE      0 = the proxy captures no table: the relay's own cost [1]
+#   WAL          1 = the proxy's WAL follower follows the table (slot WAL_SLOT,
+#                dropped at exit), and bench/wallag reports its lag over the
+#                whole invocation (direct and proxy runs alike: it follows
+#                every write): marker rows committed every 100 ms into
+#                public.lethe_wallag_marker, timed until they are in the
+#                ledger; 0 = capture.wal: off [1]
+#   WAL_SLOT     [lethe_ingest_bench]
 #   PERF         1 = `perf record -e cpu-clock -g` the proxy for the whole run and
 #                print its top symbols [0]
 #   RESULTS_DIR  [bench/results]; each invocation writes RESULTS_DIR/ingest-<UTC stamp>/
@@ -71,13 +78,15 @@ PROXY_PORT=${PROXY_PORT:-0}
 LETHE_PROXY_ENV=${LETHE_PROXY_ENV:-}
 PERF=${PERF:-0}
 CAPTURE=${CAPTURE:-1}
+WAL=${WAL:-1}
+WAL_SLOT=${WAL_SLOT:-lethe_ingest_bench}
 PG_DURABLE=${PG_DURABLE:-1}
 RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
 
 log() { printf '[ingest %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[ingest] ERROR: %s\n' "$*" >&2; exit 1; }
 
-for v in R ROWS BATCH DIM WARMUP_ROWS PAIRED_ROWS SETTLE_S BIG_MB QUIET_PCT QUIET_MAX PROXY_PORT PG_DURABLE CAPTURE; do
+for v in R ROWS BATCH DIM WARMUP_ROWS PAIRED_ROWS SETTLE_S BIG_MB QUIET_PCT QUIET_MAX PROXY_PORT PG_DURABLE CAPTURE WAL; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 [[ $TABLE =~ ^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$ ]] || die "TABLE must be schema.table in lower case (got '$TABLE')"
@@ -106,17 +115,22 @@ CLK_TCK=$(getconf CLK_TCK)
 WORK=$(mktemp -d /tmp/lethe-ingest.XXXXXX)
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT="$RESULTS_DIR/ingest-$STAMP"
-PROXY_PID="" PERF_PID=""
+PROXY_PID="" PERF_PID="" LAG_PID=""
 RESTORE_SQL=() DURABILITY_WAS=""
 
 cleanup() {
     local rc=$? pid
     trap - EXIT INT TERM
-    for pid in $PERF_PID $PROXY_PID; do kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in $PERF_PID $PROXY_PID; do
+    for pid in $LAG_PID $PERF_PID $PROXY_PID; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in $LAG_PID $PERF_PID $PROXY_PID; do
         for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         kill -KILL "$pid" 2>/dev/null || true
     done
+    if ((WAL && CAPTURE)); then
+        psql_direct -d "$BENCH_DB" -c "SELECT pg_drop_replication_slot('$WAL_SLOT') FROM pg_replication_slots WHERE slot_name = '$WAL_SLOT'" \
+            -c "DROP PUBLICATION IF EXISTS $WAL_SLOT, ${WAL_SLOT}_inserts" >/dev/null ||
+            log "WARNING: could not drop replication slot $WAL_SLOT; drop it, or it keeps the server's WAL"
+    fi
     if [[ -d $OUT ]]; then cp "$WORK"/proxy.yaml "$WORK"/proxy.log "$OUT"/ 2>/dev/null || true; fi
     if ((${#RESTORE_SQL[@]})); then
         local q args=()
@@ -176,9 +190,16 @@ fi
 mkdir -p "$OUT"
 log "results → $OUT"
 log "building lethe-proxy and bench/ingest from $REPO"
-(cd "$REPO" && go build -o "$WORK/lethe-proxy" ./cmd/lethe-proxy && go build -o "$WORK/ingest" ./bench/ingest) || die "go build failed"
+(cd "$REPO" && go build -o "$WORK/lethe-proxy" ./cmd/lethe-proxy && go build -o "$WORK/ingest" ./bench/ingest && go build -o "$WORK/wallag" ./bench/wallag) || die "go build failed"
 
 # --- lethe-proxy with capture ----------------------------------------------------
+
+if ((WAL && CAPTURE)); then
+    # bench/wallag's marker rows: the table exists before the proxy starts,
+    # so the follower publishes it from the start.
+    psql_direct -d "$BENCH_DB" -c "CREATE TABLE IF NOT EXISTS public.lethe_wallag_marker (id text PRIMARY KEY, user_id text)" \
+        -c "TRUNCATE public.lethe_wallag_marker"
+fi
 
 cat >"$WORK/proxy.yaml" <<EOF
 postgres:
@@ -190,11 +211,17 @@ capture:
   ledger:
     sqlite: ${LEDGER_DIR:-$WORK}/ledger.db
   database: $BENCH_DB
+$(if ((WAL)); then cat <<WALCFG
+  store: "host=$PG_HOST port=$PG_PORT user=$PG_USER dbname=$BENCH_DB sslmode=disable"
+  wal_slot: $WAL_SLOT
+WALCFG
+else echo "  wal: off"; fi)
   tables:
 $(if [ "$CAPTURE" = 1 ]; then cat <<RULE
     - table: $TABLE
       id: id
       subjects: ["metadata->>'user_id'"]
+$(((WAL)) && printf '    - {table: public.lethe_wallag_marker, id: id, subjects: [user_id]}')
 RULE
 else echo "    []"; fi)
 log:
@@ -233,7 +260,7 @@ fi
     echo "postgres=$(psql_direct -d postgres -c 'show server_version')"
     echo "pgvector=$(psql_direct -d "$BENCH_DB" -c "select coalesce((select extversion from pg_extension where extname = 'vector'), 'not yet installed')")"
     echo "go=$(go version)"
-    echo "rounds=$R rows=$ROWS batch=$BATCH dim=$DIM warmup_rows=$WARMUP_ROWS paired_rows=$PAIRED_ROWS pg_durable=$PG_DURABLE (server was: $DURABILITY_WAS) capture=$CAPTURE big_mb=$BIG_MB"
+    echo "rounds=$R rows=$ROWS batch=$BATCH dim=$DIM warmup_rows=$WARMUP_ROWS paired_rows=$PAIRED_ROWS pg_durable=$PG_DURABLE (server was: $DURABILITY_WAS) capture=$CAPTURE wal=$WAL big_mb=$BIG_MB"
     echo "workloads=$WORKLOADS table=$TABLE db=$BENCH_DB"
     echo "lethe_proxy_env=$LETHE_PROXY_ENV quiet_pct=$QUIET_PCT quiet_max_s=$QUIET_MAX perf=$PERF"
 } >"$OUT/meta.txt"
@@ -242,9 +269,22 @@ fi
 
 dsn() { echo "host=127.0.0.1 port=$1 user=$PG_USER dbname=$BENCH_DB sslmode=disable application_name=lethe-ingest-bench"; }
 
+if ((WAL && CAPTURE)); then
+    "$WORK/wallag" -dsn "$(dsn "$PG_PORT")" -table public.lethe_wallag_marker -ledger "${LEDGER_DIR:-$WORK}/ledger.db" >"$OUT/wal-lag.txt" 2>&1 &
+    LAG_PID=$!
+fi
 INGEST_DIRECT_DSN=$(dsn "$PG_PORT") INGEST_PROXY_DSN=$(dsn "$PROXY_PORT") \
     INGEST_PROXY_PID=$PROXY_PID INGEST_TABLE=$TABLE OUT_DIR=$OUT \
     "$WORK/ingest" 2> >(tee "$OUT/ingest.log" >&2)
+
+if [[ -n $LAG_PID ]]; then
+    kill -INT "$LAG_PID" 2>/dev/null || true
+    wait "$LAG_PID" 2>/dev/null || true
+    LAG_PID=""
+    echo
+    echo "WAL follower lag over the whole invocation (bench/wallag):"
+    tee -a "$OUT/meta.txt" <"$OUT/wal-lag.txt"
+fi
 
 if [[ -n $PERF_PID ]]; then
     kill -INT "$PERF_PID" 2>/dev/null || true

@@ -43,6 +43,9 @@ type Config struct {
 	// ConfirmHold is how long confirmations are held to be committed
 	// together (default DefaultConfirmHold).
 	ConfirmHold time.Duration
+	// Recent, when set, remembers the records of durable intents for the
+	// WAL follower to compare with what the server stored.
+	Recent *Recent
 }
 
 // Stats are counters for metrics.
@@ -332,6 +335,9 @@ func (c *Capture) Durable(entries []ledger.Entry, table string) (ledger.IntentID
 	id, err := c.cfg.Ledger.Intend(ctx, entries)
 	if err == nil {
 		c.Stats.Intents.Add(1)
+		if c.cfg.Recent != nil {
+			c.cfg.Recent.add(entries)
+		}
 		return id, nil
 	}
 	if c.cfg.FailOpen {

@@ -12,6 +12,7 @@ const (
 	EventRequested  = "forget.requested"
 	EventCompleted  = "forget.completed"
 	EventReverified = "forget.reverified"
+	EventLateWrite  = "forget.late_write"
 	EventLifted     = "tombstone.lifted"
 	EventKeyRotated = "key.rotated"
 )
@@ -77,7 +78,7 @@ func (e Event) check() error {
 	}
 	wantRequest, wantCert, wantKey := true, false, false
 	switch e.Event {
-	case EventRequested, EventReverified, EventLifted:
+	case EventRequested, EventReverified, EventLateWrite, EventLifted:
 	case EventCompleted:
 		wantCert = true
 	case EventKeyRotated:

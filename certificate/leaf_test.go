@@ -19,6 +19,8 @@ func TestEncodeEvent(t *testing.T) {
 			want: `{"v":1,"event":"forget.requested","request_id":"r-1"}`},
 		{name: "reverified", event: Event{Event: EventReverified, RequestID: "r-1"},
 			want: `{"v":1,"event":"forget.reverified","request_id":"r-1"}`},
+		{name: "late write", event: Event{Event: EventLateWrite, RequestID: "r-1"},
+			want: `{"v":1,"event":"forget.late_write","request_id":"r-1"}`},
 		{name: "tombstone lifted", event: Event{Event: EventLifted, RequestID: "r-1"},
 			want: `{"v":1,"event":"tombstone.lifted","request_id":"r-1"}`},
 		{name: "key rotated", event: Event{Event: EventKeyRotated, KeyID: "ed25519:" + strings.Repeat("0", 32)},

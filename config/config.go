@@ -68,9 +68,20 @@ type Capture struct {
 	RecoveryInterval Duration `yaml:"recovery_interval"`
 	// MaxStatementsInFlight bounds the statements one client connection
 	// may have sent and not yet had answered; more are refused (54000).
-	MaxStatementsInFlight int         `yaml:"max_statements_in_flight"`
-	Tables                []TableRule `yaml:"tables"`
+	MaxStatementsInFlight int `yaml:"max_statements_in_flight"`
+	// WAL turns the WAL follower on (default) or off: it tags every
+	// committed row of Tables from the server's WAL, however it was
+	// written. It needs wal_level = logical and a Store role with
+	// REPLICATION that owns the tables (docs/wal.md).
+	WAL string `yaml:"wal"`
+	// WALSlot names the follower's replication slot and publications (one
+	// slot per ledger; proxies sharing a ledger share it).
+	WALSlot string      `yaml:"wal_slot"`
+	Tables  []TableRule `yaml:"tables"`
 }
+
+// Follows reports whether the WAL follower runs.
+func (c Capture) Follows() bool { return len(c.Tables) > 0 && (c.WAL == "on" || c.WAL == "true") }
 
 // LedgerStore says where the ledger lives: an SQLite file (default) or a
 // PostgreSQL database shared by several proxies.
@@ -120,6 +131,11 @@ type Forget struct {
 	// Forgotten says what happens to a new write about a forgotten
 	// subject: refuse (default, SQLSTATE LT003) or flag (forward, log).
 	Forgotten string `yaml:"forgotten"`
+	// LateWrites says what the WAL follower does with a committed row
+	// about a forgotten subject, written by any path: delete (default:
+	// delete and verify it, log a forget.late_write event of the request)
+	// or flag (log and count it).
+	LateWrites string `yaml:"late_writes"`
 	// TombstoneRefresh is how often the proxy re-reads the forgotten
 	// subjects, so that a forget accepted by another proxy sharing the
 	// ledger (or a lift) takes effect here too.
@@ -160,6 +176,8 @@ func Defaults() Config {
 			Ledger:                LedgerStore{Lease: Duration(time.Minute)},
 			RecoveryInterval:      Duration(time.Minute),
 			MaxStatementsInFlight: 100_000,
+			WAL:                   "on",
+			WALSlot:               "lethe",
 		},
 		Forget: Forget{
 			LogOrigin:           "lethe.local/forget-log",
@@ -167,6 +185,7 @@ func Defaults() Config {
 			TokenTTL:            Duration(10 * time.Minute),
 			CertificateValidity: Duration(8760 * time.Hour),
 			Forgotten:           "refuse",
+			LateWrites:          "delete",
 			TombstoneRefresh:    Duration(10 * time.Second),
 			Admin:               Admin{Listen: "127.0.0.1:7070"},
 		},

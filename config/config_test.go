@@ -385,6 +385,7 @@ func TestParse_ForgetSectionIsValidated(t *testing.T) {
 		"no tokens":              {base + tables + "forget: {signing_key: " + key + "}\n", "lethe-proxy admin-token"},
 		"missing key file":       {base + tables + "forget: {signing_key: /nonexistent/k.pem, admin: {tokens_file: " + tokens + "}}\n", "cannot read"},
 		"bad forgotten":          {base + tables + "forget: {signing_key: " + key + ", forgotten: maybe, admin: {tokens_file: " + tokens + "}}\n", "refuse, flag"},
+		"bad late_writes":        {base + tables + "forget: {signing_key: " + key + ", late_writes: keep, admin: {tokens_file: " + tokens + "}}\n", `forget.late_writes: "keep" is not one of delete, flag`},
 		"bad origin":             {base + tables + "forget: {signing_key: " + key + ", log_origin: 'a b', admin: {tokens_file: " + tokens + "}}\n", "without spaces"},
 		"bad admin listen":       {base + tables + "forget: {signing_key: " + key + ", admin: {listen: nope, tokens_file: " + tokens + "}}\n", "host:port"},
 	} {
@@ -394,6 +395,7 @@ func TestParse_ForgetSectionIsValidated(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, 720*time.Hour, cfg.Forget.Deadline.D())
 				assert.Equal(t, "refuse", cfg.Forget.Forgotten)
+				assert.Equal(t, "delete", cfg.Forget.LateWrites)
 				assert.Equal(t, "127.0.0.1:7070", cfg.Forget.Admin.Listen)
 				return
 			}
@@ -428,13 +430,36 @@ func TestParse_LeaseAndRefreshIntervals(t *testing.T) {
 	}
 }
 
+func TestParse_TheWALFollowerIsOnByDefaultAndNeedsAStore(t *testing.T) {
+	base := "postgres: {upstream: 'db:5432'}\ncapture:\n  tables: [{table: public.notes, id: id, subjects: [user_id]}]\n"
+	cfg, err := Parse("cfg.yaml", []byte(base+"  store: host=db dbname=app\n"))
+	require.NoError(t, err)
+	assert.True(t, cfg.Capture.Follows())
+	assert.Equal(t, "lethe", cfg.Capture.WALSlot)
+	cfg, err = Parse("cfg.yaml", []byte(base+"  database: app\n  wal: off\n"))
+	require.NoError(t, err)
+	assert.False(t, cfg.Capture.Follows())
+	cfg, err = Parse("cfg.yaml", []byte("postgres: {upstream: 'db:5432'}\n"))
+	require.NoError(t, err)
+	assert.False(t, cfg.Capture.Follows(), "nothing to follow without tables")
+
+	for src, want := range map[string]string{
+		"  database: app\n":                                  "capture.wal: the WAL follower needs capture.store",
+		"  store: host=db dbname=app\n  wal: maybe\n":        `capture.wal: "maybe" is not one of on, off`,
+		"  store: host=db dbname=app\n  wal_slot: Lethe-1\n": `capture.wal_slot: "Lethe-1" cannot name a replication slot`,
+	} {
+		_, err := Parse("cfg.yaml", []byte(base+src))
+		require.ErrorContains(t, err, want, src)
+	}
+}
+
 func TestParse_CaptureDatabaseDefaultsToTheStoresDatabase(t *testing.T) {
 	t.Setenv("PGDATABASE", "")
 	t.Setenv("PGUSER", "")
 	t.Setenv("PGSERVICE", "")
 	const base = "postgres: {upstream: 'db:5432'}\ncapture:\n  tables: [{table: public.notes, id: id, subjects: [user_id]}]\n"
 	for name, tc := range map[string]struct{ src, want string }{
-		"given":                   {base + "  database: notes_app\n", "notes_app"},
+		"given":                   {base + "  database: notes_app\n  wal: off\n", "notes_app"},
 		"given, same as store":    {base + "  database: app\n  store: host=db dbname=app\n", "app"},
 		"store keywords":          {base + "  store: host=db dbname=app user=lethe\n", "app"},
 		"store URL":               {base + "  store: postgres://lethe@db:5432/app?sslmode=disable\n", "app"},

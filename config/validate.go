@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
 
 // maxMessageCeiling is PostgreSQL's own limit for one protocol message.
@@ -121,6 +122,15 @@ func (c *Config) validateCapture() []error {
 		// Below it a pgx batch or a psycopg pipeline of ordinary size fails.
 		errs = append(errs, c.at("capture.max_statements_in_flight", "must be at least 1000 (default 100000)"))
 	}
+	if !slices.Contains([]string{"on", "off", "true", "false"}, cp.WAL) {
+		errs = append(errs, c.at("capture.wal", "%q is not one of on, off", cp.WAL))
+	}
+	if err := walfollow.ValidName(cp.WALSlot); err != nil {
+		errs = append(errs, c.at("capture.wal_slot", "%q cannot name a replication slot (use 1 to 50 of a-z, 0-9, _)", cp.WALSlot))
+	}
+	if cp.Follows() && cp.Store == "" {
+		errs = append(errs, c.at("capture.wal", "the WAL follower needs capture.store, a connection string for a role with REPLICATION that owns the tables; set it, or capture.wal: off (docs/wal.md)"))
+	}
 	seen := map[string]bool{}
 	for i, t := range cp.Tables {
 		path := fmt.Sprintf("capture.tables[%d]", i)
@@ -182,6 +192,9 @@ func (c *Config) validateForget() []error {
 	}
 	if !slices.Contains([]string{"refuse", "flag"}, f.Forgotten) {
 		errs = append(errs, c.at("forget.forgotten", "%q is not one of refuse, flag", f.Forgotten))
+	}
+	if !slices.Contains([]string{"delete", "flag"}, f.LateWrites) {
+		errs = append(errs, c.at("forget.late_writes", "%q is not one of delete, flag", f.LateWrites))
 	}
 	if _, _, err := net.SplitHostPort(f.Admin.Listen); err != nil {
 		errs = append(errs, c.at("forget.admin.listen", "%q is not host:port (write e.g. 127.0.0.1:7070)", f.Admin.Listen))

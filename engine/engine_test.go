@@ -286,3 +286,22 @@ func TestForget_RenewsTheLeaseBetweenAttempts(t *testing.T) {
 	defer layer.mu.Unlock()
 	require.Equal(t, []string{"lease", "residual", "lease", "residual", "lease", "residual", "lease"}, events)
 }
+
+// A record the ledger holds twice (the WAL follower's fact beside the
+// proxy's pending intent, a pending rewrite of a confirmed record) is one
+// record to delete.
+func TestPreview_CountsEachRecordOnce(t *testing.T) {
+	ctx := context.Background()
+	docs := &fakeLayer{name: "public.docs", present: []string{"d1", "d2"}}
+	te := newTestEngine(t, time.Hour, docs)
+	te.record(t, "alice", ledger.Entry{Store: ledger.StorePinecone, Table: "public.docs", RecordID: "d1"})
+	_, err := te.ledger.Intend(ctx, []ledger.Entry{{Store: ledger.StorePinecone, Table: "public.docs", RecordID: "d1", Subject: te.hasher.Hash("alice")}})
+	require.NoError(t, err)
+	require.NoError(t, te.ledger.Observe(ctx, []ledger.Change{
+		{Kind: ledger.ChangeWrite, Store: ledger.StorePinecone, Table: "public.docs", RecordID: "d1", Subjects: []ledger.SubjectHash{te.hasher.Hash("alice")}},
+		{Kind: ledger.ChangeWrite, Store: ledger.StorePinecone, Table: "public.docs", RecordID: "d2", Subjects: []ledger.SubjectHash{te.hasher.Hash("alice")}},
+	}))
+	p, err := te.Preview(ctx, "alice")
+	require.NoError(t, err)
+	require.Equal(t, []LayerPreview{{Store: ledger.StorePinecone, Table: "public.docs", LedgerRecords: 2, Rows: 2}}, p.Layers)
+}

@@ -97,6 +97,9 @@ type Status struct {
 	Overdue    bool                `json:"overdue"`
 	Layers     []LayerStatus       `json:"layers"`
 	Error      string              `json:"error,omitempty"`
+	// LateWrites are records about the subject committed after the
+	// forget, by any path, and deleted since (LateWrite).
+	LateWrites []ledger.LateWrite `json:"late_writes,omitempty"`
 }
 
 // LayerStatus is one layer's progress.
@@ -127,6 +130,9 @@ func (e *Engine) Status(ctx context.Context, id string) (Status, error) {
 	}
 	for _, l := range st.Layers {
 		out.Layers = append(out.Layers, LayerStatus{Store: l.Store, Table: l.Table, Deleted: len(l.gone()), Residual: l.Residual, Done: l.Done, Unverified: l.Unverified})
+	}
+	if out.LateWrites, err = e.cfg.Ledger.LateWrites(ctx, id); err != nil {
+		return Status{}, err
 	}
 	return out, nil
 }

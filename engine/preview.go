@@ -63,9 +63,13 @@ type layerKey struct {
 }
 
 type ledgerTags struct {
-	records int      // tags, including store-generated ids
+	records int      // records not deleted, including store-generated ids
 	ids     []string // the record ids among them
 	tables  []string // the ledger tables they are in (several for a connector.Scoped layer)
+	// counted are the records counted: one record may be in the ledger
+	// several times (a pending rewrite of a confirmed record, the WAL
+	// follower's fact beside the proxy's intent).
+	counted map[string]bool
 }
 
 // ledgerIDs groups the ledger's records about the subject by layer:
@@ -90,7 +94,16 @@ func (e *Engine) ledgerIDs(ctx context.Context, h ledger.SubjectHash) (map[layer
 			t.tables = append(t.tables, r.Table)
 		}
 		if r.State != ledger.StateDeleted {
-			t.records++
+			key := r.Table + "\x00" + r.RecordID
+			if r.RecordID == "" {
+				t.records++ // store-generated ids cannot be told apart
+			} else if !t.counted[key] {
+				if t.counted == nil {
+					t.counted = map[string]bool{}
+				}
+				t.counted[key] = true
+				t.records++
+			}
 		}
 		if r.RecordID != "" {
 			t.ids = append(t.ids, r.RecordID)

@@ -33,63 +33,124 @@ func elide(sql string) (string, elisions, bool) {
 	var b strings.Builder
 	out := elisions{}
 	last := 0 // sql[last:] is not yet copied to b
-	for i := 0; i < len(sql); {
-		c := sql[i]
-		switch {
-		case c == '\'':
-			start := i + 1
-			end, ok := endOfStandardString(sql, start, i > 0 && (sql[i-1] == 'E' || sql[i-1] == 'e'))
-			if !ok {
-				return sql, nil, false
-			}
-			if end-start >= elideMinLiteral && numberArray(sql[start:end]) {
-				if b.Len() == 0 {
-					b.Grow(len(sql) / 4)
-				}
-				ph := "lethe_elided_" + strconv.Itoa(len(out))
-				out[ph] = sql[start:end]
-				b.WriteString(sql[last:start])
-				b.WriteString(ph)
-				last = end
-			}
-			i = end + 1
-		case c == '"':
-			j := strings.IndexByte(sql[i+1:], '"')
-			if j < 0 {
-				return sql, nil, false
-			}
-			i += j + 2 // a doubled "" is two quoted identifiers back to back: same effect
-		case c == '-' && strings.HasPrefix(sql[i:], "--"):
-			j := strings.IndexByte(sql[i:], '\n')
-			if j < 0 {
-				i = len(sql)
-			} else {
-				i += j + 1
-			}
-		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
-			return sql, nil, false // rare in generated SQL; nested comments are not worth the risk
-		case c == '$':
-			end, ok := endOfDollarQuote(sql, i)
-			if !ok {
-				return sql, nil, false
-			}
-			i = end
-		default:
-			i++
+	ok := stringLiterals(sql, func(start, end int) {
+		if end-start < elideMinLiteral || !numberArray(sql[start:end]) {
+			return
 		}
-	}
-	if len(out) == 0 {
+		if b.Len() == 0 {
+			b.Grow(len(sql) / 4)
+		}
+		ph := "lethe_elided_" + strconv.Itoa(len(out))
+		out[ph] = sql[start:end]
+		b.WriteString(sql[last:start])
+		b.WriteString(ph)
+		last = end
+	})
+	if !ok || len(out) == 0 {
 		return sql, nil, false
 	}
 	b.WriteString(sql[last:])
 	return b.String(), out, true
 }
 
-// endOfStandardString returns the index of the quote closing a literal
-// whose content starts at i. In an E” string a backslash escapes the
-// next byte; otherwise (standard_conforming_strings, PostgreSQL's default)
-// only a doubled quote does.
-func endOfStandardString(sql string, i int, escapes bool) (int, bool) {
+// stringLiterals calls found with the bounds of the content (between the
+// quotes) of each character-string literal in sql, as PostgreSQL's lexer
+// reads it with standard_conforming_strings on (scan.l): '…', E'…', N'…'
+// and U&'…'. Bit strings (B'…', X'…'), quoted identifiers, dollar quotes
+// and comments are stepped over. It returns false, maybe after some
+// calls, where it cannot be sure to read as the server does: a block
+// comment, a string followed by another quote (the lexer may continue the
+// literal across a newline), a quote or $ right after a number, a $ that
+// starts neither a parameter nor a dollar quote, or an unterminated
+// literal or identifier.
+func stringLiterals(sql string, found func(start, end int)) bool {
+	n := len(sql)
+	for i := 0; i < n; {
+		c := sql[i]
+		switch {
+		case c == '\'':
+			end, ok := stringEnd(sql, i+1, false)
+			if !ok {
+				return false
+			}
+			found(i+1, end)
+			i = end + 1
+		case identStart(c):
+			j := i + 1
+			for j < n && identCont(sql[j]) {
+				j++
+			}
+			if j+1 < n && j == i+1 && (c == 'u' || c == 'U') && sql[j] == '&' && sql[j+1] == '\'' {
+				j++ // U&'…': read as a plain literal, escapes are decoded after
+			}
+			if j >= n || sql[j] != '\'' {
+				i = j
+				continue
+			}
+			// A one-letter word right before a quote is the literal's
+			// prefix; any longer word is a name (a type: date'…').
+			var end int
+			var ok bool
+			switch prefix := sql[i:j]; prefix {
+			case "e", "E":
+				end, ok = stringEnd(sql, j+1, true)
+			case "b", "B", "x", "X":
+				// Nothing escapes in a bit string; a doubled quote ends it.
+				k := strings.IndexByte(sql[j+1:], '\'')
+				if k < 0 {
+					return false
+				}
+				i = j + 1 + k + 1
+				if !literalEnds(sql, i) {
+					return false
+				}
+				continue
+			default:
+				end, ok = stringEnd(sql, j+1, false)
+			}
+			if !ok {
+				return false
+			}
+			found(j+1, end)
+			i = end + 1
+		case c >= '0' && c <= '9':
+			j := i + 1
+			for j < n && (identCont(sql[j]) && sql[j] != '$' || sql[j] == '.') {
+				j++
+			}
+			if j < n && (sql[j] == '\'' || sql[j] == '$') {
+				return false // 1e'…' is 1 then E'…': PostgreSQL versions differ on such junk
+			}
+			i = j
+		case c == '"':
+			j := strings.IndexByte(sql[i+1:], '"')
+			if j < 0 {
+				return false
+			}
+			i += j + 2 // a doubled "" is two quoted identifiers back to back: same effect
+		case c == '-' && i+1 < n && sql[i+1] == '-':
+			i = lineCommentEnd(sql, i)
+		case c == '/' && i+1 < n && sql[i+1] == '*':
+			return false // rare in generated SQL; nested comments are not worth the risk
+		case c == '$':
+			end, ok := endOfDollar(sql, i)
+			if !ok {
+				return false
+			}
+			i = end
+		default:
+			i++
+		}
+	}
+	return true
+}
+
+// stringEnd returns the index of the quote closing a literal whose
+// content starts at i. In an E'…' string a backslash escapes the next
+// byte; in any, a doubled quote stands for one. ok is false when the
+// literal is not closed, or is followed by another quote (after spaces
+// and line comments), which may continue it.
+func stringEnd(sql string, i int, escapes bool) (int, bool) {
 	for i < len(sql) {
 		switch sql[i] {
 		case '\\':
@@ -102,25 +163,58 @@ func endOfStandardString(sql string, i int, escapes bool) (int, bool) {
 				i += 2
 				continue
 			}
-			return i, true
+			return i, literalEnds(sql, i+1)
 		}
 		i++
 	}
 	return 0, false
 }
 
-// endOfDollarQuote returns the index after a $tag$…$tag$ literal starting
-// at i, or i+1 when the $ starts no dollar quote ($1 parameters).
-func endOfDollarQuote(sql string, i int) (int, bool) {
+// literalEnds reports whether a literal closed before i ends there: no
+// quote follows after spaces and line comments. PostgreSQL continues a
+// literal with one that follows it across a newline ('a'\n'b' is 'ab').
+func literalEnds(sql string, i int) bool {
+	for i < len(sql) {
+		switch c := sql[i]; {
+		case c == ' ', c == '\t', c == '\n', c == '\r', c == '\f', c == '\v':
+			i++
+		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
+			i = lineCommentEnd(sql, i)
+		default:
+			return c != '\''
+		}
+	}
+	return true
+}
+
+// lineCommentEnd returns the index after the -- comment starting at i,
+// which ends at a newline, \n or \r (scan.l, comment).
+func lineCommentEnd(sql string, i int) int {
+	j := strings.IndexAny(sql[i:], "\n\r")
+	if j < 0 {
+		return len(sql)
+	}
+	return i + j + 1
+}
+
+// endOfDollar returns the index after a parameter ($1) or a $tag$…$tag$
+// literal starting at i; ok is false for any other $, which PostgreSQL
+// reads as an error or as a character of an operator.
+func endOfDollar(sql string, i int) (int, bool) {
 	j := i + 1
-	for j < len(sql) && (sql[j] == '_' || sql[j] >= 'a' && sql[j] <= 'z' || sql[j] >= 'A' && sql[j] <= 'Z' || sql[j] >= '0' && sql[j] <= '9' && j > i+1) {
-		j++
+	if j < len(sql) && sql[j] >= '0' && sql[j] <= '9' {
+		for j < len(sql) && sql[j] >= '0' && sql[j] <= '9' {
+			j++
+		}
+		return j, true
+	}
+	if j < len(sql) && identStart(sql[j]) {
+		for j < len(sql) && identCont(sql[j]) && sql[j] != '$' {
+			j++
+		}
 	}
 	if j >= len(sql) || sql[j] != '$' {
-		return i + 1, true // a parameter ($1) or a $ inside an identifier
-	}
-	if i > 0 && isIdentChar(sql[i-1]) {
-		return i + 1, true // inside an identifier such as a$b
+		return 0, false
 	}
 	tag := sql[i : j+1]
 	k := strings.Index(sql[j+1:], tag)
@@ -130,9 +224,14 @@ func endOfDollarQuote(sql string, i int) (int, bool) {
 	return j + 1 + k + len(tag), true
 }
 
-func isIdentChar(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+// identStart and identCont are the bytes that start and continue an
+// identifier (scan.l: ident_start, ident_cont); a dollar-quote tag is
+// made of the same, without $.
+func identStart(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
+
+func identCont(c byte) bool { return identStart(c) || c >= '0' && c <= '9' || c == '$' }
 
 // numberArray reports whether s holds only what vector and number-array
 // literals are made of, so that eliding it can hide no quote or subject.

@@ -270,6 +270,54 @@ func runContract(t *testing.T, b backend) {
 		require.Equal(t, key{"public.docs", "1", StateConfirmed, again}, bySubject(t, l, "alice")[0])
 	})
 
+	t.Run("ObserveAddsStoredSubjectsAndDeletes", func(t *testing.T) {
+		l := fresh(t)
+		o, ok := l.(Observer)
+		require.True(t, ok, "every backend takes the WAL follower's changes")
+		proxy := intend(t, l, entry("public.docs", "1", "mallory"))
+		require.NoError(t, l.Confirm(ctx, proxy))
+		hashes := func(s ...string) []SubjectHash {
+			out := []SubjectHash{}
+			for _, x := range s {
+				out = append(out, testHasher.Hash(x))
+			}
+			return out
+		}
+		write := func(table, id string, subjects ...string) Change {
+			return Change{Kind: ChangeWrite, Store: StorePostgres, Table: table, RecordID: id, Subjects: hashes(subjects...)}
+		}
+		changes := []Change{
+			write("public.docs", "1", "alice"), // the proxy tagged a decoy: alice is added, mallory stays a candidate
+			write("public.docs", "2", "alice", "bob"),
+			write("public.notes", "7", "alice"),
+			{Kind: ChangeDelete, Store: StorePostgres, Table: "public.docs", RecordID: "2"},
+			write("public.docs", "3", "alice"),
+		}
+		require.NoError(t, o.Observe(ctx, changes))
+		require.NoError(t, o.Observe(ctx, changes), "a replay after a crash gives the same ledger")
+		require.Equal(t, []key{
+			{"public.docs", "1", StateConfirmed, 0},
+			{"public.docs", "2", StateDeleted, 0},
+			{"public.docs", "3", StateConfirmed, 0},
+			{"public.notes", "7", StateConfirmed, 0},
+		}, bySubject(t, l, "alice"), "the WAL's facts carry intent 0")
+		require.Equal(t, []key{{"public.docs", "1", StateConfirmed, proxy}}, bySubject(t, l, "mallory"))
+		require.Equal(t, []key{{"public.docs", "2", StateDeleted, 0}}, bySubject(t, l, "bob"))
+
+		require.NoError(t, o.Observe(ctx, []Change{{Kind: ChangeTruncate, Store: StorePostgres, Table: "public.docs"}}))
+		require.Equal(t, []key{
+			{"public.docs", "1", StateDeleted, 0},
+			{"public.docs", "2", StateDeleted, 0},
+			{"public.docs", "3", StateDeleted, 0},
+			{"public.notes", "7", StateConfirmed, 0},
+		}, bySubject(t, l, "alice"))
+		require.Equal(t, []key{{"public.docs", "1", StateDeleted, proxy}}, bySubject(t, l, "mallory"), "a truncate deletes the proxy's tags too")
+		require.NoError(t, o.Observe(ctx, []Change{write("public.docs", "3", "alice")}))
+		require.Equal(t, key{"public.docs", "3", StateConfirmed, 0}, bySubject(t, l, "alice")[2], "written again after the truncate")
+
+		require.Error(t, o.Observe(ctx, []Change{{Kind: ChangeWrite, Store: StorePostgres, Table: "public.docs"}}), "a write names its record")
+	})
+
 	t.Run("Counts", func(t *testing.T) {
 		l := fresh(t)
 		c := intend(t, l, entry("public.docs", "1", "alice"), entry("public.docs", "2", "bob"), entry("public.docs", "2", "carol"))

@@ -64,6 +64,23 @@ type Journal interface {
 	// LiftTombstone removes subject's tombstone; it reports whether there
 	// was one.
 	LiftTombstone(ctx context.Context, subject SubjectHash) (bool, error)
+	// AddLateWrite records a late write deleted after request w.RequestID
+	// finished; LateWrites returns a request's, oldest first.
+	AddLateWrite(ctx context.Context, w LateWrite) error
+	LateWrites(ctx context.Context, requestID string) ([]LateWrite, error)
+}
+
+// LateWrite is one backstop deletion: records about a forgotten subject
+// committed after its forget (by any path: the WAL follower saw them),
+// deleted and verified in one table, and logged in the transparency log.
+type LateWrite struct {
+	RequestID string    `json:"-"`
+	At        time.Time `json:"at"`
+	Store     Store     `json:"store"`
+	Table     string    `json:"table"`
+	Deleted   int64     `json:"deleted"`
+	Residual  int64     `json:"residual"`
+	LogIndex  int64     `json:"log_index"` // the forget.late_write event
 }
 
 // Tombstone keeps a forgotten subject out of the stores.

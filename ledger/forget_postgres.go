@@ -152,3 +152,24 @@ func (l *Postgres) LiftTombstone(ctx context.Context, subject SubjectHash) (bool
 	}
 	return tag.RowsAffected() > 0, nil
 }
+
+func (l *Postgres) AddLateWrite(ctx context.Context, w LateWrite) error {
+	_, err := l.pool.Exec(ctx, l.q(`INSERT INTO ledger.late_writes (request_id, at, store, tbl, deleted, residual, log_index) VALUES ($1, $2, $3, $4, $5, $6, $7)`),
+		w.RequestID, w.At, string(w.Store), w.Table, w.Deleted, w.Residual, w.LogIndex)
+	return unavailable(err)
+}
+
+func (l *Postgres) LateWrites(ctx context.Context, requestID string) ([]LateWrite, error) {
+	rows, err := l.pool.Query(ctx, l.q(`SELECT at, store, tbl, deleted, residual, log_index FROM ledger.late_writes WHERE request_id = $1 ORDER BY at, log_index`), requestID)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (LateWrite, error) {
+		w := LateWrite{RequestID: requestID}
+		var store string
+		err := row.Scan(&w.At, &store, &w.Table, &w.Deleted, &w.Residual, &w.LogIndex)
+		w.Store, w.At = Store(store), w.At.UTC()
+		return w, err
+	})
+	return out, unavailable(err)
+}

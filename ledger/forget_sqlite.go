@@ -225,3 +225,30 @@ func (l *SQLite) LiftTombstone(ctx context.Context, subject SubjectHash) (bool, 
 	})
 	return lifted, err
 }
+
+func (l *SQLite) AddLateWrite(ctx context.Context, w LateWrite) error {
+	return l.durableTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO late_writes (request_id, at, store, tbl, deleted, residual, log_index) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			w.RequestID, w.At.UnixMicro(), string(w.Store), w.Table, w.Deleted, w.Residual, w.LogIndex)
+		return unavailable(err)
+	})
+}
+
+func (l *SQLite) LateWrites(ctx context.Context, requestID string) ([]LateWrite, error) {
+	rows, err := l.r.QueryContext(ctx, `SELECT at, store, tbl, deleted, residual, log_index FROM late_writes WHERE request_id = ? ORDER BY at, log_index`, requestID)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []LateWrite
+	for rows.Next() {
+		w := LateWrite{RequestID: requestID}
+		var at int64
+		if err := rows.Scan(&at, &w.Store, &w.Table, &w.Deleted, &w.Residual, &w.LogIndex); err != nil {
+			return nil, unavailable(err)
+		}
+		w.At = time.UnixMicro(at).UTC()
+		out = append(out, w)
+	}
+	return out, unavailable(rows.Err())
+}

@@ -135,6 +135,25 @@ func runJournalContract(t *testing.T, b backend) {
 		require.Empty(t, open)
 	})
 
+	t.Run("LateWritesAreKeptPerRequest", func(t *testing.T) {
+		j, reopen := fresh(t)
+		at := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+		require.NoError(t, j.AddLateWrite(ctx, LateWrite{RequestID: "req-1", At: at, Store: StorePostgres, Table: "public.docs", Deleted: 2, LogIndex: 7}))
+		require.NoError(t, j.AddLateWrite(ctx, LateWrite{RequestID: "req-2", At: at, Store: StorePostgres, Table: "public.docs", Deleted: 1, LogIndex: 8}))
+		require.NoError(t, j.AddLateWrite(ctx, LateWrite{RequestID: "req-1", At: at.Add(time.Second), Store: StorePinecone, Table: "idx/ns", Deleted: 1, Residual: 1, LogIndex: 9}))
+		require.NoError(t, j.(Ledger).Close())
+		j = reopen(t)
+		got, err := j.LateWrites(ctx, "req-1")
+		require.NoError(t, err)
+		require.Equal(t, []LateWrite{
+			{RequestID: "req-1", At: at, Store: StorePostgres, Table: "public.docs", Deleted: 2, LogIndex: 7},
+			{RequestID: "req-1", At: at.Add(time.Second), Store: StorePinecone, Table: "idx/ns", Deleted: 1, Residual: 1, LogIndex: 9},
+		}, got)
+		none, err := j.LateWrites(ctx, "req-3")
+		require.NoError(t, err)
+		require.Empty(t, none)
+	})
+
 	t.Run("UnknownRequest", func(t *testing.T) {
 		j, _ := fresh(t)
 		_, err := j.Forget(ctx, "nope")

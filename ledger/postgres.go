@@ -172,6 +172,19 @@ ALTER TABLE %[1]s.intents ADD COLUMN owner_id bigint;
 -- until it is upgraded. NOT VALID: the rows from before keep their NULL
 -- owner; new and updated rows are checked.
 ALTER TABLE %[1]s.intents ADD CONSTRAINT intents_owned CHECK (owner_id IS NOT NULL OR state <> 'pending') NOT VALID;
+`, `
+-- Late writes (see LateWrite): rows about a forgotten subject committed
+-- after its forget, deleted by the WAL follower's backstop.
+CREATE TABLE %[1]s.late_writes (
+	request_id text NOT NULL,
+	at         timestamptz NOT NULL,
+	store      text NOT NULL,
+	tbl        text NOT NULL,
+	deleted    bigint NOT NULL,
+	residual   bigint NOT NULL,
+	log_index  bigint NOT NULL
+);
+CREATE INDEX late_writes_request ON %[1]s.late_writes (request_id);
 `}
 
 // migrationLockKey is the advisory lock key for schema's migrations, so

@@ -267,6 +267,19 @@ INSERT INTO entries_v5 SELECT store, tbl, record_id, subject, unattributed, stat
 DROP TABLE entries;
 ALTER TABLE entries_v5 RENAME TO entries;
 CREATE INDEX entries_subject ON entries (subject);
+`, `
+-- Late writes (see LateWrite): rows about a forgotten subject committed
+-- after its forget, deleted by the WAL follower's backstop.
+CREATE TABLE late_writes (
+	request_id TEXT NOT NULL,
+	at         INTEGER NOT NULL, -- unix microseconds
+	store      TEXT NOT NULL,
+	tbl        TEXT NOT NULL,
+	deleted    INTEGER NOT NULL,
+	residual   INTEGER NOT NULL,
+	log_index  INTEGER NOT NULL
+);
+CREATE INDEX late_writes_request ON late_writes (request_id);
 `}
 
 // sqliteMigrationSteps run in Go right after the SQL of the migration of

@@ -139,6 +139,11 @@ logging_collector = off
 log_line_prefix = '%m [%p] %q%u@%d '
 log_connections = on
 log_disconnections = on
+# Lethe's WAL follower reads committed rows by logical replication; tests
+# make a slot and a publication each.
+wal_level = logical
+max_replication_slots = 64
+max_wal_senders = 64
 EOF
     if ! grep -q "^include_if_exists = 'lethe-test.conf'" "$PGDATA_DIR/postgresql.conf"; then
         printf "\ninclude_if_exists = 'lethe-test.conf'\n" >>"$PGDATA_DIR/postgresql.conf"
@@ -199,6 +204,11 @@ cmd_start() {
     exec 9>"$BASE/.lock"
     flock 9
 
+    if is_running && [[ $(psql_admin -d postgres -tAc 'SHOW wal_level') != logical ]]; then
+        log "restarting: the cluster predates wal_level = logical"
+        write_conf
+        as_pg "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w -t 60 stop >/dev/null
+    fi
     if is_running; then
         log "already running (port $PORT, data $PGDATA_DIR)"
         provision # cheap; heals a previous start interrupted before provisioning

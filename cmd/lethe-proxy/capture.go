@@ -14,6 +14,7 @@ import (
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
@@ -38,6 +39,18 @@ type captured struct {
 	ledger     ledger.Ledger
 	hasher     *ledger.Hasher
 	tombstones *capture.Tombstones
+	wal        *following // nil when capture.wal is off
+	// engine is forget's, once built (nil without forget): the WAL
+	// follower's late-write backstop deletes through it.
+	engine *engine.Engine
+}
+
+// stopFollowing stops the WAL follower, if any; it must run before the
+// ledger closes.
+func (c *captured) stopFollowing() {
+	if c.wal != nil {
+		c.wal.stop()
+	}
 }
 
 // newCapture builds capture when tables or Pinecone namespace rules are
@@ -82,10 +95,14 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 			return nil, fmt.Errorf("reading tombstones: %w", err)
 		}
 	}
+	var recent *capture.Recent // the WAL follower compares rows with the proxy's intents
+	if cfg.Capture.Follows() {
+		recent = capture.NewRecent(0)
+	}
 	c := capture.New(capture.Config{
 		Rules: rules, Ledger: l, Hasher: hasher,
 		Mode: capture.Mode(cfg.Capture.Mode), FailOpen: cfg.Capture.FailOpen, Logger: log,
-		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == "flag",
+		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == "flag", Recent: recent,
 	})
 	out := &captured{capture: c, ledger: l, hasher: hasher, tombstones: tombs}
 	if len(cfg.Capture.Tables) > 0 {
@@ -93,6 +110,16 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 			Database: cfg.Capture.Database, MaxStatementsInFlight: cfg.Capture.MaxStatementsInFlight,
 		})
 		watchWriters(cfg.Capture, rules, c, out.observer, log)
+	}
+	if cfg.Capture.Follows() {
+		backstop := lateWriteBackstop(cfg, &out.engine, log)
+		if out.wal, err = prepareFollowing(cfg.Capture, rules, l, hasher, tombs, recent, backstop, log); err != nil {
+			c.Close()
+			l.Close()
+			return nil, err
+		}
+	} else if len(cfg.Capture.Tables) > 0 {
+		log.Warn("capture.wal is off: rows written around the proxy (migrations, other services, triggers, defaults, views, partitions) are not tagged (docs/wal.md)")
 	}
 	if len(pcRules) > 0 {
 		out.pinecone = pcapture.New(c, pcRules)

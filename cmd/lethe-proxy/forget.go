@@ -221,7 +221,7 @@ func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logg
 			return f.store.Ping(ctx)
 		},
 		Metrics: func() map[string]float64 {
-			return map[string]float64{
+			m := map[string]float64{
 				"lethe_capture_intents_total":          float64(st.Intents.Load()),
 				"lethe_capture_refused_total":          float64(st.Refused.Load()),
 				"lethe_capture_untracked_writes_total": float64(st.UntrackedWrites.Load()),
@@ -229,6 +229,10 @@ func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logg
 				"lethe_capture_forgotten_writes_total": float64(st.ForgottenWrites.Load()),
 				"lethe_tombstones":                     float64(c.tombstones.Len()),
 			}
+			if c.wal != nil {
+				walMetrics(c.wal.follower, m)
+			}
+			return m
 		},
 	}, nil
 }

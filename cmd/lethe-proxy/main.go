@@ -20,6 +20,9 @@ Usage:
   lethe-proxy forget preview|confirm|status|certificate|lift
                                     drive a forget through the admin API
                                     (see lethe-proxy forget)
+  lethe-proxy wal status|drop --config FILE
+                                    the WAL follower's replication slot
+                                    (see lethe-proxy wal)
   lethe-proxy log checkpoint|verify print or check the transparency log
                                     (see lethe-proxy log)
   lethe-proxy admin-token --name NAME --role operator|auditor
@@ -46,6 +49,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ledgerCmd(args[1:], stdin, stdout, stderr)
 	case "forget":
 		return forgetCmd(args[1:], stdin, stdout, stderr)
+	case "wal":
+		return walCmd(args[1:], stdout, stderr)
 	case "log":
 		return logCmd(args[1:], stdout, stderr)
 	case "admin-token":

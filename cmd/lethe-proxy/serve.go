@@ -69,6 +69,13 @@ func serve(args []string, stderr io.Writer) int {
 	if fg != nil {
 		defer fg.Close() // before the ledger closes
 	}
+	if capt != nil && capt.wal != nil {
+		if fg != nil {
+			capt.engine = fg.engine
+		}
+		capt.wal.start(cfg.Capture.WALSlot)
+		defer capt.stopFollowing() // first: its backstop uses fg's engine
+	}
 	pcSrv, pcRelay, err := newPineconeServer(cfg, pcHook, log)
 	if err != nil {
 		log.Error("cannot start the Pinecone relay", "err", err)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+
+	"github.com/jackc/pgx/v5/pgproto3"
 )
 
 // Authentication request codes carried by the server's 'R' message.
@@ -28,6 +30,8 @@ const (
 // authResult is what the proxy learns while relaying authentication.
 type authResult struct {
 	cancelKey string // process id and secret key from BackendKeyData
+	// parameters are the server's ParameterStatus reports, by name.
+	parameters map[string]string
 }
 
 // channelBinding says what SCRAM channel binding can do across this relay.
@@ -78,6 +82,14 @@ func relayAuth(client, server net.Conn, cb channelBinding) (authResult, error) {
 				return res, fmt.Errorf("upstream sent a short BackendKeyData")
 			}
 			res.cancelKey = string(body)
+		case 'S':
+			var p pgproto3.ParameterStatus
+			if err := p.Decode(body); err == nil {
+				if res.parameters == nil {
+					res.parameters = map[string]string{}
+				}
+				res.parameters[p.Name] = p.Value
+			}
 		}
 		if err := writeMessage(client, typ, body); err != nil {
 			return res, err

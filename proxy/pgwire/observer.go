@@ -64,8 +64,8 @@ const ObservedClientTypes = "QPBESCdcf"
 
 // ObservedServerTypes are the server message types a Session sees:
 // CommandComplete, EmptyQueryResponse, PortalSuspended (each ends one
-// statement's execution), ReadyForQuery, ErrorResponse.
-const ObservedServerTypes = "CIsZE"
+// statement's execution), ReadyForQuery, ErrorResponse, ParameterStatus.
+const ObservedServerTypes = "CIsZES"
 
 // SessionInfo describes an authenticated session.
 type SessionInfo struct {
@@ -76,6 +76,11 @@ type SessionInfo struct {
 	// Parameters are the client's startup parameters (application_name,
 	// options, search_path given at startup...).
 	Parameters map[string]string
+	// ServerParameters are the settings the server reported with
+	// ParameterStatus before its first ReadyForQuery (client_encoding,
+	// standard_conforming_strings...). Later changes reach
+	// Session.ServerMessage as ParameterStatus messages.
+	ServerParameters map[string]string
 }
 
 // Message is one protocol message. Body excludes the 5-byte header and is only
@@ -155,6 +160,15 @@ func (m Message) TxStatus() (byte, error) {
 		return 0, fmt.Errorf("pgwire: not a ReadyForQuery message (%q, %d bytes)", m.Type, len(m.Body))
 	}
 	return m.Body[0], nil
+}
+
+// ParameterStatus returns the setting a server ParameterStatus reports.
+func (m Message) ParameterStatus() (name, value string, err error) {
+	var p pgproto3.ParameterStatus
+	if err := m.decode('S', &p); err != nil {
+		return "", "", err
+	}
+	return p.Name, p.Value, nil
 }
 
 // Error decodes a server ErrorResponse.

@@ -86,6 +86,7 @@ func (s *Server) startSession(client net.Conn, packet []byte, startup *pgproto3.
 		ss.obs = s.Observer.Open(SessionInfo{
 			ID: ss.id, ClientAddr: client.RemoteAddr(),
 			User: user, Database: database, Parameters: startup.Parameters,
+			ServerParameters: auth.parameters,
 		})
 	}
 	if ss.obs != nil {
@@ -227,7 +228,7 @@ func (ss *session) inspectServer(typ byte) bool {
 	switch typ {
 	case 'Z', 'E':
 		return true
-	case '1', '2', 'C', 'I', 's':
+	case '1', '2', 'C', 'I', 's', 'S':
 		return ss.obs != nil
 	}
 	return false
@@ -271,7 +272,7 @@ func (ss *session) fromServer(typ byte, body []byte) (verdict, error) {
 			return v, nil
 		}
 		switch typ {
-		case 'C', 'I', 's', 'Z', 'E':
+		case 'C', 'I', 's', 'Z', 'E', 'S':
 			ss.obs.ServerMessage(Message{Type: typ, Body: body})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
 
 // captured is a proxy with capture enabled over an SQLite ledger.
@@ -26,6 +28,7 @@ type captured struct {
 	ledger   ledger.Ledger
 	hasher   *ledger.Hasher
 	observer *pgcapture.Observer
+	wal      *walCheck
 }
 
 var testSalt = bytes.Repeat([]byte("lethe-test-salt!"), 2) // 32 bytes
@@ -41,15 +44,60 @@ func startCaptureProxy(t *testing.T, db testDB, mode capture.Mode, rules []extra
 	require.NoError(t, err)
 	h, err := ledger.NewHasher(testSalt)
 	require.NoError(t, err)
-	c := capture.New(capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: mode, ConfirmHold: testConfirmHold})
+	recent := capture.NewRecent(0)
+	c := capture.New(capture.Config{Rules: compiled, Ledger: l, Hasher: h, Mode: mode, ConfirmHold: testConfirmHold, Recent: recent})
 	var cfg pgcapture.Config
 	for _, f := range adjust {
 		f(&cfg)
 	}
 	t.Cleanup(func() { c.Close(); l.Close() })
+	wal := checkWithWAL(t, db, compiled, l, h, recent)
 	o := pgcapture.New(c, cfg)
 	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = o })
-	return &captured{proxy: p, capture: c, ledger: l, hasher: h, observer: o}
+	return &captured{proxy: p, capture: c, ledger: l, hasher: h, observer: o, wal: wal}
+}
+
+// walCheck is the WAL follower beside a test's capture.
+type walCheck struct {
+	follower *walfollow.Follower
+	expected atomic.Int64 // disagreements the test makes on purpose
+}
+
+// expectDisagreements says the test writes n rows the proxy tags with
+// other subjects than the server stores, and why (a trigger that rewrites
+// the subject, say): the follower tags them as stored.
+func (w *walCheck) expectDisagreements(n int64, why string) { w.expected.Add(n) }
+
+// checkWithWAL runs a WAL follower beside a test's capture and checks,
+// when the test ends, that every committed row the proxy tagged was
+// tagged with the subjects the server stored: the proxy's reading of each
+// write the test made, held to the server's. Rows of tables created after
+// the follower started are checked once it has published them (it looks
+// every 200 ms).
+func checkWithWAL(t *testing.T, db testDB, rules *extract.Rules, l ledger.Ledger, h *ledger.Hasher, recent *capture.Recent) *walCheck {
+	t.Helper()
+	slot := walSlot(t, db)
+	fl, err := walfollow.New(walfollow.Config{
+		ConnString: db.URL(db.Addr(), "sslmode=disable"), Name: slot, Rules: rules, Ledger: l.(ledger.Observer), Hasher: h,
+		Recent: recent, FlushInterval: 20 * time.Millisecond, RefreshInterval: 200 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	require.NoError(t, fl.Prepare(ctx))
+	cancel()
+	ctx, cancel = context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); fl.Run(ctx) }()
+	w := &walCheck{follower: fl}
+	t.Cleanup(func() {
+		awaitFollowed(t, db, slot)
+		cancel()
+		<-done
+		st := &fl.Stats
+		t.Logf("WAL check: %d rows agree with the proxy's tags, %d were not tagged by it, %d disagree", st.Agreed.Load(), st.NotSeen.Load(), st.Disagreed.Load())
+		require.Equal(t, w.expected.Load(), st.Disagreed.Load(), "committed rows whose stored subjects differ from the proxy's tags (the follower logs their tables)")
+	})
+	return w
 }
 
 // testConfirmHold is how long the in-process captures hold confirmations:

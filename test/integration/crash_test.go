@@ -68,6 +68,7 @@ capture:
     sqlite: ledger.db
   database: %s
   store: %q
+  wal: off # this test is about the write-ahead intents alone
   tables:
     - table: public.cap_crash
       id: id

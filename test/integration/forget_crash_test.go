@@ -31,6 +31,7 @@ import (
 type forgetBinary struct {
 	bin, cfg, dir    string
 	proxyAddr, admin string
+	slot             string // the WAL follower's slot and publications
 	env              []string
 	cmd              *exec.Cmd
 }
@@ -39,7 +40,7 @@ type forgetBinary struct {
 // list items) and forget; extra is appended to the config as it is (a
 // pinecone section).
 func newForgetBinary(t *testing.T, db testDB, tables string, extra ...string) *forgetBinary {
-	f := &forgetBinary{bin: buildProxy(t), dir: t.TempDir(), proxyAddr: freePort(t), admin: freePort(t)}
+	f := &forgetBinary{bin: buildProxy(t), dir: t.TempDir(), proxyAddr: freePort(t), admin: freePort(t), slot: walSlot(t, db)}
 	signer := testSigner(t)
 	pem, err := signer.MarshalPrivateKey()
 	require.NoError(t, err)
@@ -60,6 +61,7 @@ func newForgetBinary(t *testing.T, db testDB, tables string, extra ...string) *f
 capture:
   ledger: {sqlite: ledger.db}
   store: "host=%s port=%s user=%s dbname=%s sslmode=disable"
+  wal_slot: %s
   tables:
 %s
 forget:
@@ -67,7 +69,7 @@ forget:
   log_origin: lethe.test/crash-log
   admin: {listen: %s, tokens_file: tokens.json}
 log: {level: debug}
-%s`, f.proxyAddr, db.Addr(), db.Host, db.Port, db.User, db.DB, tables, f.admin, strings.Join(extra, "\n"))), 0o600))
+%s`, f.proxyAddr, db.Addr(), db.Host, db.Port, db.User, db.DB, f.slot, tables, f.admin, strings.Join(extra, "\n"))), 0o600))
 	f.env = append(os.Environ(), "LETHE_SUBJECT_SALT="+hex.EncodeToString(testSalt), "PGPASSWORD="+db.Password,
 		"LETHE_ADMIN_URL=http://"+f.admin, "LETHE_ADMIN_TOKEN="+secret)
 	return f

@@ -161,12 +161,14 @@ func TestWriters_StrictRefusesWritesMadeInsideTheServer(t *testing.T) {
 	conn := connect(t, db.URL(c.Addr, ""))
 	_, err := conn.Exec(ctxT(t), "INSERT INTO lethe_writers.wdocs (id, user_id) VALUES ($1, $2)", "ok1", "Ann")
 	require.NoError(t, err)
+	c.wal.expectDisagreements(1, "the trigger lower_user stores 'ann': the proxy's tag is of the value sent; the follower's of the value stored")
 	var n int
 	require.NoError(t, conn.QueryRow(ctxT(t), "SELECT count(*) FROM lethe_writers.match_documents($1, 5)", "ann").Scan(&n))
 	assert.Equal(t, 1, n)
 	require.NoError(t, conn.QueryRow(ctxT(t), "SELECT count(*) FROM lethe_writers.match_documents_sql('ann', 5)").Scan(&n))
 	assert.Equal(t, 1, n)
 	assert.Equal(t, []string{"ok1"}, c.confirmed(t, wSchema+".wdocs", "Ann"))
+	assert.Equal(t, []string{"ok1"}, c.confirmed(t, wSchema+".wdocs", "ann"), "the WAL follower tags the value stored")
 }
 
 func TestWriters_PermissiveRecordsAnUnattributedWrite(t *testing.T) {
@@ -180,9 +182,9 @@ func TestWriters_PermissiveRecordsAnUnattributedWrite(t *testing.T) {
 	assert.Equal(t, 2, countRows(t, db, wSchema+".wdocs"))
 	assert.Equal(t, int64(2), c.capture.Stats.Intents.Load(), "one intent per statement")
 	// The ledger keeps one unattributed record per table, whatever the
-	// number of such writes.
+	// number of such writes; the WAL follower adds the two rows as stored.
 	var confirmed int64
-	for range 100 {
+	for range 250 {
 		counts, err := c.ledger.Counts(context.Background())
 		require.NoError(t, err)
 		for _, tc := range counts {
@@ -190,12 +192,17 @@ func TestWriters_PermissiveRecordsAnUnattributedWrite(t *testing.T) {
 				confirmed = tc.Count
 			}
 		}
-		if confirmed > 0 {
+		if confirmed >= 3 {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	assert.Equal(t, int64(1), confirmed, "an unattributed write of wdocs, confirmed")
+	assert.Equal(t, int64(3), confirmed, "an unattributed write of wdocs, confirmed, and the rows p1 and p2 from the WAL")
+	unattributed, err := c.ledger.BySubject(context.Background(), ledger.SubjectHash{})
+	require.NoError(t, err)
+	require.Len(t, unattributed, 1)
+	assert.True(t, unattributed[0].Unattributed)
+	assert.Equal(t, []string{"p1"}, c.confirmed(t, wSchema+".wdocs", "ann"))
 }
 
 // A connection that prepared a call before the catalog knew the function

@@ -3,10 +3,12 @@
 // configured tables through the protocol-neutral core in package capture.
 //
 // It decodes the messages capture needs (Query, Parse, Bind, Execute,
-// Sync, Close, COPY data; the server's completions, errors and
-// ReadyForQuery), splits simple Queries into statements, follows
-// transactions (txtrack.go) and search_path (searchpath*.go) from what the
-// client sends and the server answers, makes extended-protocol intents
+// Sync, Close, COPY data; the server's completions, errors,
+// ParameterStatus and ReadyForQuery), splits simple Queries into
+// statements, follows transactions (txtrack.go) and search_path
+// (searchpath*.go) from what the client sends and the server answers,
+// refuses text the server would read differently under its
+// standard_conforming_strings and client_encoding (reading.go), makes extended-protocol intents
 // durable while the server executes (inflight.go), bounds what one
 // session may hold (limits.go), and words capture's refusals as SQLSTATE
 // errors. It observes only sessions connected to the configured database

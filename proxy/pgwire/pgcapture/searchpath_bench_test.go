@@ -130,7 +130,7 @@ func BenchmarkSession(b *testing.B) {
 		// In a block after a SET that a ROLLBACK would undo, so that
 		// every Sync has two possible outcomes to follow.
 		{"insert/named/in-block-after-set",
-			[]pgwire.Message{wire(b, &pgproto3.Parse{Name: "i1", Query: insertSQL}), wire(b, &pgproto3.Query{String: "BEGIN"}),
+			[]pgwire.Message{wire(b, &pgproto3.Parse{Name: "i1", Query: insertSQL}), sync, wire(b, &pgproto3.Query{String: "BEGIN"}),
 				wire(b, &pgproto3.Query{String: "SET search_path TO public"})},
 			[]pgwire.Message{wire(b, &pgproto3.Bind{PreparedStatement: "i1", Parameters: [][]byte{[]byte("doc-1"), []byte("ann")}}), wire(b, &pgproto3.Execute{}), sync},
 			[]pgwire.Message{inserted, wire(b, &pgproto3.ReadyForQuery{TxStatus: 'T'})}},
@@ -140,6 +140,9 @@ func BenchmarkSession(b *testing.B) {
 			s := benchSession(b)
 			exchange(b, s, tc.setup, nil)
 			for _, m := range tc.setup {
+				if m.Type == 'S' {
+					exchange(b, s, nil, []pgwire.Message{ready})
+				}
 				if m.Type == 'Q' { // answer the setup's Queries
 					exchange(b, s, nil, []pgwire.Message{wire(b, &pgproto3.CommandComplete{CommandTag: []byte("SET")}),
 						wire(b, &pgproto3.ReadyForQuery{TxStatus: 'T'})})

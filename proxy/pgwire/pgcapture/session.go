@@ -82,6 +82,9 @@ type session struct {
 	// are not queued for the tracker either.
 	skipping bool
 
+	// reading follows how the server reads statement text (reading.go).
+	reading textReading
+
 	mu sync.Mutex
 	tx *txTracker // and the session's search_path, in tx.paths
 	// ddl is DDL sent and not yet read from the catalog (ddl.go), under mu.
@@ -97,11 +100,13 @@ func newSession(o *Observer, info pgwire.SessionInfo) *session {
 		rules: c.Rules(), texts: map[string]stmtText{}, o: o,
 	}
 	s.tx = newTxTracker(c, s.reset)
+	s.reading.start(info.ServerParameters)
 	return s
 }
 
 func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 	s.followRules()
+	unsettled := s.reading.clientMessage(m.Type)
 	switch m.Type {
 	case 'P', 'B', 'D', 'E', 'C':
 		s.inBatch = true
@@ -133,11 +138,24 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 			s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
 			return r
 		}
+		if r := s.misread(q, unsettled); r != nil {
+			s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
+			return r
+		}
 		return s.query(q)
 	case 'P':
 		p, err := m.Parse()
 		if err != nil {
 			return nil
+		}
+		if r := s.misread(p.Query, unsettled); r != nil {
+			// The server never gets this statement: its Binds and
+			// Executes are refused too, under any rules.
+			st := newPlain(effect{})
+			st.refusal = r
+			s.stmts[p.Name] = st
+			delete(s.texts, p.Name)
+			return r
 		}
 		st := s.prepare(p.Query, p.ParameterOIDs)
 		s.stmts[p.Name] = st
@@ -210,6 +228,7 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 }
 
 func (s *session) ServerMessage(m pgwire.Message) {
+	s.reading.serverMessage(m) // before the tracker, so that a counted ReadyForQuery implies its reports
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch m.Type {
@@ -351,6 +370,9 @@ func (s *session) execute(pt *portal) *pgwire.Refusal {
 	}
 	if pt.stmt.refusal != nil {
 		return pt.stmt.refusal
+	}
+	if r := s.convertedParameters(pt); r != nil {
+		return r
 	}
 	if pt.err != nil {
 		if r := s.unreadable(pt.err); r != nil {

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/lethe-privacy/lethe/capture"
+	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/engine"
+	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
+)
+
+// following is the WAL follower, prepared; start runs it.
+type following struct {
+	follower *walfollow.Follower
+	log      *slog.Logger
+	stop     func() // stops it and waits, before the ledger closes
+}
+
+// prepareFollowing checks the server for the WAL follower and makes its
+// publications and slot. What an operator must change (wal_level, the
+// role, a rule) stops the start with the fix in the message; a server that
+// cannot be reached yet is retried once the follower runs, as the relay
+// itself would be.
+func prepareFollowing(c config.Capture, rules *extract.Rules, l ledger.Ledger, hasher *ledger.Hasher, tombs *capture.Tombstones, recent *capture.Recent,
+	lateWrite func(context.Context, string, string) error, log *slog.Logger) (*following, error) {
+	observer, ok := l.(ledger.Observer)
+	if !ok {
+		return nil, errors.New("the ledger cannot take the WAL follower's changes")
+	}
+	f, err := walfollow.New(walfollow.Config{
+		ConnString: c.Store, Name: c.WALSlot, Rules: rules, Ledger: observer, Hasher: hasher, Logger: log,
+		Forgotten: tombs.Has, LateWrite: lateWrite, Recent: recent,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err = f.Prepare(ctx)
+	cancel()
+	var connectErr *pgconn.ConnectError
+	switch {
+	case errors.As(err, &connectErr):
+		log.Warn("wal: cannot reach the database yet; following starts once it can", "err", err)
+	case err != nil:
+		return nil, err
+	}
+	return &following{follower: f, log: log, stop: func() {}}, nil
+}
+
+// start runs the follower until stop.
+func (w *following) start(slot string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.follower.Run(ctx)
+	}()
+	w.stop = func() { cancel(); wg.Wait() }
+	w.log.Info("wal: following committed rows of the configured tables", "slot", slot)
+}
+
+// lateWriteBackstop is what the follower does with a committed row about
+// a forgotten subject: with forget.late_writes: delete and forget
+// configured, delete it through forget's engine, which *forget holds by
+// the time the follower starts (a subject no longer forgotten is left
+// alone); nil (log and count only) otherwise.
+func lateWriteBackstop(cfg *config.Config, forget **engine.Engine, log *slog.Logger) func(context.Context, string, string) error {
+	if cfg.Forget.LateWrites != "delete" {
+		return nil
+	}
+	if cfg.Forget.SigningKey == "" {
+		log.Info("wal: late writes about forgotten subjects are only logged: forget is not configured (forget.signing_key)")
+		return nil
+	}
+	return func(ctx context.Context, table, subject string) error {
+		e := *forget
+		if e == nil {
+			return errors.New("forget is not configured (forget.signing_key): late writes cannot be deleted")
+		}
+		_, err := e.LateWrite(ctx, ledger.StorePostgres, table, subject)
+		if errors.Is(err, engine.ErrNotForgotten) {
+			return nil // lifted since the row was read
+		}
+		return err
+	}
+}
+
+// walMetrics are the follower's series for the admin API's /metrics.
+func walMetrics(f *walfollow.Follower, m map[string]float64) {
+	st := &f.Stats
+	following := 0.0
+	if st.Following.Load() {
+		following = 1
+	}
+	m["lethe_wal_following"] = following
+	m["lethe_wal_rows_total"] = float64(st.Rows.Load())
+	m["lethe_wal_changes_recorded_total"] = float64(st.Recorded.Load())
+	m["lethe_wal_rows_without_id_total"] = float64(st.NoID.Load())
+	m["lethe_wal_rows_unreadable_subject_total"] = float64(st.BadSubject.Load())
+	m["lethe_wal_late_writes_total"] = float64(st.LateWrites.Load())
+	m["lethe_wal_rows_agreeing_total"] = float64(st.Agreed.Load())
+	m["lethe_wal_rows_disagreeing_total"] = float64(st.Disagreed.Load())
+	m["lethe_wal_rows_not_seen_by_proxy_total"] = float64(st.NotSeen.Load())
+	m["lethe_wal_lag_bytes"] = float64(st.Lag())
+}

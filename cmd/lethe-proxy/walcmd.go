@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
+)
+
+const walUsage = `Usage:
+  lethe-proxy wal status --config FILE   the WAL follower's slot: active, WAL kept, lag, tables
+  lethe-proxy wal drop --config FILE     drop the slot and its publications (stop the proxies first;
+                                         the next start makes them again, following rows from then on)
+`
+
+func walCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "status" && args[0] != "drop") {
+		fmt.Fprint(stderr, walUsage)
+		return 2
+	}
+	fs := flag.NewFlagSet("wal "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "", "configuration file")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	if *path == "" {
+		fmt.Fprint(stderr, "lethe-proxy wal: --config FILE is required\n\n"+walUsage)
+		return 2
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if cfg.Capture.Store == "" {
+		fmt.Fprintln(stderr, "lethe-proxy wal: capture.store is not set: there is no database to ask")
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, cfg.Capture.Store)
+	if err != nil {
+		fmt.Fprintln(stderr, "lethe-proxy wal: connecting with capture.store:", err)
+		return 1
+	}
+	defer conn.Close(context.Background())
+	name := cfg.Capture.WALSlot
+	if args[0] == "drop" {
+		if err := walfollow.Drop(ctx, conn, name); err != nil {
+			fmt.Fprintln(stderr, "lethe-proxy wal:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "dropped replication slot %s and publications %s, %s_inserts; rows committed until a proxy makes them again are not in the ledger (forget still finds them by the subject predicate)\n", name, name, name)
+		return 0
+	}
+	s, err := walfollow.SlotStatus(ctx, conn, name)
+	if err != nil {
+		fmt.Fprintln(stderr, "lethe-proxy wal:", err)
+		return 1
+	}
+	if !s.Exists {
+		fmt.Fprintf(stdout, "slot %s: does not exist (a proxy with capture.wal: on makes it at start)\n", name)
+		return 1
+	}
+	fmt.Fprintf(stdout, "slot %s: active=%t wal_status=%s wal_kept_bytes=%d lag_bytes=%d\ntables: %s\n",
+		name, s.Active, s.Status, s.Retained, s.Lag, strings.Join(s.Tables, ", "))
+	if s.Status == "lost" {
+		fmt.Fprintln(stdout, "the slot lost WAL it needed (max_slot_wal_keep_size): drop it (lethe-proxy wal drop) and restart the proxies")
+		return 1
+	}
+	return 0
+}

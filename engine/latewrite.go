@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lethe-privacy/lethe/certificate"
+	"github.com/lethe-privacy/lethe/connector"
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+// ErrNotForgotten is returned by LateWrite for a subject no forget
+// tombstoned (or whose tombstone was lifted).
+var ErrNotForgotten = errors.New("engine: the subject is not forgotten")
+
+// LateWrite is the backstop for records about a forgotten subject that
+// were committed after its forget, by any path (the WAL follower saw
+// them): it deletes the subject's records in the layer of store and table,
+// verifies they are gone with the certificate's own queries, logs a
+// forget.late_write event of the request that forgot the subject, and
+// records it for that request's status. subject is the value as stored.
+// A call that finds nothing to delete (the application deleted it first,
+// or a replay after a crash) changes nothing and logs nothing.
+func (e *Engine) LateWrite(ctx context.Context, store ledger.Store, table, subject string) (ledger.LateWrite, error) {
+	h := e.cfg.Hasher.Hash(subject)
+	tombs, err := e.cfg.Ledger.Tombstones(ctx)
+	if err != nil {
+		return ledger.LateWrite{}, err
+	}
+	w := ledger.LateWrite{Store: store, Table: table}
+	for _, t := range tombs {
+		if t.Subject == h {
+			w.RequestID = t.RequestID
+		}
+	}
+	if w.RequestID == "" {
+		return ledger.LateWrite{}, ErrNotForgotten
+	}
+	var l connector.Layer
+	for _, c := range e.cfg.Layers {
+		if c.Store() == store && c.Name() == table {
+			l = c
+		}
+	}
+	if l == nil {
+		return ledger.LateWrite{}, fmt.Errorf("engine: no layer %s %s for a late write", store, table)
+	}
+	tags, err := e.ledgerIDs(ctx, h)
+	if err != nil {
+		return ledger.LateWrite{}, err
+	}
+	ids := tags[layerKey{store, table}].ids
+	deleted, err := l.Delete(ctx, subject, ids, func([]string) error { return nil })
+	if err != nil {
+		return ledger.LateWrite{}, err
+	}
+	if len(deleted) == 0 {
+		return ledger.LateWrite{}, nil
+	}
+	a, err := l.Residual(ctx, subject, ids)
+	if err != nil {
+		return ledger.LateWrite{}, err
+	}
+	w.At, w.Deleted, w.Residual = e.cfg.Now().UTC(), int64(len(deleted)), a.Residual
+	if w.LogIndex, err = e.cfg.Certifier.appendEvent(ctx, certificate.EventLateWrite, w.RequestID); err != nil {
+		return ledger.LateWrite{}, err
+	}
+	if err := e.cfg.Ledger.AddLateWrite(ctx, w); err != nil {
+		return ledger.LateWrite{}, err
+	}
+	e.log.Warn("forget: a late write about a forgotten subject was deleted", "request", w.RequestID, "store", store, "table", table,
+		"deleted", w.Deleted, "residual", w.Residual, "log_index", w.LogIndex)
+	return w, nil
+}

@@ -1,0 +1,67 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+)
+
+// ChangeKind is what a committed change did to a record.
+type ChangeKind uint8
+
+const (
+	// ChangeWrite: a row was inserted or updated; its stored values name
+	// Change.Subjects.
+	ChangeWrite ChangeKind = iota + 1
+	// ChangeDelete: the row with Change.RecordID was deleted.
+	ChangeDelete
+	// ChangeTruncate: every row of Change.Table was deleted.
+	ChangeTruncate
+)
+
+// Change is one committed change to a configured table, as the WAL
+// follower read it from the server: the truth about what was stored,
+// however it was written.
+type Change struct {
+	Kind     ChangeKind
+	Store    Store
+	Table    string
+	RecordID string        // ChangeWrite, ChangeDelete
+	Subjects []SubjectHash // ChangeWrite: the subjects the stored row names
+}
+
+// Observer records what the WAL follower read. Facts it adds are
+// confirmed entries with intent 0 (no intent made them), so the ledger
+// tells them from the proxy's own. Observe adds, it never removes a
+// record's other subjects: a subject the proxy tagged and the stored row
+// does not name stays a candidate, which forget checks against the row
+// itself before deleting anything.
+type Observer interface {
+	// Observe applies changes in order in one transaction and returns once
+	// it is durable (fsynced): the follower acknowledges the changes to
+	// the server only then. Applying the same changes again gives the same
+	// ledger.
+	Observe(ctx context.Context, changes []Change) error
+}
+
+func validChange(c Change) error {
+	switch {
+	case c.Store == "":
+		return fmt.Errorf("no store")
+	case c.Table == "":
+		return fmt.Errorf("no table")
+	case c.Kind == ChangeWrite && c.RecordID == "":
+		return fmt.Errorf("a write with no record id")
+	case c.Kind != ChangeWrite && c.Kind != ChangeDelete && c.Kind != ChangeTruncate:
+		return fmt.Errorf("unknown change kind %d", c.Kind)
+	}
+	return nil
+}
+
+func validChanges(changes []Change) error {
+	for i, c := range changes {
+		if err := validChange(c); err != nil {
+			return fmt.Errorf("ledger: change %d: %w", i, err)
+		}
+	}
+	return nil
+}

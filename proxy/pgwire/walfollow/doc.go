@@ -1,0 +1,29 @@
+// Package walfollow is the WAL follower: it reads every committed change
+// to the configured tables from PostgreSQL's logical replication stream
+// (pgoutput) and records it in the ledger, however the row was written:
+// through the proxy, by a migration, a trigger, a column default, through
+// a view or a partition, or by a second service with its own connection
+// string. It is the ground truth for PostgreSQL; the proxy's write-ahead
+// intents are the early view of the same writes.
+//
+// The contract:
+//
+//   - One publication and one slot, both named by Config.Name, cover the
+//     configured tables: partitions are published through their root,
+//     inheritance children with their parent, and only the columns the
+//     rules read (id, subjects, replica identity), so the vectors
+//     themselves are never streamed. Tables with no replica identity are
+//     published for inserts and truncates only (publishing their updates
+//     would make the server refuse every UPDATE and DELETE on them).
+//   - Each committed INSERT or UPDATE is tagged from the values as stored,
+//     by the same rule as the proxy's (extract.Stored); DELETE and
+//     TRUNCATE mark records deleted. See ledger.Observer for how these
+//     facts sit beside the proxy's.
+//   - The slot's confirmed flush position advances only after the
+//     ledger's transaction holding the changes is durable, so a crash of
+//     the proxy, the ledger or the server loses no committed row: the
+//     server sends again everything after the confirmed position.
+//   - A slot serves one consumer at a time, so among proxies sharing a
+//     ledger (and the slot name) one follows and the others wait for it to
+//     let go.
+package walfollow

@@ -1,0 +1,234 @@
+package walfollow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+// Config wires a Follower.
+type Config struct {
+	// ConnString reaches the database of the configured tables as a role
+	// with REPLICATION that owns them (capture.store).
+	ConnString string
+	// Name names the slot and the publications (Name and Name_inserts).
+	Name   string
+	Rules  *extract.Rules
+	Ledger ledger.Observer
+	Hasher *ledger.Hasher
+	Logger *slog.Logger
+	// Forgotten reports a subject that was forgotten: a committed row
+	// about one is a late write (logged, counted in Stats.LateWrites).
+	Forgotten func(ledger.SubjectHash) bool
+	// LateWrite, when set, is the backstop for a late write: it deletes
+	// the subject's records in table (subject as stored). It runs after
+	// the row is durable in the ledger and before the slot moves past
+	// it, so a crash or an error runs it again for the same row.
+	LateWrite func(ctx context.Context, table, subject string) error
+	// Recent, when set, is compared with every row written (Stats.Agreed,
+	// Disagreed, NotSeen): a live check of the proxy's parser.
+	Recent Recent
+	// FlushInterval is how long changes wait to be committed to the
+	// ledger together (default 200ms); MaxBatch commits earlier.
+	FlushInterval time.Duration
+	MaxBatch      int
+	// RefreshInterval is how often the publications are brought in line
+	// with the catalog, so that a configured table created later is
+	// followed (default 10s). A refresh reads the catalog and changes the
+	// publications only when they differ from it.
+	RefreshInterval time.Duration
+}
+
+// Stats are counters for metrics. No personal data.
+type Stats struct {
+	Rows       atomic.Int64  // row changes of configured tables read from the WAL
+	Recorded   atomic.Int64  // ledger changes made durable
+	NoID       atomic.Int64  // rows whose id was NULL or not in the stream (not recorded)
+	BadSubject atomic.Int64  // rows whose subject column the rule cannot read
+	Agreed     atomic.Int64  // rows the proxy tagged with the subjects stored
+	Disagreed  atomic.Int64  // rows the proxy tagged with other subjects
+	NotSeen    atomic.Int64  // rows no recent intent of this proxy names (written around it)
+	LateWrites atomic.Int64  // committed rows about a forgotten subject
+	Flushed    atomic.Uint64 // the slot's confirmed position (LSN)
+	ServerEnd  atomic.Uint64 // the server's WAL end as last reported (LSN)
+	Following  atomic.Bool   // streaming now (false while waiting for the slot or the server)
+}
+
+// Lag is the WAL the server wrote that the follower has not yet made
+// durable in the ledger, in bytes.
+func (s *Stats) Lag() uint64 {
+	end, flushed := s.ServerEnd.Load(), s.Flushed.Load()
+	if end <= flushed {
+		return 0
+	}
+	return end - flushed
+}
+
+// Follower follows one slot. Run it once.
+type Follower struct {
+	cfg   Config
+	log   *slog.Logger
+	noted map[string]string // what was last said about each table (see note)
+	Stats Stats
+}
+
+// New returns a Follower; Run starts it.
+func New(cfg Config) (*Follower, error) {
+	if err := ValidName(cfg.Name); err != nil {
+		return nil, err
+	}
+	if cfg.FlushInterval <= 0 {
+		cfg.FlushInterval = 200 * time.Millisecond
+	}
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = 5000
+	}
+	if cfg.RefreshInterval <= 0 {
+		cfg.RefreshInterval = 10 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Follower{cfg: cfg, log: log.With("component", "wal"), noted: map[string]string{}}, nil
+}
+
+// Prepare checks the server and makes the publications and the slot, so
+// that a proxy that cannot follow says why before it serves anyone.
+func (f *Follower) Prepare(ctx context.Context) error {
+	conn, err := pgx.Connect(ctx, f.cfg.ConnString)
+	if err != nil {
+		return fmt.Errorf("walfollow: connecting with capture.store: %w", err)
+	}
+	defer conn.Close(context.Background())
+	return f.prepare(ctx, conn)
+}
+
+func (f *Follower) prepare(ctx context.Context, conn *pgx.Conn) error {
+	if err := CheckServer(ctx, conn); err != nil {
+		return err
+	}
+	if err := f.refresh(ctx, conn); err != nil {
+		return err
+	}
+	created, err := ensureSlot(ctx, conn, f.cfg.Name)
+	if created {
+		f.log.Info("wal: replication slot created; rows committed from now on are followed", "slot", f.cfg.Name)
+	}
+	return err
+}
+
+func (f *Follower) refresh(ctx context.Context, conn *pgx.Conn) error {
+	seen := map[string]bool{}
+	ps, err := plan(ctx, conn, f.cfg.Rules, func(table, what string) {
+		seen[table] = true
+		f.note(table, what)
+	})
+	for table := range f.noted {
+		if !seen[table] {
+			delete(f.noted, table) // dropped, or its rule removed
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return syncPublications(ctx, conn, f.cfg.Name, ps)
+}
+
+// note logs what changed about a table's following: "missing" (not
+// created yet), "inserts" (no replica identity), "" (followed in full).
+func (f *Follower) note(table, what string) {
+	if last, ok := f.noted[table]; ok && last == what || !ok && what == "" {
+		return
+	}
+	f.noted[table] = what
+	switch what {
+	case "missing":
+		f.log.Info("wal: a configured table does not exist yet; it is followed once it does", "table", table)
+	case "inserts":
+		f.log.Warn("wal: a configured table has no replica identity (no primary key): its updates and deletes are not followed; add a primary key or set REPLICA IDENTITY",
+			"table", table)
+	default:
+		delete(f.noted, table)
+		f.log.Info("wal: a configured table is followed in full", "table", table)
+	}
+}
+
+// Run follows until ctx ends, reconnecting after failures (a slot
+// another proxy holds, a server restart) with backoff. Changes read but
+// not yet durable when ctx ends are read again at the next start.
+func (f *Follower) Run(ctx context.Context) {
+	backoff := time.Second
+	for ctx.Err() == nil {
+		started := time.Now()
+		err := f.follow(ctx)
+		f.Stats.Following.Store(false)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(started) > time.Minute {
+			backoff = time.Second
+		}
+		if slotInUse(err) {
+			f.log.Info("wal: the slot is in use by another process (another proxy of this ledger follows); waiting", "slot", f.cfg.Name)
+		} else {
+			f.log.Error("wal: following stopped; retrying", "err", err, "retry_in", backoff)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+// slotInUse reports the server's refusal to stream a slot another
+// connection streams (SQLSTATE 55006, object in use).
+func slotInUse(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55006"
+}
+
+// follow runs one replication session.
+func (f *Follower) follow(ctx context.Context) error {
+	conn, err := pgx.Connect(ctx, f.cfg.ConnString)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if err := f.prepare(ctx, conn); err != nil {
+		return err
+	}
+	cfg, err := pgconn.ParseConfig(f.cfg.ConnString)
+	if err != nil {
+		return err
+	}
+	cfg.RuntimeParams["replication"] = "database"
+	repl, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer repl.Close(context.Background())
+	pubs := f.cfg.Name + "," + insertsOnly(f.cfg.Name)
+	err = pglogrepl.StartReplication(ctx, repl, f.cfg.Name, 0, pglogrepl.StartReplicationOptions{
+		PluginArgs: []string{"proto_version '1'", "publication_names '" + strings.ReplaceAll(pubs, "'", "''") + "'"},
+	})
+	if err != nil {
+		return err
+	}
+	f.Stats.Following.Store(true)
+	s := &session{f: f, conn: conn, repl: repl, dec: newDecoder(f.cfg.Rules, f.cfg.Hasher, resolver(ctx, conn, f.cfg.Rules), &f.Stats)}
+	s.dec.forgotten, s.dec.recent, s.dec.log = f.cfg.Forgotten, f.cfg.Recent, f.log
+	return s.run(ctx)
+}

@@ -1,0 +1,60 @@
+package walfollow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Slot is the follower's replication slot as the server reports it.
+type Slot struct {
+	Name   string
+	Exists bool
+	Active bool   // a follower streams it now
+	Status string // pg_replication_slots.wal_status: reserved, extended, unreserved, lost
+	// Retained is the WAL the server keeps for the slot; Lag the WAL
+	// written since the position the follower last confirmed (bytes).
+	Retained, Lag int64
+	// Tables are the relations the publications carry ("schema.name",
+	// with " (inserts only)" for the second publication).
+	Tables []string
+}
+
+// SlotStatus reads the slot named name and its publications.
+func SlotStatus(ctx context.Context, conn *pgx.Conn, name string) (Slot, error) {
+	s := Slot{Name: name}
+	err := conn.QueryRow(ctx, `
+		SELECT active, coalesce(wal_status, ''),
+			coalesce((pg_current_wal_lsn() - restart_lsn)::bigint, 0),
+			coalesce((pg_current_wal_lsn() - confirmed_flush_lsn)::bigint, 0)
+		FROM pg_replication_slots WHERE slot_name = $1`, name).Scan(&s.Active, &s.Status, &s.Retained, &s.Lag)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return Slot{}, fmt.Errorf("walfollow: reading replication slot %s: %w", name, err)
+	default:
+		s.Exists = true
+	}
+	err = conn.QueryRow(ctx, `
+		SELECT array(SELECT schemaname || '.' || tablename || CASE WHEN pubname = $2 THEN ' (inserts only)' ELSE '' END
+			FROM pg_publication_tables WHERE pubname IN ($1, $2) ORDER BY 1)`, name, insertsOnly(name)).Scan(&s.Tables)
+	if err != nil {
+		return Slot{}, fmt.Errorf("walfollow: reading publications %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// Drop drops the slot named name and its publications. The server
+// refuses while a follower streams the slot: stop the proxies first.
+func Drop(ctx context.Context, conn *pgx.Conn, name string) error {
+	if _, err := conn.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", name); err != nil {
+		return fmt.Errorf("walfollow: dropping replication slot %s (stop the proxies that follow it first): %w", name, err)
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf("DROP PUBLICATION IF EXISTS %s, %s",
+		pgx.Identifier{name}.Sanitize(), pgx.Identifier{insertsOnly(name)}.Sanitize())); err != nil {
+		return fmt.Errorf("walfollow: dropping publications %s: %w", name, err)
+	}
+	return nil
+}
