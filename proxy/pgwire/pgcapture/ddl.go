@@ -2,6 +2,7 @@ package pgcapture
 
 import (
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/lethe-privacy/lethe/extract"
@@ -35,8 +36,13 @@ type ddlFollower struct {
 	// ends the batch holding it.
 	waitEnd bool
 	endsAt  uint64
-	// syncs sent and ReadyForQuery answered, to pair them.
-	sent, answered uint64
+	// syncs sent and ReadyForQuery answered, to pair them. sent is
+	// atomic so that counting a Sync takes no lock.
+	sent     atomic.Uint64
+	answered uint64
+	// active is set while DDL is pending or a catalog read is awaited:
+	// without it, rules costs one atomic load.
+	active atomic.Bool
 	// read is the catalog read requested once the DDL's transaction
 	// ended; the next client message waits for it.
 	read <-chan struct{}
@@ -69,7 +75,8 @@ func (s *session) noteDDL(stmts ...string) bool {
 	}
 	s.lock(func() {
 		d := &s.ddl
-		d.waitEnd, d.endsAt = true, d.sent+1
+		d.waitEnd, d.endsAt = true, d.sent.Load()+1
+		d.active.Store(true)
 		for _, t := range tables {
 			if !slices.Contains(d.tables, t) {
 				d.tables = append(d.tables, t)
@@ -83,7 +90,7 @@ func (s *session) noteDDL(stmts ...string) bool {
 
 // ddlSynced counts a Sync, Query or FunctionCall sent: each is answered by
 // one ReadyForQuery.
-func (s *session) ddlSynced() { s.lock(func() { s.ddl.sent++ }) }
+func (s *session) ddlSynced() { s.ddl.sent.Add(1) }
 
 // ddlReady sees a ReadyForQuery; s.mu is held. Once the DDL's batch is
 // answered outside a transaction, the DDL has committed or rolled back:
@@ -98,6 +105,7 @@ func (s *session) ddlReady(status byte, catalog *WriterCatalog) {
 	d.read = catalog.Request()
 	if d.read == nil {
 		d.tables = nil // nothing reads the catalog: nothing to wait for
+		d.active.Store(false)
 	}
 }
 
@@ -105,12 +113,12 @@ func (s *session) ddlReady(status byte, catalog *WriterCatalog) {
 // base, or base refusing writes while DDL is pending. It first waits for
 // a catalog read the session asked for.
 func (d *ddlFollower) rules(s *session, base *extract.Rules) *extract.Rules {
+	if !d.active.Load() {
+		return base // the common case
+	}
 	var read <-chan struct{}
 	var tables []string
 	s.lock(func() { read, tables = d.read, d.tables })
-	if read == nil && len(tables) == 0 {
-		return base // the common case: one lock
-	}
 	if read != nil {
 		t := time.NewTimer(catalogWait)
 		select {
@@ -125,6 +133,7 @@ func (d *ddlFollower) rules(s *session, base *extract.Rules) *extract.Rules {
 				d.read = nil
 				if !d.waitEnd {
 					d.tables = nil
+					d.active.Store(false)
 				}
 			}
 		})
