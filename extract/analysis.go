@@ -106,6 +106,7 @@ func (r *Rules) analyze(sql string, searchPath []string) ([]*Analysis, error) {
 		}
 		out = append(out, r.analyzeStmt(raw.Stmt, searchPath)...)
 		out = append(out, r.serverSideWrites(raw.Stmt, statementText(sql, raw), mayCall)...)
+		out = append(out, r.pendingWrites(raw.Stmt)...)
 	}
 	return out, nil
 }
@@ -115,28 +116,28 @@ func (r *Rules) analyzeStmt(n *pg.Node, sp []string) []*Analysis {
 	case n.GetInsertStmt() != nil:
 		s := n.GetInsertStmt()
 		out := r.writableCTEs(s.WithClause, sp)
-		if t := r.relation(s.Relation, sp); t != nil {
-			out = append(out, analyzeInsert(t, s))
+		for _, t := range r.relation(s.Relation, sp) {
+			out = append(out, t.write(func() *Analysis { return analyzeInsert(t, s) }))
 		}
 		return out
 	case n.GetUpdateStmt() != nil:
 		s := n.GetUpdateStmt()
 		out := r.writableCTEs(s.WithClause, sp)
-		if t := r.relation(s.Relation, sp); t != nil {
-			out = append(out, analyzeUpdate(t, s))
+		for _, t := range r.relation(s.Relation, sp) {
+			out = append(out, t.write(func() *Analysis { return analyzeUpdate(t, s) }))
 		}
 		return out
 	case n.GetDeleteStmt() != nil:
 		s := n.GetDeleteStmt()
 		out := r.writableCTEs(s.WithClause, sp)
-		if t := r.relation(s.Relation, sp); t != nil {
-			out = append(out, analyzeDelete(t, s))
+		for _, t := range r.relation(s.Relation, sp) {
+			out = append(out, t.write(func() *Analysis { return analyzeDelete(t, s) }))
 		}
 		return out
 	case n.GetMergeStmt() != nil:
 		s := n.GetMergeStmt()
 		out := r.writableCTEs(s.WithClause, sp)
-		if t := r.relation(s.Relation, sp); t != nil {
+		for _, t := range r.relation(s.Relation, sp) {
 			out = append(out, unattributed(t, "MERGE: the rows it writes depend on a join Lethe cannot evaluate"))
 		}
 		return out
@@ -145,7 +146,7 @@ func (r *Rules) analyzeStmt(n *pg.Node, sp []string) []*Analysis {
 	case n.GetTruncateStmt() != nil:
 		var out []*Analysis
 		for _, rel := range n.GetTruncateStmt().Relations {
-			if t := r.relation(rel.GetRangeVar(), sp); t != nil {
+			for _, t := range r.relation(rel.GetRangeVar(), sp) {
 				out = append(out, unattributed(t, "TRUNCATE removes every row without naming them"))
 			}
 		}
@@ -155,10 +156,13 @@ func (r *Rules) analyzeStmt(n *pg.Node, sp []string) []*Analysis {
 		if !s.IsFrom {
 			return nil // COPY … TO reads
 		}
-		if t := r.relation(s.Relation, sp); t != nil {
-			return []*Analysis{analyzeCopy(t, s)}
+		var out []*Analysis
+		for _, t := range r.relation(s.Relation, sp) {
+			out = append(out, t.write(func() *Analysis { return analyzeCopy(t, s) }))
 		}
-		return nil
+		return out
+	case n.GetAlterTableStmt() != nil:
+		return r.attach(n.GetAlterTableStmt(), sp)
 	case n.GetExplainStmt() != nil:
 		s := n.GetExplainStmt()
 		// Only EXPLAIN ANALYZE runs the statement.
@@ -176,6 +180,15 @@ func (r *Rules) analyzeStmt(n *pg.Node, sp []string) []*Analysis {
 		return out
 	}
 	return nil
+}
+
+// write is analyse for a write to t, unless t is a relation whose writes
+// cannot be attributed.
+func (t *table) write(analyse func() *Analysis) *Analysis {
+	if t.refuse != "" {
+		return unattributed(t, t.refuse)
+	}
+	return analyse()
 }
 
 // writableCTEs turns each write to a configured table inside WITH into an
@@ -240,31 +253,11 @@ func explainAnalyzes(opts []*pg.Node) bool {
 	return false
 }
 
-func (r *Rules) relation(rv *pg.RangeVar, sp []string) *table {
+func (r *Rules) relation(rv *pg.RangeVar, sp []string) []*table {
 	if rv == nil {
 		return nil
 	}
-	return r.resolve(rv.Schemaname, rv.Relname, searchPathSchemas(sp))
-}
-
-// searchPathSchemas drops "$user" (Lethe does not know the role's name;
-// a schema named after the role is rare for vector tables).
-func searchPathSchemas(sp []string) []string {
-	for _, s := range sp {
-		if s == "$user" {
-			out := make([]string, 0, len(sp))
-			for _, s := range sp {
-				if s != "$user" {
-					out = append(out, s)
-				}
-			}
-			if len(out) == 0 {
-				return []string{"public"}
-			}
-			return out
-		}
-	}
-	return sp
+	return r.resolve(rv.Schemaname, rv.Relname, sp)
 }
 
 func unattributed(t *table, reason string) *Analysis {

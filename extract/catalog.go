@@ -3,12 +3,13 @@ package extract
 import "slices"
 
 // Catalog is what a connector read of a database's server-side code: its
-// functions and procedures, triggers and rules. FindWriters works out which
-// of them write configured tables.
+// functions and procedures, triggers and rules, and its relations.
+// FindWriters works out which of them write configured tables.
 type Catalog struct {
-	Routines []Routine
-	Triggers []Trigger
-	Rules    []RewriteRule
+	Routines  []Routine
+	Triggers  []Trigger
+	Rules     []RewriteRule
+	Relations []Relation
 }
 
 // Routine is one function or procedure (pg_proc).
@@ -79,6 +80,7 @@ type WriterFinder struct {
 	r        *Rules
 	routines map[Routine]effects
 	rules    map[string]effects
+	rels     relationFinder
 }
 
 // WriterFinder returns a WriterFinder for r's tables.
@@ -105,13 +107,22 @@ func (wf *WriterFinder) Find(c Catalog) Writers {
 		rules[i], seenRules[rr.Definition] = e, e
 	}
 	wf.routines, wf.rules = seen, seenRules
-	return wf.r.findWriters(c, routines, rules)
+	derived := wf.rels.derive(wf.r, c.Relations)
+	w := wf.r.findWriters(c, routines, rules, derived)
+	w.Relations = derived
+	w.PathSetters = findPathSetters(c)
+	return w
 }
 
 // findWriters runs the fixpoint over c, given the effects of its routines
 // and rules.
-func (r *Rules) findWriters(c Catalog, routines, rules []effects) Writers {
+func (r *Rules) findWriters(c Catalog, routines, rules []effects, derived []DerivedRelation) Writers {
 	f := finder{r: r, funcs: tableSets[qualName]{}, fired: tableSets[firedKey]{}}
+	for _, d := range derived {
+		if t := r.tables[d.Of]; t != nil {
+			f.derived = append(f.derived, derivedName{qualName{d.Schema, d.Name}, t})
+		}
+	}
 	for changed := true; changed; {
 		changed = false
 		for i, rt := range c.Routines {
@@ -146,6 +157,14 @@ type finder struct {
 	r     *Rules
 	funcs tableSets[qualName] // writer functions (overloads share a name)
 	fired tableSets[firedKey]
+	// derived are the relations that write configured tables under
+	// another name (views, partitions, children).
+	derived []derivedName
+}
+
+type derivedName struct {
+	rel qualName
+	t   *table
 }
 
 type firedKey struct {
@@ -160,6 +179,11 @@ func (f *finder) tables(e effects) tableSet {
 	out := tableSet{}
 	for _, w := range e.writes {
 		out.addAll(f.r.named(w.rel))
+		for _, d := range f.derived {
+			if w.rel.matches(d.rel.schema, d.rel.name) {
+				out[d.t] = true
+			}
+		}
 		for k, ts := range f.fired {
 			if w.rel.matches(k.rel.schema, k.rel.name) && (k.events == 0 || k.events&w.events != 0) {
 				out.addAll(ts)
@@ -181,6 +205,11 @@ func (f *finder) tables(e effects) tableSet {
 					out[t] = true
 				}
 			}
+			for _, d := range f.derived {
+				if namedIn(text, d.rel.name) {
+					out[d.t] = true
+				}
+			}
 			for k, ts := range f.fired {
 				if namedIn(text, k.rel.name) {
 					out.addAll(ts)
@@ -199,7 +228,7 @@ func (f *finder) tables(e effects) tableSet {
 
 // named returns the configured tables a relation name may denote.
 func (r *Rules) named(q qualName) tableSet {
-	if !r.byName[q.name] {
+	if len(r.byName[q.name]) == 0 {
 		return nil
 	}
 	out := tableSet{}

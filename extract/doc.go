@@ -31,7 +31,10 @@
 // calls of functions and procedures that write configured tables and
 // writes to relations whose triggers or rules do (serverside.go). Only the
 // statement the client sends is read: the catalog says what the server
-// will run.
+// will run. The catalog also names the views, partitions and inheritance
+// children of configured tables (relations.go): a write to one is analysed
+// as a write to the table. DDL that may change any of this is recognised
+// (ddl.go) so that a session can have the catalog read again.
 //
 // Pinecone writes are tagged by PineconeRules (pinecone.go), built from an
 // index's namespaces and the metadata fields that hold subjects; tags name

@@ -7,7 +7,7 @@ package extract
 //
 // Text with a Unicode-escaped identifier (U&"d\0061ta") could spell a table
 // name without containing it, so any "U&" also answers true.
-func (r *Rules) Mentions(sql string) bool { return r.mentioned.in(sql) }
+func (r *Rules) Mentions(sql string) bool { return len(r.pending) > 0 || r.mentioned.in(sql) }
 
 // nameSet finds any of a set of names in a text, ignoring ASCII case,
 // without allocating. Any "U&" in the text counts as a match too.

@@ -1,17 +1,33 @@
 package extract
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Rules is the compiled rule set, safe for concurrent use (it is never
 // modified after NewRules or WithWriters, which returns a new one).
 type Rules struct {
 	tables map[string]*table // by "schema.name"
-	byName map[string]bool   // relation names (no schema) of configured tables
+	// rels are the relations statements may write configured tables
+	// through, by "schema.name": the configured tables and the relations
+	// derived from them (relations.go). byName holds them by relation
+	// name, in schema order.
+	rels   map[string]*table
+	byName map[string][]*table
 	// mentioned holds the names Mentions looks for: the configured
 	// relation names, and the names of writers when there are any.
 	mentioned nameSet
 	// writers are the server-side writers (WithWriters); nil when none.
 	writers *writerIndex
+	// pathSetters are the functions that may change search_path; nil
+	// when none.
+	pathSetters *pathSetterIndex
+	// pending are the tables of DDL not read from the catalog yet, and
+	// why writes are unattributed meanwhile (WithPendingDDL).
+	pending       []*table
+	pendingReason string
 }
 
 // table is one compiled rule.
@@ -23,6 +39,11 @@ type table struct {
 	subjects []Subject
 	columns  []string // distinct Subject columns, in first-use order
 	subjCol  []int    // index into columns, per subject
+	// refuse, when set, says why writes to this relation cannot be
+	// attributed (a derived relation Lethe cannot map).
+	refuse string
+	// self is []*table{t}, which resolve returns without allocating.
+	self []*table
 }
 
 // columnIndex is the position of col in t.columns, or -1.
@@ -50,7 +71,7 @@ func (t *table) jsonColumn(col int) bool {
 // schema means public). Subject columns are compared exactly, so build them
 // with ParseSubject.
 func NewRules(rules []Rule) (*Rules, error) {
-	r := &Rules{tables: map[string]*table{}, byName: map[string]bool{}}
+	r := &Rules{tables: map[string]*table{}, rels: map[string]*table{}, byName: map[string][]*table{}}
 	for _, rule := range rules {
 		var t table
 		var err error
@@ -84,33 +105,62 @@ func NewRules(rules []Rule) (*Rules, error) {
 			}
 			t.subjCol = append(t.subjCol, ci)
 		}
+		t.self = []*table{&t}
 		r.tables[t.name] = &t
-		r.byName[t.relname] = true
+		r.rels[t.name] = &t
+		r.byName[t.relname] = append(r.byName[t.relname], &t)
 		r.mentioned.add(t.relname)
 	}
+	r.sortByName()
 	r.mentioned.add("") // "U&" alone, even with no table
 	return r, nil
 }
 
-// resolve finds the configured table a statement names, following the
-// search path for unqualified names. PostgreSQL would pick the first schema
-// on the path that has a table of that name, configured or not; Lethe cannot
-// see the catalog, so it picks the first schema with a configured table of
-// that name (over-attributing rather than missing a write).
-func (r *Rules) resolve(schema, relname string, searchPath []string) *table {
-	if !r.byName[relname] {
+// resolve finds the configured tables a statement may write when it names
+// the relation schema.relname, following the search path for unqualified
+// names. PostgreSQL picks the first schema on the path that has a relation
+// of that name, configured or not; Lethe does not see every relation, so
+// it picks the first schema with one it knows of (over-attributing rather
+// than missing a write). Temporary relations come first, as PostgreSQL
+// looks in the session's own temporary schema before the path. "$user"
+// stands for the current role's schema, which SET ROLE changes out of
+// Lethe's sight: every schema with a relation of that name may be it.
+func (r *Rules) resolve(schema, relname string, searchPath []string) []*table {
+	if len(r.byName[relname]) == 0 {
 		return nil
 	}
 	if schema != "" {
-		return r.tables[schema+"."+relname]
+		return r.one(schema, relname)
+	}
+	if t := r.one("pg_temp", relname); t != nil {
+		return t
 	}
 	if len(searchPath) == 0 {
-		return r.tables["public."+relname]
+		return r.one("public", relname)
 	}
 	for _, s := range searchPath {
-		if t := r.tables[s+"."+relname]; t != nil {
-			return t
+		if s == "$user" {
+			// Every relation of that name, which includes whatever a
+			// later schema on the path would resolve it to.
+			return r.byName[relname]
 		}
+		if t := r.rels[s+"."+relname]; t != nil {
+			return t.self
+		}
+	}
+	return nil
+}
+
+// sortByName puts each byName list in schema order.
+func (r *Rules) sortByName() {
+	for _, ts := range r.byName {
+		slices.SortFunc(ts, func(a, b *table) int { return strings.Compare(a.schema, b.schema) })
+	}
+}
+
+func (r *Rules) one(schema, relname string) []*table {
+	if t := r.rels[schema+"."+relname]; t != nil {
+		return t.self
 	}
 	return nil
 }

@@ -30,30 +30,23 @@ type SearchPathChange struct {
 }
 
 // ClassifySearchPath reports whether sql changes search_path and how: SET
-// [SESSION|LOCAL] search_path TO/= a, b; SET search_path TO DEFAULT; RESET
-// search_path; RESET ALL; DISCARD ALL; and SELECT set_config('search_path',
-// 'a, b', is_local). When the text holds several statements the last change
-// wins (Unknown if they disagree on Local). Like ClassifyTx it turns other
+// [SESSION|LOCAL] search_path TO/= a, b; SET SCHEMA 'a'; SET search_path TO
+// DEFAULT; RESET search_path; RESET ALL; DISCARD ALL; and SELECT
+// set_config('search_path', 'a, b', is_local). When the text holds several
+// statements the last change wins (Unknown if they disagree on Local).
+// Statements that may change it in a way they do not spell out are
+// Unknown: set_config anywhere else (in a CTE, a VALUES list, a subquery,
+// an INSERT … SELECT), an UPDATE of pg_settings, a DO block that names
+// search_path, set_config or pg_settings. Like ClassifyTx it turns other
 // statements away without a parse, so that a megabyte of inline vectors is
-// not scanned.
+// not scanned twice.
 //
-// Not seen: changes made by functions, procedures or DO blocks, and
-// set_config called from a statement that does not begin with SELECT.
+// Not seen: changes made by functions and procedures (a function that
+// calls set_config or runs SET search_path without a SET clause of its
+// own leaves the session's path changed).
 func ClassifySearchPath(sql string) (SearchPathChange, bool) {
-	if strings.Contains(sql, ";") {
-		if !containsFold(sql, []byte("search_path")) && !containsFold(sql, []byte("reset")) && !containsFold(sql, []byte("discard")) {
-			return SearchPathChange{}, false
-		}
-	} else {
-		switch w := firstWord(sql); {
-		case strings.EqualFold(w, "reset"), strings.EqualFold(w, "discard"):
-		case strings.EqualFold(w, "set"), strings.EqualFold(w, "select"):
-			if !containsFold(sql, []byte("search_path")) {
-				return SearchPathChange{}, false
-			}
-		default:
-			return SearchPathChange{}, false
-		}
+	if !mayChangeSearchPath(sql) {
+		return SearchPathChange{}, false
 	}
 	res, err := pg.Parse(sql)
 	if err != nil {
@@ -64,16 +57,25 @@ func ClassifySearchPath(sql string) (SearchPathChange, bool) {
 	for _, raw := range res.Stmts {
 		var c SearchPathChange
 		var ok bool
-		if sel := raw.Stmt.GetSelectStmt(); sel != nil {
+		text := statementText(sql, raw)
+		switch {
+		case raw.Stmt.GetSelectStmt() != nil:
 			var seen int
-			c, ok, seen = selectSearchPathChange(sel)
-			if countFold(statementText(sql, raw), []byte("set_config")) > seen {
+			c, ok, seen = selectSearchPathChange(raw.Stmt.GetSelectStmt())
+			if countFold(text, []byte("set_config")) > seen {
 				// set_config called where the statement's shape does not
-				// show it (inside CASE, a subquery, a CTE): do not guess.
+				// show it (inside CASE, a subquery, a CTE, VALUES): do not
+				// guess.
 				c, ok = SearchPathChange{Unknown: true}, true
 			}
-		} else {
+		case raw.Stmt.GetVariableSetStmt() != nil, raw.Stmt.GetDiscardStmt() != nil, raw.Stmt.GetVariableShowStmt() != nil:
 			c, ok = stmtSearchPathChange(raw.Stmt)
+		default:
+			// UPDATE pg_settings SET setting = … WHERE name = E'search\_path',
+			// INSERT … SELECT set_config(…), a DO block running SET.
+			if hiddenPathWords(text) || (raw.Stmt.GetDoStmt() != nil && containsFold(text, []byte("search_path"))) {
+				c, ok = SearchPathChange{Unknown: true}, true
+			}
 		}
 		if !ok {
 			continue
@@ -84,6 +86,65 @@ func ClassifySearchPath(sql string) (SearchPathChange, bool) {
 		change, found = c, true
 	}
 	return change, found
+}
+
+// hiddenPathWords reports whether text names set_config or pg_settings,
+// through which a statement of any kind may set search_path, or holds a
+// "U&" that may spell them. It runs on every statement, so it looks only
+// around the bytes '_' and '&', which a vector literal does not hold.
+func hiddenPathWords(text string) bool {
+	for off := 0; ; {
+		j := strings.IndexByte(text[off:], '_')
+		if j < 0 {
+			break
+		}
+		i := off + j
+		if i >= 3 && hasPrefixFold(text[i-3:], []byte("set_config")) || i >= 2 && hasPrefixFold(text[i-2:], []byte("pg_settings")) {
+			return true
+		}
+		off = i + 1
+	}
+	for off := 0; ; {
+		j := strings.IndexByte(text[off:], '&')
+		if j < 0 {
+			return false
+		}
+		i := off + j
+		if i > 0 && text[i-1]|0x20 == 'u' {
+			return true
+		}
+		off = i + 1
+	}
+}
+
+// multiStatementPathWords are the words that make a text of several
+// statements worth parsing (any "U&" counts too).
+var multiStatementPathWords = func() (s nameSet) {
+	for _, w := range []string{"search_path", "reset", "discard", "schema", "set_config", "pg_settings"} {
+		s.add(w)
+	}
+	return s
+}()
+
+// mayChangeSearchPath is ClassifySearchPath's filter before a parse: it
+// looks at the first word, and scans the text once for the names that
+// matter, without allocating.
+func mayChangeSearchPath(sql string) bool {
+	if strings.Contains(sql, ";") {
+		return multiStatementPathWords.in(sql)
+	}
+	switch w := firstWord(sql); {
+	case strings.EqualFold(w, "reset"), strings.EqualFold(w, "discard"):
+		return true
+	case strings.EqualFold(w, "set"):
+		// SET SCHEMA 'x' is SET search_path; U&"search_path" may spell it.
+		return containsFold(sql, []byte("search_path")) || containsFold(sql, []byte("schema")) || containsFold(sql, []byte("u&"))
+	case strings.EqualFold(w, "select"), strings.EqualFold(w, "do"):
+		if containsFold(sql, []byte("search_path")) {
+			return true
+		}
+	}
+	return hiddenPathWords(sql)
 }
 
 // statementText is the text of one of the statements sql was parsed into.
@@ -257,14 +318,15 @@ func SetsLocally(sql string) bool {
 	return len(w) == 2 && w[0] == "set" && w[1] == "local"
 }
 
-// Schemas returns the schemas of the configured tables, each once, in no
-// particular order. Resolving an unqualified name against each of them in
-// turn finds every configured table it may denote, whatever search_path
+// Schemas returns the schemas of the configured tables and of the
+// relations that write them (views, partitions, children), each once, in
+// no particular order. Resolving an unqualified name against each of them
+// in turn finds every configured table it may denote, whatever search_path
 // the session has.
 func (r *Rules) Schemas() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, t := range r.tables {
+	for _, t := range r.rels {
 		if !seen[t.schema] {
 			seen[t.schema] = true
 			out = append(out, t.schema)

@@ -61,6 +61,13 @@ func (r *Rules) doBlock(text string, s *serverSide) {
 			s.add([]*table{t}, "DO block naming %s: writes made inside the server cannot be attributed", t.name)
 		}
 	}
+	for _, name := range sortedKeys(r.byName) {
+		for _, t := range r.byName[name] {
+			if t.relname != r.tables[t.name].relname && namedIn(text, name) {
+				s.add([]*table{t}, "DO block naming %s, a relation that writes %s: writes made inside the server cannot be attributed", quoteIdent(name), t.name)
+			}
+		}
+	}
 	w := r.writers
 	if w == nil {
 		return

@@ -17,10 +17,16 @@ import (
 // its catalog (Rules.FindWriters turns what it read into Writers) and the
 // proxy compiles them in with Rules.WithWriters.
 
-// Writers are the server-side code paths that write configured tables.
+// Writers are the ways a statement writes configured tables without
+// naming them: server-side code paths, and relations whose writes are
+// the tables' own (relations.go).
 type Writers struct {
 	Functions []WriterFunction
 	Fired     []FiredRelation
+	Relations []DerivedRelation
+	// PathSetters are functions that may change the session's
+	// search_path when called (pathsetters.go).
+	PathSetters []PathSetter
 }
 
 // WriterFunction is a function or procedure that writes configured tables
@@ -68,7 +74,7 @@ func (w Writers) Equal(o Writers) bool {
 		return a.Schema == b.Schema && a.Name == b.Name && slices.Equal(a.Tables, b.Tables)
 	}) && slices.EqualFunc(w.Fired, o.Fired, func(a, b FiredRelation) bool {
 		return a.Schema == b.Schema && a.Name == b.Name && a.By == b.By && a.Events == b.Events && slices.Equal(a.Tables, b.Tables)
-	})
+	}) && slices.EqualFunc(w.Relations, o.Relations, DerivedRelation.equal) && slices.Equal(w.PathSetters, o.PathSetters)
 }
 
 // writerIndex is Writers compiled for the hot path.
@@ -94,15 +100,42 @@ type firedRel struct {
 // WithWriters returns rules that also see the writes w says the server
 // makes: a statement calling a writer function, or writing a fired
 // relation, yields an unattributed Analysis for each configured table
-// written that way, and Mentions answers true for their names. r is not
-// modified; the writers of r, if any, are replaced. Tables w names that r
-// does not configure are ignored.
+// written that way, and Mentions answers true for their names; a write to
+// one of w's derived relations is analysed as a write to its table (or
+// refused, when the relation says so). r is not modified; the writers of
+// r, if any, are replaced. Tables w names that r does not configure are
+// ignored.
 func (r *Rules) WithWriters(w Writers) *Rules {
-	n := &Rules{tables: r.tables, byName: r.byName}
+	n := &Rules{tables: r.tables, rels: map[string]*table{}, byName: map[string][]*table{}}
 	for _, t := range r.tables {
+		n.rels[t.name] = t
+		n.byName[t.relname] = append(n.byName[t.relname], t)
 		n.mentioned.add(t.relname)
 	}
 	n.mentioned.add("")
+	for _, d := range w.Relations {
+		t := r.tables[d.Of]
+		key := d.Schema + "." + d.Name
+		if t == nil || (r.tables[key] != nil && key != d.Of) {
+			continue // a configured table keeps its own rule
+		}
+		dt := derivedTable(t, d)
+		keys := []string{key}
+		if strings.HasPrefix(d.Schema, "pg_temp_") {
+			// Some session's temporary relation: statements spell its
+			// schema pg_temp, or nothing.
+			keys = append(keys, "pg_temp."+d.Name)
+		}
+		for _, k := range keys {
+			if old := n.rels[k]; old != nil {
+				n.byName[d.Name] = slices.DeleteFunc(n.byName[d.Name], func(x *table) bool { return x == old })
+			}
+			n.rels[k] = dt
+		}
+		n.byName[d.Name] = append(n.byName[d.Name], dt)
+		n.mentioned.add(d.Name)
+	}
+	n.sortByName()
 	idx := &writerIndex{funcs: map[string][]writerFunc{}, fired: map[string][]firedRel{}}
 	for _, f := range w.Functions {
 		if ts := r.configured(f.Tables); len(ts) > 0 {
@@ -120,6 +153,7 @@ func (r *Rules) WithWriters(w Writers) *Rules {
 	if len(idx.funcs) > 0 || len(idx.fired) > 0 {
 		n.writers = idx
 	}
+	n.pathSetters = newPathSetterIndex(w.PathSetters)
 	return n
 }
 
@@ -150,5 +184,8 @@ func (w *Writers) sort() {
 	})
 	slices.SortFunc(w.Fired, func(a, b FiredRelation) int {
 		return strings.Compare(a.Schema+"\x00"+a.Name+"\x00"+a.By, b.Schema+"\x00"+b.Name+"\x00"+b.By)
+	})
+	slices.SortFunc(w.Relations, func(a, b DerivedRelation) int {
+		return strings.Compare(a.Schema+"\x00"+a.Name, b.Schema+"\x00"+b.Name)
 	})
 }

@@ -109,7 +109,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 		out.observer = pgcapture.New(c, pgcapture.Config{
 			Database: cfg.Capture.Database, MaxStatementsInFlight: cfg.Capture.MaxStatementsInFlight,
 		})
-		watchWriters(cfg.Capture, rules, c, log)
+		watchWriters(cfg.Capture, rules, c, out.observer, log)
 	}
 	if cfg.Capture.Follows() {
 		backstop := lateWriteBackstop(cfg, &out.engine, log)
@@ -274,12 +274,14 @@ const (
 )
 
 // watchWriters keeps capture's rules in step with the server-side writers
-// of the store named by capture.store: read now (a failure is logged and
+// of the store named by capture.store, and the views, partitions and
+// inheritance children of configured tables: read now (a failure is logged and
 // retried, not fatal: capture works without them, only blind to such
-// writes), then every writersInterval until the capture closes.
-func watchWriters(c config.Capture, rules *extract.Rules, capt *capture.Capture, log *slog.Logger) {
+// writes), then every writersInterval until the capture closes, and after DDL
+// passes through a session of observer.
+func watchWriters(c config.Capture, rules *extract.Rules, capt *capture.Capture, observer *pgcapture.Observer, log *slog.Logger) {
 	if c.Store == "" {
-		log.Info("writes made inside the database by functions, procedures, triggers and rules are not checked: capture.store is not set (DO blocks naming a configured table still are)")
+		log.Info("writes made inside the database by functions, procedures, triggers and rules, and writes through views, partitions and inheritance children of configured tables, are not checked: capture.store is not set (DO blocks naming a configured table still are)")
 		return
 	}
 	var store *pgvector.Store // opened on first use, so that a store down at start is retried
@@ -301,6 +303,7 @@ func watchWriters(c config.Capture, rules *extract.Rules, capt *capture.Capture,
 		log.Warn("could not read the server-side writers of configured tables; calls of them are not refused until a retry succeeds",
 			"err", err, "retry_in", writersRetry)
 	}
+	observer.FollowCatalog(catalog) // DDL through the proxy is read at once
 	go func() {
 		catalog.Watch(context.Background(), writersInterval, writersRetry)
 		if store != nil {

@@ -11,8 +11,9 @@ import (
 
 // Writers reads the store's server-side code and returns what of it writes
 // the configured tables: functions and procedures (their bodies parsed by
-// extract, through f, which remembers the bodies it read before), and the
-// relations whose triggers or rules do. Capture refuses (strict) or
+// extract, through f, which remembers the bodies it read before), the
+// relations whose triggers or rules do, and the views, partitions and
+// inheritance children through which statements write them. Capture refuses (strict) or
 // records as unattributed (permissive) the statements that run them.
 func (s *Store) Writers(ctx context.Context, f *extract.WriterFinder) (extract.Writers, error) {
 	c, err := s.Catalog(ctx)
@@ -22,8 +23,8 @@ func (s *Store) Writers(ctx context.Context, f *extract.WriterFinder) (extract.W
 	return f.Find(c), nil
 }
 
-// Catalog reads the functions, procedures, triggers and rules of the
-// store in one snapshot. It leaves out PostgreSQL's own schemas and
+// Catalog reads the functions, procedures, triggers, rules, tables and
+// views of the store in one snapshot. It leaves out PostgreSQL's own schemas and
 // extensions' functions, which do not write application tables, and C
 // functions, whose code cannot be read.
 func (s *Store) Catalog(ctx context.Context) (extract.Catalog, error) {
@@ -38,6 +39,9 @@ func (s *Store) Catalog(ctx context.Context) (extract.Catalog, error) {
 		}
 		if c.Rules, err = rewriteRules(ctx, tx); err != nil {
 			return fmt.Errorf("reading rules: %w", err)
+		}
+		if c.Relations, err = relations(ctx, tx); err != nil {
+			return fmt.Errorf("reading tables and views: %w", err)
 		}
 		return nil
 	})

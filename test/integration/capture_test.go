@@ -24,10 +24,11 @@ import (
 // captured is a proxy with capture enabled over an SQLite ledger.
 type captured struct {
 	*proxy
-	capture *capture.Capture
-	ledger  ledger.Ledger
-	hasher  *ledger.Hasher
-	wal     *walCheck
+	capture  *capture.Capture
+	ledger   ledger.Ledger
+	hasher   *ledger.Hasher
+	observer *pgcapture.Observer
+	wal      *walCheck
 }
 
 var testSalt = bytes.Repeat([]byte("lethe-test-salt!"), 2) // 32 bytes
@@ -51,8 +52,9 @@ func startCaptureProxy(t *testing.T, db testDB, mode capture.Mode, rules []extra
 	}
 	t.Cleanup(func() { c.Close(); l.Close() })
 	wal := checkWithWAL(t, db, compiled, l, h, recent)
-	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = pgcapture.New(c, cfg) })
-	return &captured{proxy: p, capture: c, ledger: l, hasher: h, wal: wal}
+	o := pgcapture.New(c, cfg)
+	p := startProxy(t, db, func(s *pgwire.Server) { s.Observer = o })
+	return &captured{proxy: p, capture: c, ledger: l, hasher: h, observer: o, wal: wal}
 }
 
 // walCheck is the WAL follower beside a test's capture.

@@ -1,6 +1,8 @@
 package pgcapture
 
 import (
+	"sync/atomic"
+
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
@@ -20,9 +22,15 @@ type Config struct {
 // Observer is the pgwire.Observer that records, through its Capture,
 // every write to a configured table in the ledger before it is forwarded.
 type Observer struct {
-	c   *capture.Capture
-	cfg Config
+	c       *capture.Capture
+	cfg     Config
+	catalog atomic.Pointer[WriterCatalog]
 }
+
+// FollowCatalog has sessions read the catalog again through w after DDL
+// passes through them, before their next statement is analysed (ddl.go).
+// Without it, DDL is followed at w's next periodic read.
+func (o *Observer) FollowCatalog(w *WriterCatalog) { o.catalog.Store(w) }
 
 // New returns the Observer of the relay's sessions that records their
 // writes with c. Closing c (Close, Shutdown) is the caller's.

@@ -20,6 +20,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 			stmts = split
 		}
 	}
+	s.noteDDL(stmts...)
 	mentions := s.rules.Mentions(q)
 	var only effect // of the one statement
 	if len(stmts) == 1 {

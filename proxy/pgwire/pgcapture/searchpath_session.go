@@ -18,6 +18,10 @@ func (s *session) effectOf(sql string) effect {
 	}
 	c, ok := extract.ClassifySearchPath(sql)
 	if !ok {
+		if s.rules.CallsPathSetter(sql) {
+			// The function may leave any path behind.
+			return effect{path: pathSet{set: true, path: anyPath}}
+		}
 		return effect{}
 	}
 	p := pathSet{set: true, local: c.Local, path: c.Path}
@@ -31,7 +35,7 @@ func (s *session) effectOf(sql string) effect {
 }
 
 // resolvable replaces anyPath, a search_path capture cannot know, with
-// every schema that has a configured table.
+// every schema that has a configured table or a relation that writes one.
 func (s *session) resolvable(paths [][]string) [][]string {
 	if !slices.ContainsFunc(paths, isAnyPath) {
 		return paths
@@ -42,7 +46,7 @@ func (s *session) resolvable(paths [][]string) [][]string {
 			out = append(out, p)
 		}
 	}
-	for _, schema := range s.c.ConfiguredRules().Schemas() {
+	for _, schema := range s.rules.Schemas() {
 		out = append(out, []string{schema})
 	}
 	return out

@@ -87,6 +87,9 @@ type session struct {
 
 	mu sync.Mutex
 	tx *txTracker // and the session's search_path, in tx.paths
+	// ddl is DDL sent and not yet read from the catalog (ddl.go), under mu.
+	ddl ddlFollower
+	o   *Observer
 }
 
 func newSession(o *Observer, info pgwire.SessionInfo) *session {
@@ -94,7 +97,7 @@ func newSession(o *Observer, info pgwire.SessionInfo) *session {
 	s := &session{
 		c: c, maxStatements: o.cfg.MaxStatementsInFlight, stmts: map[string]*prepared{}, portals: newPortalBook(), byText: map[analysisKey]*prepared{},
 		reset: startupSearchPath(info.Parameters),
-		rules: c.Rules(), texts: map[string]stmtText{},
+		rules: c.Rules(), texts: map[string]stmtText{}, o: o,
 	}
 	s.tx = newTxTracker(c, s.reset)
 	s.reading.start(info.ServerParameters)
@@ -115,6 +118,9 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 			return queryInBatch
 		}
 		s.portals.ended()
+	}
+	if m.Type == 'Q' || m.Type == 'S' || m.Type == 'F' {
+		defer s.ddlSynced() // after the message's DDL, if any, is noted
 	}
 	switch m.Type {
 	case 'Q':
@@ -154,6 +160,9 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 		st := s.prepare(p.Query, p.ParameterOIDs)
 		s.stmts[p.Name] = st
 		s.texts[p.Name] = stmtText{p.Query, p.ParameterOIDs}
+		if s.noteDDL(p.Query) {
+			return s.stmts[p.Name].refusal // analysed again under the rules that follow DDL
+		}
 		return st.refusal
 	case 'B':
 		// Only the names first: most statements write nothing of ours, and
@@ -235,6 +244,7 @@ func (s *session) ServerMessage(m pgwire.Message) {
 		if err == nil {
 			s.tx.Ready(st)
 			s.portals.ready(st)
+			s.ddlReady(st, s.o.catalog.Load())
 		}
 	}
 }

@@ -1,0 +1,150 @@
+package pgcapture
+
+import (
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/lethe-privacy/lethe/extract"
+)
+
+// Following DDL sent through the session.
+//
+// Views, partitions, children, renames and writer functions come from the
+// catalog (WriterCatalog), which a connection of the proxy's own reads:
+// it sees DDL only once the DDL's transaction has ended. So when a
+// session sends DDL (extract.ClassifyDDL), the catalog is read again at
+// the first ReadyForQuery that says the session is outside a transaction
+// after it, and the next statement the client sends waits for that read.
+// Until then, whatever may write is refused (strict mode) or recorded as
+// unattributed (permissive) for the configured tables the DDL names
+// (extract.Rules.WithPendingDDL): a rename, a new partition or a new
+// writer function inside the same transaction takes effect before Lethe
+// can know it.
+
+// catalogWait bounds how long a statement waits for the catalog read that
+// follows DDL; past it, the statement is analysed with what is known.
+const catalogWait = 30 * time.Second
+
+// ddlFollower is a session's DDL not yet read from the catalog. The
+// client-side goroutine notes DDL and waits; the server-side one sees
+// ReadyForQuery; session.mu orders them.
+type ddlFollower struct {
+	tables []string // configured tables the pending DDL names, sorted
+	// waitEnd: DDL was sent whose transaction has not been seen to end;
+	// endsAt is the count of Syncs (and Queries) sent up to the one that
+	// ends the batch holding it.
+	waitEnd bool
+	endsAt  uint64
+	// syncs sent and ReadyForQuery answered, to pair them. sent is
+	// atomic so that counting a Sync takes no lock.
+	sent     atomic.Uint64
+	answered uint64
+	// active is set while DDL is pending or a catalog read is awaited:
+	// without it, rules costs one atomic load.
+	active atomic.Bool
+	// read is the catalog read requested once the DDL's transaction
+	// ended; the next client message waits for it.
+	read <-chan struct{}
+
+	// cache: the pending rules built from base for tables.
+	base, pending *extract.Rules
+	builtFor      []string
+}
+
+// noteDDL looks for DDL in the statements of one Query or Parse and, when
+// it finds some, has the session wait for the catalog (see above). It
+// returns whether it did.
+func (s *session) noteDDL(stmts ...string) bool {
+	var tables []string
+	found := false
+	for _, sql := range stmts {
+		c, ok := s.rules.ClassifyDDL(sql)
+		if !ok {
+			continue
+		}
+		found = true
+		for _, t := range c.Tables {
+			if !slices.Contains(tables, t) {
+				tables = append(tables, t)
+			}
+		}
+	}
+	if !found {
+		return false
+	}
+	s.lock(func() {
+		d := &s.ddl
+		d.waitEnd, d.endsAt = true, d.sent.Load()+1
+		d.active.Store(true)
+		for _, t := range tables {
+			if !slices.Contains(d.tables, t) {
+				d.tables = append(d.tables, t)
+			}
+		}
+		slices.Sort(d.tables)
+	})
+	s.followRules()
+	return true
+}
+
+// ddlSynced counts a Sync, Query or FunctionCall sent: each is answered by
+// one ReadyForQuery.
+func (s *session) ddlSynced() { s.ddl.sent.Add(1) }
+
+// ddlReady sees a ReadyForQuery; s.mu is held. Once the DDL's batch is
+// answered outside a transaction, the DDL has committed or rolled back:
+// the catalog is read again.
+func (s *session) ddlReady(status byte, catalog *WriterCatalog) {
+	d := &s.ddl
+	d.answered++
+	if !d.waitEnd || d.answered < d.endsAt || status != 'I' {
+		return
+	}
+	d.waitEnd = false
+	d.read = catalog.Request()
+	if d.read == nil {
+		d.tables = nil // nothing reads the catalog: nothing to wait for
+		d.active.Store(false)
+	}
+}
+
+// rules returns the rules the session's next statement is analysed with:
+// base, or base refusing writes while DDL is pending. It first waits for
+// a catalog read the session asked for.
+func (d *ddlFollower) rules(s *session, base *extract.Rules) *extract.Rules {
+	if !d.active.Load() {
+		return base // the common case
+	}
+	var read <-chan struct{}
+	var tables []string
+	s.lock(func() { read, tables = d.read, d.tables })
+	if read != nil {
+		t := time.NewTimer(catalogWait)
+		select {
+		case <-read:
+		case <-t.C:
+			s.c.Logger().Warn("the catalog read after DDL did not end in time; analysing with the last known catalog", "waited", catalogWait)
+		}
+		t.Stop()
+		base = s.c.Rules() // what the read put in force
+		s.lock(func() {
+			if d.read == read {
+				d.read = nil
+				if !d.waitEnd {
+					d.tables = nil
+					d.active.Store(false)
+				}
+			}
+		})
+	}
+	s.lock(func() { tables = d.tables })
+	if len(tables) == 0 {
+		return base
+	}
+	if d.base != base || !slices.Equal(d.builtFor, tables) {
+		d.base, d.builtFor = base, slices.Clone(tables)
+		d.pending = base.WithPendingDDL(tables)
+	}
+	return d.pending
+}
