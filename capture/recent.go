@@ -43,11 +43,29 @@ type recentKey struct {
 	subject   ledger.SubjectHash
 }
 
-// recentValue is a record's set of subjects (subjectSet), or for
+// recentValue is what the intents of a record wrote, oldest first: the
+// set of subjects (subjectSet) of each of its last maxWrites writes (an
+// insert and an update of one record in quick succession are two), or for
 // generated ids how many entries named the subject.
 type recentValue struct {
-	subjects ledger.SubjectHash
-	count    int
+	sets  [maxWrites]ledger.SubjectHash
+	n     int
+	count int
+}
+
+// maxWrites is how many writes of one record are remembered; older ones
+// are forgotten (their rows then count as agreeing with nothing).
+const maxWrites = 4
+
+// push remembers one more write of a record.
+func (v recentValue) push(set ledger.SubjectHash) recentValue {
+	if v.n == maxWrites {
+		copy(v.sets[:], v.sets[1:])
+		v.n--
+	}
+	v.sets[v.n] = set
+	v.n++
+	return v
 }
 
 // NewRecent keeps about limit records per generation (default 100000).
@@ -94,14 +112,17 @@ func (r *Recent) add(entries []ledger.Entry) {
 		i = j
 		switch {
 		case e.Store != ledger.StorePostgres || e.Unattributed:
-		case e.RecordID != "" && len(run) == 1:
-			r.put(recentKey{table: e.Table, id: e.RecordID}, recentValue{subjects: e.Subject})
 		case e.RecordID != "":
-			subjects := make([]ledger.SubjectHash, len(run))
-			for k, x := range run {
-				subjects[k] = x.Subject
+			set := e.Subject
+			if len(run) > 1 {
+				subjects := make([]ledger.SubjectHash, len(run))
+				for k, x := range run {
+					subjects[k] = x.Subject
+				}
+				set = subjectSet(subjects)
 			}
-			r.put(recentKey{table: e.Table, id: e.RecordID}, recentValue{subjects: subjectSet(subjects)})
+			k := recentKey{table: e.Table, id: e.RecordID}
+			r.put(k, r.cur[k].push(set))
 		default:
 			for _, x := range run { // one count per entry
 				k := recentKey{table: e.Table, subject: x.Subject}
@@ -120,20 +141,38 @@ func (r *Recent) put(k recentKey, v recentValue) {
 	r.cur[k] = v
 }
 
-// Check compares a committed row of table with the proxy's intent for it
-// and forgets the intent (a row is checked once).
+// Check compares a committed row of table with the proxy's intents for
+// it and forgets the intents it answers (a row is checked once). Rows of
+// one record commit in the order of its writes: the row agrees when one of
+// the record's remembered writes has its subjects, and that write and the
+// older ones are forgotten (an older one whose row never came rolled
+// back); otherwise the oldest write disagrees with it.
 func (r *Recent) Check(table, id string, stored []ledger.SubjectHash) Verdict {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k := recentKey{table: table, id: id}
 	for _, gen := range []map[recentKey]recentValue{r.cur, r.prev} {
-		if v, ok := gen[k]; ok {
-			delete(gen, k)
-			if len(stored) > 0 && v.subjects == subjectSet(stored) {
-				return Agree
-			}
-			return Disagree
+		v, ok := gen[k]
+		if !ok || v.n == 0 {
+			continue
 		}
+		verdict, used := Disagree, 1
+		if len(stored) > 0 {
+			set := subjectSet(stored)
+			for i := 0; i < v.n; i++ {
+				if v.sets[i] == set {
+					verdict, used = Agree, i+1
+					break
+				}
+			}
+		}
+		copy(v.sets[:], v.sets[used:v.n])
+		if v.n -= used; v.n == 0 {
+			delete(gen, k)
+		} else {
+			gen[k] = v
+		}
+		return verdict
 	}
 	if len(stored) == 0 || !r.takeGenerated(table, stored, true) {
 		return NotSeen

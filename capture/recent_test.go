@@ -47,3 +47,22 @@ func testHasher(t *testing.T) *ledger.Hasher {
 	require.NoError(t, err)
 	return h
 }
+
+// An insert and an update of one record before the WAL has either: each
+// row agrees with its own write.
+func TestRecent_SeveralWritesOfOneRecordAreCheckedInOrder(t *testing.T) {
+	h := testHasher(t)
+	e := func(subject string) []ledger.Entry {
+		return []ledger.Entry{{Store: ledger.StorePostgres, Table: "t", RecordID: "r1", Subject: h.Hash(subject)}}
+	}
+	r := NewRecent(10)
+	r.add(e("alice"))
+	r.add(e("bob"))
+	r.add(e("carol"))
+	require.Equal(t, Agree, r.Check("t", "r1", []ledger.SubjectHash{h.Hash("alice")}))
+	require.Equal(t, Agree, r.Check("t", "r1", []ledger.SubjectHash{h.Hash("carol")}), "bob's write rolled back")
+	require.Equal(t, NotSeen, r.Check("t", "r1", []ledger.SubjectHash{h.Hash("bob")}))
+	r.add(e("dave"))
+	require.Equal(t, Disagree, r.Check("t", "r1", []ledger.SubjectHash{h.Hash("erin")}))
+	require.Equal(t, NotSeen, r.Check("t", "r1", []ledger.SubjectHash{h.Hash("dave")}))
+}

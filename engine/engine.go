@@ -42,6 +42,10 @@ type Config struct {
 	// Retries is how many times a layer is deleted and verified again
 	// when rows are still present (writes in flight; default 3).
 	Retries int
+	// Settle, when set, waits until the ledger holds every write committed
+	// so far (the WAL follower has caught up); preview and the check of
+	// its token call it before counting.
+	Settle func(context.Context) error
 }
 
 // Engine runs forgets. It is safe for concurrent use.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -50,4 +51,24 @@ func TestLateWrite_DeletesLogsAndShowsInTheRequestsStatus(t *testing.T) {
 
 	_, err = te.LateWrite(ctx, ledger.StorePostgres, "public.other", "alice")
 	require.ErrorContains(t, err, "no layer")
+}
+
+// Preview and the check of its token count the ledger once it holds
+// every committed write (Config.Settle), and go on when it cannot say.
+func TestPreview_SettlesTheLedgerBeforeCounting(t *testing.T) {
+	ctx := context.Background()
+	te := newTestEngine(t, time.Hour, &fakeLayer{name: "idx/ns", present: []string{"v1"}})
+	settled := 0
+	te.cfg.Settle = func(context.Context) error { settled++; return nil }
+	p, err := te.Preview(ctx, "alice")
+	require.NoError(t, err)
+	require.Equal(t, 1, settled)
+	_, err = te.Forget(ctx, "alice", p.Token)
+	require.NoError(t, err)
+	te.Wait()
+	require.Equal(t, 2, settled, "the token's counts are checked on a settled ledger too")
+
+	te.cfg.Settle = func(context.Context) error { return errors.New("the slot is not reachable") }
+	_, err = te.Preview(ctx, "bob")
+	require.NoError(t, err, "counted as it is")
 }

@@ -41,6 +41,7 @@ func (e *Engine) Preview(ctx context.Context, subject string) (Preview, error) {
 }
 
 func (e *Engine) preview(ctx context.Context, subject string, h ledger.SubjectHash) ([]LayerPreview, error) {
+	e.settle(ctx)
 	ids, err := e.ledgerIDs(ctx, h)
 	if err != nil {
 		return nil, err
@@ -140,4 +141,22 @@ func countsDigest(layers []LayerPreview) [32]byte {
 	var out [32]byte
 	d.Sum(out[:0])
 	return out
+}
+
+// settleTimeout bounds the wait for Config.Settle.
+const settleTimeout = 10 * time.Second
+
+// settle waits, within settleTimeout, until the ledger holds every write
+// committed so far (Config.Settle), so that preview and the check of its
+// token count the same rows. When it cannot, the counts are the ledger's
+// as it is; forget still finds the rows by the subject predicate.
+func (e *Engine) settle(ctx context.Context) {
+	if e.cfg.Settle == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
+	if err := e.cfg.Settle(ctx); err != nil {
+		e.log.Warn("forget: the ledger may not yet hold every committed write; counting it as it is", "err", err)
+	}
 }

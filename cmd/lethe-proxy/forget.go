@@ -110,6 +110,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 		}),
 		Deadline: fc.Deadline.D(), TokenTTL: fc.TokenTTL.D(),
 		Tombstoned: c.tombstones.Set, Logger: log, Owner: engineOwner(fc.Admin.Listen),
+		Settle: walSettle(cfg.Capture),
 	})
 	if err != nil {
 		f.Close()

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lethe-privacy/lethe/capture"
@@ -91,6 +92,23 @@ func lateWriteBackstop(cfg *config.Config, forget **engine.Engine, log *slog.Log
 			return nil // lifted since the row was read
 		}
 		return err
+	}
+}
+
+// walSettle is forget's wait for the WAL follower (engine.Config.Settle):
+// until the slot has passed every transaction committed so far, so that
+// preview counts rows written a moment ago too. nil without the follower.
+func walSettle(c config.Capture) func(context.Context) error {
+	if !c.Follows() {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		conn, err := pgx.Connect(ctx, c.Store)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(context.Background())
+		return walfollow.AwaitCommitted(ctx, conn, c.WALSlot)
 	}
 }
 

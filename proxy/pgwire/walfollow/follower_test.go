@@ -440,3 +440,18 @@ func TestPrepare_LeavesPublicationsAsTheyAreWhenNothingChanged(t *testing.T) {
 	require.NoError(t, f.conn.QueryRow(context.Background(), `SELECT array(SELECT tablename::text FROM pg_publication_tables WHERE pubname = $1)`, insertsOnly(f.name)).Scan(&inserts))
 	require.Equal(t, []string{"docs_archive"}, inserts, "loose has a primary key now; the inheritance child still has none")
 }
+
+func TestAwaitCommitted_ReturnsOnceTheLedgerHoldsEveryCommittedRow(t *testing.T) {
+	f := newFixture(t, docsDDL, docsRules()...)
+	f.start(nil, nil)
+	for i := range 5 {
+		f.exec(`INSERT INTO `+f.schema+`.loose VALUES ($1, 'alice')`, fmt.Sprint(i))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		require.NoError(t, AwaitCommitted(ctx, f.conn, f.name))
+		cancel()
+		require.Len(t, f.records("alice"), i+1, "no polling: the row is in the ledger when the wait returns")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	require.Error(t, AwaitCommitted(ctx, f.conn, "no_such_slot"))
+}

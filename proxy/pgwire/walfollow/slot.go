@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -57,4 +58,30 @@ func Drop(ctx context.Context, conn *pgx.Conn, name string) error {
 		return fmt.Errorf("walfollow: dropping publications %s: %w", name, err)
 	}
 	return nil
+}
+
+// AwaitCommitted waits until the slot has been confirmed past every
+// transaction committed before the call: the ledger then holds all of
+// them, whichever proxy follows the slot. It polls the server.
+func AwaitCommitted(ctx context.Context, conn *pgx.Conn, name string) error {
+	var target string
+	if err := conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&target); err != nil {
+		return fmt.Errorf("walfollow: reading the server's WAL position: %w", err)
+	}
+	for {
+		var done bool
+		err := conn.QueryRow(ctx, `SELECT coalesce(bool_or(confirmed_flush_lsn >= $1::pg_lsn), false) FROM pg_replication_slots WHERE slot_name = $2`,
+			target, name).Scan(&done)
+		if err != nil {
+			return fmt.Errorf("walfollow: reading replication slot %s: %w", name, err)
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("walfollow: slot %s has not reached the server's WAL position %s: %w", name, target, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
