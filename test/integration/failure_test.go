@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -122,10 +123,20 @@ func TestWrongPassword_ServerErrorReachesClient(t *testing.T) {
 }
 
 // privateCluster starts a second throwaway cluster for tests that stop or
-// restart the server, so that they cannot disturb other tests.
+// restart the server, so that they cannot disturb other tests. It sits
+// beside the test cluster (its directory with -private, its port plus
+// 100), so that suites running from several checkouts at once, each with
+// a test cluster of its own, do not share it either.
 func privateCluster(t *testing.T) testDB {
 	t.Helper()
-	dir, port := "/tmp/lethe-testdb-private", "55439"
+	shared := loadTestDB(t)
+	base := os.Getenv("LETHE_TESTDB_DIR")
+	if base == "" {
+		base = "/tmp/lethe-testdb"
+	}
+	sharedPort, err := strconv.Atoi(shared.Port)
+	require.NoError(t, err)
+	dir, port := base+"-private", strconv.Itoa(sharedPort+100)
 	script := func(cmd string) string {
 		// Output goes to a file, not a pipe: the server the script starts
 		// inherits it and would keep a pipe open for the whole test.
