@@ -32,6 +32,11 @@ type session struct {
 	flushed   pglogrepl.LSN // confirmed to the server: its changes are durable
 	statusAt  time.Time
 	refreshAt time.Time
+	// confirmDue, when set, is when to report a position keepalives
+	// moved: at most once per confirmInterval, since a confirmation
+	// answered at once draws the next keepalive at once while the server
+	// decodes a long transaction.
+	confirmDue time.Time
 }
 
 func (s *session) run(ctx context.Context) error {
@@ -45,6 +50,9 @@ func (s *session) run(ctx context.Context) error {
 			deadline = minTime(deadline, s.batchAt.Add(s.f.cfg.FlushInterval))
 		}
 		deadline = minTime(deadline, s.refreshAt)
+		if !s.confirmDue.IsZero() {
+			deadline = minTime(deadline, s.confirmDue)
+		}
 		rctx, cancel := context.WithDeadline(ctx, deadline)
 		msg, err := s.repl.ReceiveMessage(rctx)
 		cancel()
@@ -80,7 +88,7 @@ func (s *session) tick(ctx context.Context) error {
 		}
 		s.refreshAt = now.Add(s.f.cfg.RefreshInterval)
 	}
-	if !now.Before(s.statusAt.Add(statusInterval)) {
+	if !now.Before(s.statusAt.Add(statusInterval)) || !s.confirmDue.IsZero() && !now.Before(s.confirmDue) {
 		return s.status(ctx, false)
 	}
 	return nil
@@ -127,7 +135,7 @@ func (s *session) status(ctx context.Context, reply bool) error {
 		s.flushed = s.committed
 		s.f.Stats.Flushed.Store(uint64(s.flushed))
 	}
-	s.statusAt = time.Now()
+	s.statusAt, s.confirmDue = time.Now(), time.Time{}
 	return pglogrepl.SendStandbyStatusUpdate(ctx, s.repl, pglogrepl.StandbyStatusUpdate{WALWritePosition: s.flushed, ReplyRequested: reply})
 }
 
@@ -148,10 +156,14 @@ func (s *session) copyData(ctx context.Context, data []byte) error {
 			// nothing of ours lies below it.
 			s.committed, advanced = k.ServerWALEnd, true
 		}
-		if k.ReplyRequested || advanced && len(s.batch) == 0 {
-			// Confirming at once lets the server recycle WAL the
-			// configured tables had no part in.
+		if k.ReplyRequested {
 			return s.status(ctx, false)
+		}
+		if advanced && len(s.batch) == 0 && s.confirmDue.IsZero() {
+			// Confirming soon lets the server recycle WAL the configured
+			// tables had no part in, and lets a wait for the slot
+			// (AwaitCommitted) end.
+			s.confirmDue = maxTime(time.Now(), s.statusAt.Add(confirmInterval))
 		}
 	case pglogrepl.XLogDataByteID:
 		x, err := pglogrepl.ParseXLogData(data[1:])
@@ -191,6 +203,17 @@ func (s *session) message(ctx context.Context, data []byte) error {
 		s.f.Stats.Rows.Add(1)
 	}
 	return nil
+}
+
+// confirmInterval is the least time between two confirmations of a
+// position that only keepalives moved.
+const confirmInterval = 100 * time.Millisecond
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func minTime(a, b time.Time) time.Time {
