@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -46,10 +47,7 @@ func main() {
 	db, err := sql.Open("sqlite3", "file:"+*ledgerPath+"?mode=ro&_busy_timeout=5000")
 	check(err)
 	defer db.Close()
-	insert := fmt.Sprintf("INSERT INTO %s (id, user_id) VALUES ($1, 'wallag@bench')", pgx.Identifier{*table}.Sanitize())
-	if s, r, ok := cutDot(*table); ok {
-		insert = fmt.Sprintf("INSERT INTO %s (id, user_id) VALUES ($1, 'wallag@bench')", pgx.Identifier{s, r}.Sanitize())
-	}
+	insert := fmt.Sprintf("INSERT INTO %s (id, user_id) VALUES ($1, 'wallag@bench')", pgx.Identifier(strings.Split(*table, ".")).Sanitize())
 
 	committed := map[string]time.Time{} // marker id → commit time, until seen
 	var lags []time.Duration
@@ -92,15 +90,6 @@ func main() {
 	}
 	fmt.Printf("wal_lag_markers=%d wal_lag_p50_ms=%.0f wal_lag_p99_ms=%.0f wal_lag_max_ms=%.0f wal_lag_unseen_at_end=%d\n",
 		len(lags), ms(pct(0.5)), ms(pct(0.99)), ms(pct(1)), len(committed))
-}
-
-func cutDot(s string) (string, string, bool) {
-	for i := range s {
-		if s[i] == '.' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return "", "", false
 }
 
 func check(err error) {

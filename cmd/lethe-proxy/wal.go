@@ -129,4 +129,5 @@ func walMetrics(f *walfollow.Follower, m map[string]float64) {
 	m["lethe_wal_rows_disagreeing_total"] = float64(st.Disagreed.Load())
 	m["lethe_wal_rows_not_seen_by_proxy_total"] = float64(st.NotSeen.Load())
 	m["lethe_wal_lag_bytes"] = float64(st.Lag())
+	m["lethe_wal_slot_busy_total"] = float64(st.SlotBusy.Load())
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
 
 var walSlots atomic.Int64
@@ -43,15 +44,11 @@ func walSlot(t *testing.T, db testDB) string {
 		}
 		defer conn.Close(ctx)
 		// A follower that just stopped may hold the slot a moment longer.
-		for ctx.Err() == nil {
-			_, err = conn.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", name)
-			if err == nil {
-				break
-			}
+		for err = walfollow.Drop(ctx, conn, name); err != nil && ctx.Err() == nil; err = walfollow.Drop(ctx, conn, name) {
 			time.Sleep(100 * time.Millisecond)
 		}
-		if _, err := conn.Exec(ctx, fmt.Sprintf("DROP PUBLICATION IF EXISTS %s, %s_inserts", name, name)); err != nil {
-			t.Logf("dropping publications %s: %v", name, err)
+		if err != nil {
+			t.Logf("dropping slot %s: %v", name, err)
 		}
 	})
 	return name
@@ -63,16 +60,9 @@ func awaitFollowed(t *testing.T, db testDB, slot string) {
 	t.Helper()
 	conn := connect(t, db.URL(db.Addr(), ""))
 	defer conn.Close(context.Background())
-	var target string
-	// The insert position: with synchronous_commit off (the test
-	// cluster's), pg_current_wal_lsn, the write position, can trail
-	// transactions already committed.
-	require.NoError(t, conn.QueryRow(ctxT(t), "SELECT pg_current_wal_insert_lsn()::text").Scan(&target))
-	require.Eventually(t, func() bool {
-		var done bool
-		err := conn.QueryRow(ctxT(t), "SELECT coalesce(confirmed_flush_lsn >= $1::pg_lsn, false) FROM pg_replication_slots WHERE slot_name = $2", target, slot).Scan(&done)
-		return err == nil && done
-	}, 60*time.Second, 50*time.Millisecond, "the follower did not reach %s", target)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	require.NoError(t, walfollow.AwaitCommitted(ctx, conn, slot))
 }
 
 // Rows written straight to the server, around the proxy, are in the

@@ -62,6 +62,7 @@ type Stats struct {
 	Flushed    atomic.Uint64 // the slot's confirmed position (LSN)
 	ServerEnd  atomic.Uint64 // the server's WAL end as last reported (LSN)
 	Following  atomic.Bool   // streaming now (false while waiting for the slot or the server)
+	SlotBusy   atomic.Int64  // attempts that found the slot streamed by another process
 }
 
 // Lag is the WAL the server wrote that the follower has not yet made
@@ -78,7 +79,7 @@ func (s *Stats) Lag() uint64 {
 type Follower struct {
 	cfg   Config
 	log   *slog.Logger
-	noted map[string]string // what was last said about each table (see note)
+	noted map[string]string // how each relation was followed at the last refresh (see report)
 	Stats Stats
 }
 
@@ -129,39 +130,35 @@ func (f *Follower) prepare(ctx context.Context, conn *pgx.Conn) error {
 }
 
 func (f *Follower) refresh(ctx context.Context, conn *pgx.Conn) error {
-	seen := map[string]bool{}
-	ps, err := plan(ctx, conn, f.cfg.Rules, func(table, what string) {
-		seen[table] = true
-		f.note(table, what)
-	})
-	for table := range f.noted {
-		if !seen[table] {
-			delete(f.noted, table) // dropped, or its rule removed
-		}
-	}
+	states := map[string]string{}
+	ps, err := plan(ctx, conn, f.cfg.Rules, func(table, what string) { states[table] = what })
 	if err != nil {
 		return err
 	}
+	f.report(states)
 	return syncPublications(ctx, conn, f.cfg.Name, ps)
 }
 
-// note logs what changed about a table's following: "missing" (not
-// created yet), "inserts" (no replica identity), "" (followed in full).
-func (f *Follower) note(table, what string) {
-	if last, ok := f.noted[table]; ok && last == what || !ok && what == "" {
-		return
+// report logs what changed in how each relation is followed since the
+// last refresh: states holds "missing" (a configured table not created
+// yet), "inserts" (no replica identity) or "" (followed in full) for
+// every relation the plan met.
+func (f *Follower) report(states map[string]string) {
+	for table, what := range states {
+		if last, ok := f.noted[table]; ok && last == what || !ok && what == "" {
+			continue
+		}
+		switch what {
+		case "missing":
+			f.log.Info("wal: a configured table does not exist yet; it is followed once it does", "table", table)
+		case "inserts":
+			f.log.Warn("wal: a configured table has no replica identity (no primary key): its updates and deletes are not followed; add a primary key or set REPLICA IDENTITY",
+				"table", table)
+		default:
+			f.log.Info("wal: a configured table is followed in full", "table", table)
+		}
 	}
-	f.noted[table] = what
-	switch what {
-	case "missing":
-		f.log.Info("wal: a configured table does not exist yet; it is followed once it does", "table", table)
-	case "inserts":
-		f.log.Warn("wal: a configured table has no replica identity (no primary key): its updates and deletes are not followed; add a primary key or set REPLICA IDENTITY",
-			"table", table)
-	default:
-		delete(f.noted, table)
-		f.log.Info("wal: a configured table is followed in full", "table", table)
-	}
+	f.noted = states
 }
 
 // Run follows until ctx ends, reconnecting after failures (a slot
@@ -180,6 +177,7 @@ func (f *Follower) Run(ctx context.Context) {
 			backoff = time.Second
 		}
 		if slotInUse(err) {
+			f.Stats.SlotBusy.Add(1)
 			f.log.Info("wal: the slot is in use by another process (another proxy of this ledger follows); waiting", "slot", f.cfg.Name)
 		} else {
 			f.log.Error("wal: following stopped; retrying", "err", err, "retry_in", backoff)

@@ -74,14 +74,9 @@ func newFixture(t *testing.T, ddl string, rules ...extract.Rule) *fixture {
 		ctx := context.Background()
 		// The slot may still be held for a moment by a follower that
 		// just stopped.
-		for i := 0; i < 50; i++ {
-			_, err := conn.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", f.name)
-			if err == nil {
-				break
-			}
+		for i := 0; i < 50 && Drop(ctx, conn, f.name) != nil; i++ {
 			time.Sleep(100 * time.Millisecond)
 		}
-		conn.Exec(ctx, "DROP PUBLICATION IF EXISTS "+f.name+", "+insertsOnly(f.name))
 		conn.Exec(ctx, "DROP SCHEMA "+f.schema+" CASCADE")
 		conn.Close(ctx)
 	})
@@ -404,7 +399,8 @@ func TestFollower_OneFollowerPerSlotAndTheOtherTakesOver(t *testing.T) {
 	require.Eventually(t, first.Stats.Following.Load, 30*time.Second, 10*time.Millisecond)
 	second, stopSecond := start()
 	defer stopSecond()
-	time.Sleep(500 * time.Millisecond)
+	require.Eventually(t, func() bool { return second.Stats.SlotBusy.Load() > 0 }, 30*time.Second, 10*time.Millisecond,
+		"the second follower tries the slot")
 	require.False(t, second.Stats.Following.Load(), "the slot serves one follower at a time")
 
 	f.exec(`INSERT INTO ` + f.schema + `.loose VALUES ('l1', 'alice')`)

@@ -110,16 +110,16 @@ func (s *session) flush(ctx context.Context) error {
 }
 
 // lateWrites hands the late writes read so far to the backstop, or only
-// logs them when there is none.
+// logs them when there is none. On an error the session ends, and the
+// rows are read and handed over again.
 func (s *session) lateWrites(ctx context.Context) error {
-	for i, w := range s.dec.late {
+	for _, w := range s.dec.late {
 		s.f.log.Warn("wal: a committed row is about a forgotten subject (a late write)", "table", w.table,
 			"subject_hmac", s.f.cfg.Hasher.Hash(w.subject).String(), "backstop", s.f.cfg.LateWrite != nil)
 		if s.f.cfg.LateWrite == nil {
 			continue
 		}
 		if err := s.f.cfg.LateWrite(ctx, w.table, w.subject); err != nil {
-			s.dec.late = s.dec.late[i:]
 			return fmt.Errorf("walfollow: deleting a late write in %s: %w", w.table, err)
 		}
 	}

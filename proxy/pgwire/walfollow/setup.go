@@ -263,8 +263,9 @@ func publicationIs(ctx context.Context, conn *pgx.Conn, name string, ps []publis
 // ensureSlot creates the slot unless it exists, and refuses one that
 // another plugin or database owns.
 func ensureSlot(ctx context.Context, conn *pgx.Conn, name string) (created bool, err error) {
-	var plugin, database string
-	err = conn.QueryRow(ctx, `SELECT coalesce(plugin, ''), coalesce(database::text, '') FROM pg_replication_slots WHERE slot_name = $1`, name).Scan(&plugin, &database)
+	var plugin, database, current string
+	err = conn.QueryRow(ctx, `SELECT coalesce(plugin, ''), coalesce(database::text, ''), current_database()
+		FROM pg_replication_slots WHERE slot_name = $1`, name).Scan(&plugin, &database, &current)
 	if errors.Is(err, pgx.ErrNoRows) {
 		if _, err := conn.Exec(ctx, "SELECT pg_create_logical_replication_slot($1, 'pgoutput')", name); err != nil {
 			return false, fmt.Errorf("walfollow: creating replication slot %s: %w", name, err)
@@ -273,10 +274,6 @@ func ensureSlot(ctx context.Context, conn *pgx.Conn, name string) (created bool,
 	}
 	if err != nil {
 		return false, fmt.Errorf("walfollow: reading replication slot %s: %w", name, err)
-	}
-	var current string
-	if err := conn.QueryRow(ctx, "SELECT current_database()").Scan(&current); err != nil {
-		return false, err
 	}
 	if plugin != "pgoutput" || database != current {
 		return false, fmt.Errorf("walfollow: replication slot %s exists for plugin %q in database %q, not pgoutput in %q: choose another capture.wal_slot or drop it",
