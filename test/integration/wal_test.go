@@ -175,7 +175,7 @@ log: {level: info}
 	t.Setenv("PGPASSWORD", db.Password)
 	t.Setenv("LETHE_SUBJECT_SALT", fmt.Sprintf("%x", testSalt))
 
-	var seq atomic.Int64
+	var seq, viaProxy atomic.Int64 // viaProxy: inserts the proxy answered
 	write := func(url, via string, stop <-chan struct{}, wg *sync.WaitGroup) {
 		defer wg.Done()
 		for {
@@ -204,6 +204,9 @@ log: {level: info}
 					conn.Close(context.Background())
 					break // reconnect: the proxy or the server went away
 				}
+				if via != "direct" {
+					viaProxy.Add(1)
+				}
 			}
 		}
 	}
@@ -217,7 +220,13 @@ log: {level: info}
 		go write(db.URL(addr, "sslmode=disable"), "proxy", stop, &wg)
 		go write(db.URL(addr, "sslmode=disable"), "proxy2", stop, &wg)
 		go write(db.URL(db.Addr(), ""), "direct", stop, &wg)
+		// Kill mid-load: after a while, and once the proxy has taken
+		// some writes this round, however slow the machine.
+		before := viaProxy.Load()
 		time.Sleep(time.Duration(400+100*round) * time.Millisecond)
+		for deadline := time.Now().Add(20 * time.Second); viaProxy.Load()-before < 10 && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
 		if round == 1 {
 			pgctl(t, db, "restart", "-m", "fast", "-l", db.Data+"/../log/postgres.log")
 			time.Sleep(500 * time.Millisecond)
