@@ -21,6 +21,7 @@ type Config struct {
 	Postgres        Postgres `yaml:"postgres"`
 	Pinecone        Pinecone `yaml:"pinecone"`
 	Capture         Capture  `yaml:"capture"`
+	Coverage        Coverage `yaml:"coverage"`
 	Forget          Forget   `yaml:"forget"`
 	Log             Log      `yaml:"log"`
 	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
@@ -106,7 +107,8 @@ type TableRule struct {
 	// Vacuum runs VACUUM (INDEX_CLEANUP ON) on the table after each
 	// forget, so that deleted rows and their HNSW index entries are
 	// physically removed rather than left for autovacuum.
-	Vacuum bool `yaml:"vacuum"`
+	Vacuum    bool `yaml:"vacuum"`
+	Retention `yaml:",inline"`
 }
 
 // Forget configures erasure requests, certificates and the admin API.
@@ -178,6 +180,10 @@ func Defaults() Config {
 			MaxStatementsInFlight: 100_000,
 			WAL:                   "on",
 			WALSlot:               "lethe",
+		},
+		Coverage: Coverage{
+			Mode:           "report",
+			SubjectColumns: DefaultSubjectColumns,
 		},
 		Forget: Forget{
 			LogOrigin:           "lethe.local/forget-log",

@@ -80,6 +80,7 @@ func (ix *PineconeIndex) KeyEnv() string {
 type NamespaceRule struct {
 	Namespace string   `yaml:"namespace"`
 	Subjects  []string `yaml:"subjects"`
+	Retention `yaml:",inline"`
 }
 
 // envName is what a shell accepts as a variable name.
@@ -182,6 +183,9 @@ func validateNamespaces(at func(string, ...any) error, rules []NamespaceRule) []
 				errs = append(errs, at("namespaces[%d]: subject %q is not a metadata field name", j, f))
 			}
 		}
+		errs = append(errs, validateRetention(func(format string, args ...any) error {
+			return at(fmt.Sprintf("namespaces[%d]: ", j)+format, args...)
+		}, r.Retention)...)
 	}
 	return errs
 }

@@ -10,13 +10,19 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Duration is a time.Duration written as "10s", "2m".
+// Duration is a time.Duration written as "10s", "2m", or in whole days
+// as "90d".
 type Duration time.Duration
 
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	v, err := time.ParseDuration(n.Value)
+	if days, cut := strings.CutSuffix(n.Value, "d"); cut {
+		var count uint64
+		count, err = strconv.ParseUint(days, 10, 16)
+		v = time.Duration(count) * 24 * time.Hour
+	}
 	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration (write e.g. 10s, 2m, 1h)", n.Line, n.Value)
+		return fmt.Errorf("line %d: %q is not a duration (write e.g. 10s, 2m, 1h, 90d)", n.Line, n.Value)
 	}
 	*d = Duration(v)
 	return nil

@@ -59,6 +59,7 @@ func (c *Config) validate() error {
 	}
 	errs = append(errs, c.validateCapture()...)
 	errs = append(errs, c.validatePinecone()...)
+	errs = append(errs, c.validateCoverage()...)
 	errs = append(errs, c.validateForget()...)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		errs = append(errs, c.at("log.level", "%q is not one of debug, info, warn, error", c.Log.Level))
@@ -154,6 +155,10 @@ func (c *Config) validateCapture() []error {
 			if _, err := extract.ParseSubject(expr); err != nil {
 				errs = append(errs, at("subject %q: %v", expr, err))
 			}
+		}
+		errs = append(errs, validateRetention(at, t.Retention)...)
+		if _, err := extract.ParseSubject(t.RetainBy); t.RetainBy != "" && err != nil {
+			errs = append(errs, at("retain_by %q: %v", t.RetainBy, err))
 		}
 	}
 	if err := c.resolveDatabase(); err != nil {
