@@ -103,7 +103,11 @@ func completedLeaf(requestID, payloadSHA256 string) ([]byte, error) {
 // bytes, their index, the inclusion proof up to the tree of the checkpoint,
 // and the signed checkpoint text.
 func (e *Envelope) AttachLog(leaf []byte, index int64, proof tlog.RecordProof, checkpoint string) {
-	e.Log = &LogProof{
+	e.Log = newLogProof(leaf, index, proof, checkpoint)
+}
+
+func newLogProof(leaf []byte, index int64, proof tlog.RecordProof, checkpoint string) *LogProof {
+	return &LogProof{
 		Leaf:       leaf,
 		Index:      index,
 		Proof:      append(tlog.RecordProof{}, proof...), // never null in JSON

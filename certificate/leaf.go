@@ -15,6 +15,11 @@ const (
 	EventLateWrite  = "forget.late_write"
 	EventLifted     = "tombstone.lifted"
 	EventKeyRotated = "key.rotated"
+	// A reconcile adopted records the ledger did not know, and a retention
+	// sweep deleted expired records: each names its run and the hash of
+	// its signed report (SignedReport).
+	EventReconcileAdopted = "reconcile.adopted"
+	EventRetentionSwept   = "retention.swept"
 )
 
 // EventVersion is the only event encoding version.
@@ -29,6 +34,7 @@ type Event struct {
 	RequestID         string `json:"request_id,omitempty"`
 	CertificateSHA256 string `json:"certificate_sha256,omitempty"`
 	KeyID             string `json:"key_id,omitempty"`
+	ReportSHA256      string `json:"report_sha256,omitempty"`
 }
 
 var keyIDPattern = regexp.MustCompile(`^ed25519:[0-9a-f]{32}$`)
@@ -76,19 +82,24 @@ func (e Event) check() error {
 	if e.V != EventVersion {
 		return fmt.Errorf("version %d, want %d", e.V, EventVersion)
 	}
-	wantRequest, wantCert, wantKey := true, false, false
+	wantRequest, wantCert, wantKey, wantReport := true, false, false, false
 	switch e.Event {
 	case EventRequested, EventReverified, EventLateWrite, EventLifted:
 	case EventCompleted:
 		wantCert = true
 	case EventKeyRotated:
 		wantRequest, wantKey = false, true
+	case EventReconcileAdopted, EventRetentionSwept:
+		wantReport = true
 	default:
 		return fmt.Errorf("unknown event kind")
 	}
-	if wantRequest != (e.RequestID != "") || wantCert != (e.CertificateSHA256 != "") || wantKey != (e.KeyID != "") {
-		return fmt.Errorf("carries request_id=%t certificate_sha256=%t key_id=%t, want %t %t %t",
-			e.RequestID != "", e.CertificateSHA256 != "", e.KeyID != "", wantRequest, wantCert, wantKey)
+	if wantRequest != (e.RequestID != "") || wantCert != (e.CertificateSHA256 != "") || wantKey != (e.KeyID != "") || wantReport != (e.ReportSHA256 != "") {
+		return fmt.Errorf("carries request_id=%t certificate_sha256=%t key_id=%t report_sha256=%t, want %t %t %t %t",
+			e.RequestID != "", e.CertificateSHA256 != "", e.KeyID != "", e.ReportSHA256 != "", wantRequest, wantCert, wantKey, wantReport)
+	}
+	if wantReport && !isHex256(e.ReportSHA256) {
+		return fmt.Errorf("report_sha256 %q: want 64 lowercase hex digits", e.ReportSHA256)
 	}
 	if wantRequest && !requestIDPattern.MatchString(e.RequestID) {
 		return fmt.Errorf("request_id %q: want 1-128 of A-Z a-z 0-9 . _ : -", e.RequestID)

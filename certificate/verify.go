@@ -52,21 +52,9 @@ func Verify(data []byte, keys KeySet, now time.Time) Result {
 		return Result{Verdict: v, Reason: why}
 	}
 	sig := e.Signature
-	if id := KeyID(sig.PublicKey); sig.KeyID != id {
-		return Result{Verdict: VerdictKeyIDMismatch, Reason: fmt.Sprintf("key_id %q, but the embedded public key's id is %s", sig.KeyID, id)}
-	}
-	trusted, ok := keys.Lookup(sig.KeyID)
-	if !ok {
-		return Result{Verdict: VerdictUnknownKey, Reason: fmt.Sprintf("key %s is not in the trusted keys; if the operator rotated keys, get their current keys file", sig.KeyID)}
-	}
-	if !bytes.Equal(trusted.PublicKey, sig.PublicKey) {
-		return Result{Verdict: VerdictKeyMismatch, Reason: fmt.Sprintf("the embedded public key differs from the trusted key %s", sig.KeyID)}
-	}
-	if got := hexSHA256(sha256.Sum256(e.Payload)); got != e.PayloadSHA256 {
-		return Result{Verdict: VerdictPayloadTampered, Reason: fmt.Sprintf("payload hashes to %s, not to payload_sha256 %s", got, e.PayloadSHA256)}
-	}
-	if !ed25519.Verify(trusted.PublicKey, e.Payload, sig.Sig) {
-		return Result{Verdict: VerdictBadSignature, Reason: fmt.Sprintf("the signature is not %s's signature of the payload", sig.KeyID)}
+	trusted, v, why := checkSignature(sig, e.Payload, e.PayloadSHA256, keys)
+	if v != "" {
+		return Result{Verdict: v, Reason: why}
 	}
 	p, v, why := parsePayload(e.Payload)
 	if v != "" {
@@ -93,6 +81,28 @@ func Verify(data []byte, keys KeySet, now time.Time) Result {
 			"%s; but layer %s %s has %d residual records and verified_absent %t: the erasure is not proven complete", where, l.Store, l.Table, l.Residual, l.VerifiedAbsent)}
 	}
 	return Result{Verdict: VerdictValid, Payload: p, Reason: where + "; every layer of the scope verified empty"}
+}
+
+// checkSignature runs checks 7–11: sig is a trusted key's signature of
+// payload, whose hash is payloadSHA256.
+func checkSignature(sig Signature, payload []byte, payloadSHA256 string, keys KeySet) (TrustedKey, Verdict, string) {
+	if id := KeyID(sig.PublicKey); sig.KeyID != id {
+		return TrustedKey{}, VerdictKeyIDMismatch, fmt.Sprintf("key_id %q, but the embedded public key's id is %s", sig.KeyID, id)
+	}
+	trusted, ok := keys.Lookup(sig.KeyID)
+	if !ok {
+		return TrustedKey{}, VerdictUnknownKey, fmt.Sprintf("key %s is not in the trusted keys; if the operator rotated keys, get their current keys file", sig.KeyID)
+	}
+	if !bytes.Equal(trusted.PublicKey, sig.PublicKey) {
+		return TrustedKey{}, VerdictKeyMismatch, fmt.Sprintf("the embedded public key differs from the trusted key %s", sig.KeyID)
+	}
+	if got := hexSHA256(sha256.Sum256(payload)); got != payloadSHA256 {
+		return TrustedKey{}, VerdictPayloadTampered, fmt.Sprintf("payload hashes to %s, not to payload_sha256 %s", got, payloadSHA256)
+	}
+	if !ed25519.Verify(trusted.PublicKey, payload, sig.Sig) {
+		return TrustedKey{}, VerdictBadSignature, fmt.Sprintf("the signature is not %s's signature of the payload", sig.KeyID)
+	}
+	return trusted, "", ""
 }
 
 // parsePayload runs checks 12–15: the signed bytes must be a v1
