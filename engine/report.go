@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/lethe-privacy/lethe/certificate"
+)
+
+// LogReport signs the report of an operation that is not a forget (a
+// reconcile's adoption, a retention sweep), appends its event to the
+// transparency log and returns the signed report with the proof that the
+// log holds it, as JSON for the operator to keep or hand out.
+func (e *Engine) LogReport(ctx context.Context, r certificate.Report) ([]byte, error) {
+	c := e.cfg.Certifier
+	if r.At.IsZero() {
+		r.At = c.now()
+	}
+	sr, err := certificate.SignReport(c.signer, r)
+	if err != nil {
+		return nil, err
+	}
+	leaf, err := sr.Leaf()
+	if err != nil {
+		return nil, err
+	}
+	index, err := c.log.Append(ctx, leaf)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := c.log.Sign(ctx)
+	if err != nil {
+		return nil, err
+	}
+	proof, err := c.log.InclusionProof(ctx, index, cp.Size)
+	if err != nil {
+		return nil, err
+	}
+	sr.AttachLog(leaf, index, proof, string(cp.Note))
+	return sr.Marshal()
+}
