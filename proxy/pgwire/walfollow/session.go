@@ -32,6 +32,9 @@ type session struct {
 	flushed   pglogrepl.LSN // confirmed to the server: its changes are durable
 	statusAt  time.Time
 	refreshAt time.Time
+	// readDeadline is the deadline armed on the replication socket: the
+	// next thing due (tick).
+	readDeadline time.Time
 	// confirmDue, when set, is when to report a position keepalives
 	// moved: at most once per confirmInterval, since a confirmation
 	// answered at once draws the next keepalive at once while the server
@@ -53,9 +56,16 @@ func (s *session) run(ctx context.Context) error {
 		if !s.confirmDue.IsZero() {
 			deadline = minTime(deadline, s.confirmDue)
 		}
-		rctx, cancel := context.WithDeadline(ctx, deadline)
-		msg, err := s.repl.ReceiveMessage(rctx)
-		cancel()
+		if !deadline.Equal(s.readDeadline) {
+			// A deadline on the socket, re-armed only when it moves, rather
+			// than a context with a deadline per message: that is a timer
+			// made and stopped for every message of the stream.
+			if err := s.repl.Conn().SetReadDeadline(deadline); err != nil {
+				return err
+			}
+			s.readDeadline = deadline
+		}
+		msg, err := s.repl.ReceiveMessage(ctx)
 		if err != nil {
 			if pgconn.Timeout(err) && ctx.Err() == nil {
 				continue
