@@ -166,12 +166,18 @@ func (c *Capture) decide() {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, decisionWorkers)
 	run := func(confirm bool, ids []ledger.IntentID) {
-		for _, id := range ids {
+		for len(ids) > 0 {
+			n := 1
+			if confirm {
+				n = min(len(ids), confirmChunk)
+			}
+			chunk := ids[:n]
+			ids = ids[n:]
 			sem <- struct{}{}
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				c.apply(confirm, id)
+				c.apply(confirm, chunk)
 			}()
 		}
 	}
@@ -219,27 +225,37 @@ func (c *Capture) decide() {
 // ledger commits them in transactions of up to 256.
 const maxHeldConfirms = 1024
 
-func (c *Capture) apply(confirm bool, id ledger.IntentID) {
+// confirmChunk is how many confirmations one worker hands the ledger at
+// once (ConfirmAll): a transaction's worth.
+const confirmChunk = 256
+
+// apply confirms or drops ids: confirmations together, drops one by one
+// (run hands it one).
+func (c *Capture) apply(confirm bool, ids []ledger.IntentID) {
 	if c.abandoned() {
-		c.skipped.Add(1)
+		c.skipped.Add(int64(len(ids)))
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.decideCtx, 30*time.Second)
 	defer cancel()
-	var err error
+	var errs []error
 	if confirm {
-		err = c.cfg.Ledger.Confirm(ctx, id)
+		errs = c.cfg.Ledger.ConfirmAll(ctx, ids)
 	} else {
-		err = c.cfg.Ledger.Drop(ctx, id)
+		for _, id := range ids {
+			errs = append(errs, c.cfg.Ledger.Drop(ctx, id))
+		}
 	}
-	if err != nil && c.abandoned() {
-		c.skipped.Add(1) // may still be committed: the ledger's batch was under way
-		return
-	}
-	if err != nil {
-		c.Stats.DecisionErrors.Add(1)
-		c.log.Warn("ledger decision failed; the intent stays pending for recovery",
-			"intent", int64(id), "confirm", confirm, "err", err)
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case c.abandoned():
+			c.skipped.Add(1) // may still be committed: the ledger's batch was under way
+		default:
+			c.Stats.DecisionErrors.Add(1)
+			c.log.Warn("ledger decision failed; the intent stays pending for recovery",
+				"intent", int64(ids[i]), "confirm", confirm, "err", err)
+		}
 	}
 }
 

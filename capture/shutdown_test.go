@@ -28,6 +28,14 @@ func (l *slowLedger) Confirm(ctx context.Context, id ledger.IntentID) error {
 	}
 }
 
+func (l *slowLedger) ConfirmAll(ctx context.Context, ids []ledger.IntentID) []error {
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		errs[i] = l.Confirm(ctx, id)
+	}
+	return errs
+}
+
 func TestCapture_ShutdownLeavesQueuedDecisionsPendingWhenTimeRunsOut(t *testing.T) {
 	l := &slowLedger{}
 	c := New(Config{Ledger: l})

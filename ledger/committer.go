@@ -125,6 +125,43 @@ func (c *committer) submit(r *request) error {
 	}
 }
 
+// submitAll is submit for many requests of one context: every request is
+// queued before any is waited for, so that the committer takes them in as
+// few transactions as its batches allow, and the caller wakes once per
+// batch rather than once per request. errs[i] is rs[i]'s outcome.
+func (c *committer) submitAll(ctx context.Context, rs []*request) []error {
+	errs := make([]error, len(rs))
+	queued := 0
+	c.mu.RLock()
+	notQueued := ErrClosed
+	if !c.closed {
+	queue:
+		for _, r := range rs {
+			r.ctx, r.done = ctx, make(chan error, 1)
+			select {
+			case c.reqs <- r:
+				queued++
+			case <-ctx.Done():
+				notQueued = ctx.Err()
+				break queue
+			}
+		}
+	}
+	c.mu.RUnlock()
+	for i, r := range rs {
+		if i >= queued {
+			errs[i] = notQueued
+			continue
+		}
+		select {
+		case errs[i] = <-r.done:
+		case <-ctx.Done():
+			errs[i] = ctx.Err()
+		}
+	}
+	return errs
+}
+
 // isClosed reports whether close has been called.
 func (c *committer) isClosed() bool {
 	c.mu.RLock()

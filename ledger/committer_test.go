@@ -73,6 +73,21 @@ func TestCommitter_GroupsConcurrentRequestsIntoOneTransaction(t *testing.T) {
 	require.Equal(t, int64(100), c.requests.Load())
 }
 
+func TestCommitter_SubmitAllSharesTransactions(t *testing.T) {
+	f := &fakeWriter{delay: 2 * time.Millisecond}
+	c := newCommitter(f.write, Options{})
+	defer c.close()
+	rs := make([]*request, 100)
+	for i := range rs {
+		rs[i] = &request{kind: opConfirm, intent: IntentID(i + 1)}
+	}
+	for _, err := range c.submitAll(context.Background(), rs) {
+		require.NoError(t, err)
+	}
+	require.Less(t, c.batches.Load(), int64(20), "100 confirmations queued at once share a few transactions")
+	require.Equal(t, int64(100), c.requests.Load())
+}
+
 func TestCommitter_RespectsMaxBatch(t *testing.T) {
 	f := &fakeWriter{delay: time.Millisecond}
 	c := newCommitter(f.write, Options{CommitWindow: 20 * time.Millisecond, MaxBatch: 4})

@@ -136,6 +136,27 @@ func runContract(t *testing.T, b backend) {
 		require.Equal(t, []key{{"public.docs", "1", StateConfirmed, id}}, bySubject(t, l, "alice"))
 	})
 
+	t.Run("ConfirmAllConfirmsEachAndReportsEachOutcome", func(t *testing.T) {
+		l := fresh(t)
+		a := intend(t, l, entry("public.docs", "a", "alice"))
+		b := intend(t, l, entry("public.docs", "b", "alice"))
+		dropped := intend(t, l, entry("public.docs", "c", "alice"))
+		require.NoError(t, l.Drop(ctx, dropped))
+		errs := l.ConfirmAll(ctx, []IntentID{a, 424242, dropped, b})
+		require.Len(t, errs, 4)
+		require.NoError(t, errs[0])
+		require.ErrorIs(t, errs[1], ErrUnknownIntent)
+		require.ErrorIs(t, errs[2], ErrUnknownIntent)
+		require.NoError(t, errs[3])
+		require.Equal(t, []key{{"public.docs", "a", StateConfirmed, a}, {"public.docs", "b", StateConfirmed, b}}, bySubject(t, l, "alice"))
+
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		for _, err := range l.ConfirmAll(cctx, []IntentID{a, b}) {
+			require.ErrorIs(t, err, context.Canceled)
+		}
+	})
+
 	t.Run("DropOfRewriteKeepsEarlierConfirmation", func(t *testing.T) {
 		// Intent A's write committed; intent B rewrites the same record
 		// (an upsert) and rolls back. The record must still be known.
@@ -398,6 +419,7 @@ func runContract(t *testing.T, b backend) {
 		_, err := l.Intend(ctx, []Entry{entry("public.docs", "1", "alice")})
 		require.ErrorIs(t, err, ErrUnavailable)
 		require.ErrorIs(t, l.Confirm(ctx, 1), ErrUnavailable)
+		require.ErrorIs(t, l.ConfirmAll(ctx, []IntentID{1})[0], ErrUnavailable)
 		_, err = l.BySubject(ctx, testHasher.Hash("alice"))
 		require.ErrorIs(t, err, ErrUnavailable)
 		_, err = l.Pending(ctx)

@@ -117,6 +117,9 @@ type Ledger interface {
 	Intend(ctx context.Context, entries []Entry) (IntentID, error)
 	// Confirm marks an intent's entries confirmed (the write committed).
 	Confirm(ctx context.Context, id IntentID) error
+	// ConfirmAll confirms many intents at once; errs[i] is ids[i]'s
+	// outcome, as Confirm would return it.
+	ConfirmAll(ctx context.Context, ids []IntentID) (errs []error)
 	// Drop removes an intent's entries (the write rolled back).
 	Drop(ctx context.Context, id IntentID) error
 	// Pending returns intents not yet confirmed or dropped, oldest first:

@@ -47,6 +47,17 @@ func (w writes) Confirm(ctx context.Context, id IntentID) error {
 	return w.c.submit(&request{ctx: ctx, kind: opConfirm, intent: id})
 }
 
+// ConfirmAll confirms many intents, each as Confirm does, submitted
+// together so that they share the committer's transactions. errs[i] is
+// ids[i]'s outcome.
+func (w writes) ConfirmAll(ctx context.Context, ids []IntentID) []error {
+	rs := make([]*request, len(ids))
+	for i, id := range ids {
+		rs[i] = &request{kind: opConfirm, intent: id}
+	}
+	return w.c.submitAll(ctx, rs)
+}
+
 // Drop forgets an intent's pending entries. Records confirmed by earlier
 // intents are untouched, even when the dropped intent rewrote them.
 // Dropping twice is not an error; dropping a confirmed intent returns

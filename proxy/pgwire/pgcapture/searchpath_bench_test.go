@@ -43,6 +43,14 @@ func (l *memLedger) Confirm(_ context.Context, id ledger.IntentID) error {
 	return nil
 }
 
+func (l *memLedger) ConfirmAll(ctx context.Context, ids []ledger.IntentID) []error {
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		errs[i] = l.Confirm(ctx, id)
+	}
+	return errs
+}
+
 func (l *memLedger) Drop(context.Context, ledger.IntentID) error { return nil }
 
 // wire is one protocol message as the relay hands it to the observer.
