@@ -346,9 +346,46 @@ func (c *Capture) Prepare(store ledger.Store, tags []extract.Tag) ([]ledger.Entr
 // take it, the write is refused (CodeLedgerDown), or, with FailOpen,
 // forwarded untracked: 0 and no refusal. It is safe for concurrent use.
 func (c *Capture) Durable(entries []ledger.Entry, table string) (ledger.IntentID, *Refusal) {
+	return c.StartDurable(entries, table).Wait()
+}
+
+// StartDurable is Durable without the wait: the intent is queued in the
+// ledger, and Wait returns what Durable would have. A relay that may
+// forward the write before its intent is durable (pgcapture's extended
+// protocol) waits only where it must.
+func (c *Capture) StartDurable(entries []ledger.Entry, table string) *PendingIntent {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.IntentTimeout)
-	defer cancel()
-	id, err := c.cfg.Ledger.Intend(ctx, entries)
+	return &PendingIntent{c: c, entries: entries, table: table, cancel: cancel, intending: c.cfg.Ledger.StartIntend(ctx, entries)}
+}
+
+// PendingIntent is an intent on its way to the ledger (StartDurable).
+type PendingIntent struct {
+	c         *Capture
+	entries   []ledger.Entry
+	table     string
+	cancel    context.CancelFunc
+	intending ledger.Intending
+
+	waited  bool
+	id      ledger.IntentID
+	refusal *Refusal
+}
+
+// Wait returns the intent once durable, or the refusal, as Durable does.
+// Later calls return the same.
+func (p *PendingIntent) Wait() (ledger.IntentID, *Refusal) {
+	if !p.waited {
+		id, err := p.intending.Wait()
+		p.cancel()
+		p.id, p.refusal = p.c.intended(id, err, p.entries, p.table)
+		p.waited = true
+	}
+	return p.id, p.refusal
+}
+
+// intended accounts for an intent's outcome and turns a failure into the
+// refusal (or, with FailOpen, into forwarding untracked).
+func (c *Capture) intended(id ledger.IntentID, err error, entries []ledger.Entry, table string) (ledger.IntentID, *Refusal) {
 	if err == nil {
 		c.Stats.Intents.Add(1)
 		if c.cfg.Recent != nil {

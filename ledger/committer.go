@@ -104,19 +104,31 @@ var ErrClosed = fmt.Errorf("%w: the ledger is closed", ErrUnavailable)
 // refused, or ctx ends. When ctx ends first the write may still commit
 // later; an intent left that way shows up in Pending.
 func (c *committer) submit(r *request) error {
+	if err := c.queue(r); err != nil {
+		return err
+	}
+	return r.wait()
+}
+
+// queue hands r to the committer; r.wait then waits for the outcome.
+func (c *committer) queue(r *request) error {
 	r.done = make(chan error, 1)
 	c.mu.RLock()
+	defer c.mu.RUnlock()
 	if c.closed {
-		c.mu.RUnlock()
 		return ErrClosed
 	}
 	select {
 	case c.reqs <- r:
+		return nil
 	case <-r.ctx.Done():
-		c.mu.RUnlock()
 		return r.ctx.Err()
 	}
-	c.mu.RUnlock()
+}
+
+// wait waits until the queued r is durable (nil), refused, or its
+// context ends.
+func (r *request) wait() error {
 	select {
 	case err := <-r.done:
 		return err

@@ -136,6 +136,20 @@ func runContract(t *testing.T, b backend) {
 		require.Equal(t, []key{{"public.docs", "1", StateConfirmed, id}}, bySubject(t, l, "alice"))
 	})
 
+	t.Run("StartIntendQueuesAndWaitGivesWhatIntendWould", func(t *testing.T) {
+		l := fresh(t)
+		first := l.StartIntend(ctx, []Entry{entry("public.docs", "1", "alice")})
+		second := l.StartIntend(ctx, []Entry{entry("public.docs", "2", "alice")})
+		a, err := first.Wait()
+		require.NoError(t, err)
+		b, err := second.Wait()
+		require.NoError(t, err)
+		require.NotEqual(t, a, b)
+		require.ElementsMatch(t, []IntentID{a, b}, pendingIDs(t, l))
+		_, err = l.StartIntend(ctx, []Entry{{Store: StorePostgres, Table: "public.docs", RecordID: "3"}}).Wait()
+		require.ErrorContains(t, err, "no subject")
+	})
+
 	t.Run("ConfirmAllConfirmsEachAndReportsEachOutcome", func(t *testing.T) {
 		l := fresh(t)
 		a := intend(t, l, entry("public.docs", "a", "alice"))

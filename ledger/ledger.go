@@ -115,6 +115,9 @@ type TableCount struct {
 type Ledger interface {
 	// Intend durably records entries as pending and returns their intent.
 	Intend(ctx context.Context, entries []Entry) (IntentID, error)
+	// StartIntend is Intend without the wait: the intent is queued, and
+	// its Wait returns what Intend would have.
+	StartIntend(ctx context.Context, entries []Entry) Intending
 	// Confirm marks an intent's entries confirmed (the write committed).
 	Confirm(ctx context.Context, id IntentID) error
 	// ConfirmAll confirms many intents at once; errs[i] is ids[i]'s

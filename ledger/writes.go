@@ -23,21 +23,54 @@ func (w writes) intents() *committer {
 // Intend durably records entries as pending and returns their intent. It
 // returns only once the transaction holding them has committed.
 func (w writes) Intend(ctx context.Context, entries []Entry) (IntentID, error) {
+	return w.StartIntend(ctx, entries).Wait()
+}
+
+// StartIntend queues entries as Intend does and returns at once; Wait
+// returns what Intend would have.
+func (w writes) StartIntend(ctx context.Context, entries []Entry) Intending {
 	for i, e := range entries {
 		if err := validEntry(e); err != nil {
-			return 0, fmt.Errorf("ledger: entry %d: %w", i, err)
+			return Intended(0, fmt.Errorf("ledger: entry %d: %w", i, err))
 		}
 	}
 	if w.c.fence != nil {
 		if err := w.c.fence(); err != nil {
-			return 0, err
+			return Intended(0, err)
 		}
 	}
 	r := &request{ctx: ctx, kind: opIntend, entries: entries}
-	if err := w.intents().submit(r); err != nil {
+	if err := w.intents().queue(r); err != nil {
+		return Intended(0, err)
+	}
+	return queuedIntent{r}
+}
+
+// Intending is an intent on its way to the ledger (StartIntend).
+type Intending interface {
+	// Wait returns the intent once its entries are durable, or why they
+	// are not. Call it once.
+	Wait() (IntentID, error)
+}
+
+// Intended is an Intending whose outcome is already known: a refusal
+// before the intent was queued, or a ledger that writes at once.
+func Intended(id IntentID, err error) Intending { return knownIntent{id, err} }
+
+type knownIntent struct {
+	id  IntentID
+	err error
+}
+
+func (k knownIntent) Wait() (IntentID, error) { return k.id, k.err }
+
+type queuedIntent struct{ r *request }
+
+func (q queuedIntent) Wait() (IntentID, error) {
+	if err := q.r.wait(); err != nil {
 		return 0, err
 	}
-	return r.id, nil
+	return q.r.id, nil
 }
 
 // Confirm moves an intent's entries to the confirmed state. Confirming an

@@ -142,6 +142,13 @@ func (f *flakyLedger) Intend(ctx context.Context, e []ledger.Entry) (ledger.Inte
 	return f.Ledger.Intend(ctx, e)
 }
 
+func (f *flakyLedger) StartIntend(ctx context.Context, e []ledger.Entry) ledger.Intending {
+	if f.down.Load() {
+		return ledger.Intended(0, fmt.Errorf("%w: test outage", ledger.ErrUnavailable))
+	}
+	return f.Ledger.StartIntend(ctx, e)
+}
+
 func TestCapture_FailsClosedWhenTheLedgerIsDown(t *testing.T) {
 	db := loadTestDB(t)
 	rules := docsTable(t, db, "cap_down")

@@ -25,12 +25,11 @@ import (
 type inflight struct {
 	seq     uint64 // the statement in the tracker
 	entries int    // how many entries the intent holds
-	done    chan struct{}
-	id      ledger.IntentID
-	refusal *pgwire.Refusal
+	intent  *capture.PendingIntent
 }
 
-// startIntent makes entries durable in the background for statement seq.
+// startIntent queues entries' intent for statement seq; settle waits for
+// it.
 // Past the session's bounds (limits.go) it first waits for the intents in
 // flight; a refusal among them is returned instead, and refuses the write
 // at hand, whose transaction could not commit anyway.
@@ -40,14 +39,7 @@ func (s *session) startIntent(seq uint64, entries []ledger.Entry, table string) 
 			return r
 		}
 	}
-	f := &inflight{seq: seq, entries: len(entries), done: make(chan struct{})}
-	s.inflight = append(s.inflight, f)
-	go func() {
-		var r *capture.Refusal
-		f.id, r = s.c.Durable(entries, table)
-		f.refusal = wireRefusal(r)
-		close(f.done)
-	}()
+	s.inflight = append(s.inflight, &inflight{seq: seq, entries: len(entries), intent: s.c.StartDurable(entries, table)})
 	return nil
 }
 
@@ -58,18 +50,18 @@ func (s *session) settle() *pgwire.Refusal {
 		return nil
 	}
 	for _, f := range s.inflight {
-		<-f.done
+		f.intent.Wait()
 	}
 	var refusal *pgwire.Refusal
 	s.lock(func() {
 		for _, f := range s.inflight {
-			switch {
-			case f.refusal != nil:
+			switch id, r := f.intent.Wait(); {
+			case r != nil:
 				if refusal == nil {
-					refusal = f.refusal
+					refusal = wireRefusal(r)
 				}
-			case f.id != 0:
-				s.tx.attach(f.seq, f.id)
+			case id != 0:
+				s.tx.attach(f.seq, id)
 			}
 		}
 	})
@@ -84,9 +76,8 @@ func (s *session) settle() *pgwire.Refusal {
 func (s *session) dropInflight() {
 	var ids []ledger.IntentID
 	for _, f := range s.inflight {
-		<-f.done
-		if f.id != 0 {
-			ids = append(ids, f.id)
+		if id, _ := f.intent.Wait(); id != 0 {
+			ids = append(ids, id)
 		}
 	}
 	s.inflight = nil

@@ -30,6 +30,18 @@ func (l *sluggishLedger) Intend(ctx context.Context, es []ledger.Entry) (ledger.
 	return l.memLedger.Intend(ctx, es)
 }
 
+// StartIntend takes the intent in the background, as the ledger's
+// committer does.
+func (l *sluggishLedger) StartIntend(ctx context.Context, es []ledger.Entry) ledger.Intending {
+	done := make(chan ledger.Intending, 1)
+	go func() { done <- ledger.Intended(l.Intend(ctx, es)) }()
+	return waitFor(done)
+}
+
+type waitFor chan ledger.Intending
+
+func (w waitFor) Wait() (ledger.IntentID, error) { return (<-w).Wait() }
+
 func TestSession_IntentsInFlightAreBounded(t *testing.T) {
 	l := &sluggishLedger{}
 	s := memSessionOn(t, capture.Strict, l)

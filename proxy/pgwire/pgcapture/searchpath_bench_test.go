@@ -36,6 +36,10 @@ func (l *memLedger) Intend(_ context.Context, es []ledger.Entry) (ledger.IntentI
 	return l.next, nil
 }
 
+func (l *memLedger) StartIntend(ctx context.Context, es []ledger.Entry) ledger.Intending {
+	return ledger.Intended(l.Intend(ctx, es))
+}
+
 func (l *memLedger) Confirm(_ context.Context, id ledger.IntentID) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
