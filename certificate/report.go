@@ -171,4 +171,3 @@ func VerifyReport(data []byte, keys KeySet) (*Report, error) {
 	}
 	return &r, nil
 }
-

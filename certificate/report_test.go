@@ -68,12 +68,16 @@ func TestReport_VerifyRejectsForgeriesAndTampering(t *testing.T) {
 		return b
 	}
 	cases := map[string][]byte{
-		"attacker's key":  loggedReport(t, f.attacker, testReport(at)),
-		"payload changed": mutate(func(c *SignedReport) { c.Payload = []byte(strings.Replace(string(c.Payload), `"done":3`, `"done":4`, 1)) }),
-		"another leaf":    mutate(func(c *SignedReport) { c.Log.Leaf = []byte(`{"v":1,"event":"forget.requested","request_id":"req-0001"}`) }),
-		"leaf moved":      mutate(func(c *SignedReport) { c.Log.Index = 0 }),
-		"unknown member":  []byte(strings.Replace(string(good), `"lethe_report"`, `"extra": 1, "lethe_report"`, 1)),
-		"outside window":  loggedReport(t, f.op, testReport(testRotation.Add(time.Hour))),
+		"attacker's key": loggedReport(t, f.attacker, testReport(at)),
+		"payload changed": mutate(func(c *SignedReport) {
+			c.Payload = []byte(strings.Replace(string(c.Payload), `"done":3`, `"done":4`, 1))
+		}),
+		"another leaf": mutate(func(c *SignedReport) {
+			c.Log.Leaf = []byte(`{"v":1,"event":"forget.requested","request_id":"req-0001"}`)
+		}),
+		"leaf moved":     mutate(func(c *SignedReport) { c.Log.Index = 0 }),
+		"unknown member": []byte(strings.Replace(string(good), `"lethe_report"`, `"extra": 1, "lethe_report"`, 1)),
+		"outside window": loggedReport(t, f.op, testReport(testRotation.Add(time.Hour))),
 	}
 	for name, data := range cases {
 		t.Run(name, func(t *testing.T) {
