@@ -90,40 +90,46 @@ func BenchmarkCopyText(b *testing.B) {
 	}
 }
 
-// BenchmarkAnalyzeInlineVectors is Supabase vecs' shape: a 500-row upsert
-// with 384-dimension vectors and metadata inline as literals, which cannot
-// be cached because every text differs.
+// BenchmarkAnalyzeInlineVectors analyses INSERTs with vectors and
+// metadata inline as literals, which cannot be cached because every text
+// differs: Supabase vecs' 500-row upsert of 384-dimension vectors, and one
+// row of 1536 dimensions as psycopg2 sends a chat memory's add.
 func BenchmarkAnalyzeInlineVectors(b *testing.B) {
 	r := testRules(b)
-	sql := inlineVectorInsert()
-	b.SetBytes(int64(len(sql)))
-	b.ReportAllocs()
-	for b.Loop() {
-		as, err := r.Analyze(sql, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := as[0].Tags(Params{}); err != nil {
-			b.Fatal(err)
-		}
+	for _, shape := range []struct{ rows, dim int }{{500, 384}, {1, 1536}} {
+		sql := inlineVectorInsert(shape.rows, shape.dim)
+		b.Run(fmt.Sprintf("rows=%d/dim=%d", shape.rows, shape.dim), func(b *testing.B) {
+			b.SetBytes(int64(len(sql)))
+			b.ReportAllocs()
+			for b.Loop() {
+				as, err := r.Analyze(sql, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := as[0].Tags(Params{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
-// inlineVectorInsert is Supabase vecs' shape: a 500-row INSERT of
-// 384-dimension vectors as literals, about 1.7 MB.
-func inlineVectorInsert() string {
+// inlineVectorInsert is an INSERT of rows vectors of dim dimensions as
+// literals, with an upsert clause as Supabase vecs writes it (500 rows of
+// 384 dimensions are about 1.7 MB).
+func inlineVectorInsert(rows, dim int) string {
 	var sb strings.Builder
 	sb.WriteString(`INSERT INTO vecs.docs (id, vec, metadata) VALUES `)
-	for i := 0; i < 500; i++ {
+	for i := 0; i < rows; i++ {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
 		fmt.Fprintf(&sb, "('doc-%d', '[", i)
-		for d := 0; d < 384; d++ {
+		for d := 0; d < dim; d++ {
 			if d > 0 {
 				sb.WriteByte(',')
 			}
-			fmt.Fprintf(&sb, "0.%06d", (i*384+d)%999983)
+			fmt.Fprintf(&sb, "0.%06d", (i*dim+d)%999983)
 		}
 		fmt.Fprintf(&sb, `]', '{"user_id": "user-%d"}'::jsonb)`, i%10)
 	}

@@ -16,7 +16,7 @@ import (
 // Eliding starts at texts of elideMinText bytes and replaces literals of at
 // least elideMinLiteral bytes (variables so tests can exercise small texts).
 var (
-	elideMinText    = 64 << 10
+	elideMinText    = 2 << 10
 	elideMinLiteral = 512
 )
 

@@ -207,3 +207,14 @@ func FuzzStringLiterals(f *testing.F) {
 		}
 	})
 }
+
+// A chat memory's single-row INSERT with its vector inline (psycopg2's
+// shape, some 15 KB for 1536 dimensions) is elided at the default sizes:
+// parsing 1,536 numbers costs several times the statement's whole analysis.
+func TestElide_SingleRowInlineVectorIsElidedByDefault(t *testing.T) {
+	sql := inlineVectorInsert(1, 1536)
+	short, elided, ok := elide(sql)
+	require.True(t, ok, "a %d-byte single-row insert is elided", len(sql))
+	require.Len(t, elided, 1)
+	require.Less(t, len(short), 512)
+}

@@ -159,7 +159,7 @@ func BenchmarkSearchPathSet(b *testing.B) {
 		"set":    "SET search_path TO vecs, public",
 		// What the filter for changes hidden in other statements costs
 		// a megabyte-sized statement.
-		"inline-vectors": inlineVectorInsert(),
+		"inline-vectors": inlineVectorInsert(500, 384),
 	} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
