@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -112,6 +113,9 @@ func walSettle(c config.Capture) func(context.Context) error {
 	}
 }
 
+// labelEscaper escapes a label value of the Prometheus text format.
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
 // walMetrics are the follower's series for the admin API's /metrics.
 func walMetrics(f *walfollow.Follower, m map[string]float64) {
 	st := &f.Stats
@@ -128,6 +132,11 @@ func walMetrics(f *walfollow.Follower, m map[string]float64) {
 	m["lethe_wal_rows_agreeing_total"] = float64(st.Agreed.Load())
 	m["lethe_wal_rows_disagreeing_total"] = float64(st.Disagreed.Load())
 	m["lethe_wal_rows_not_seen_by_proxy_total"] = float64(st.NotSeen.Load())
+	for table, c := range st.ByTable() {
+		label := `{table="` + labelEscaper.Replace(table) + `"}`
+		m["lethe_wal_table_rows_disagreeing_total"+label] = float64(c.Disagreed)
+		m["lethe_wal_table_rows_not_seen_by_proxy_total"+label] = float64(c.NotSeen)
+	}
 	m["lethe_wal_lag_bytes"] = float64(st.Lag())
 	m["lethe_wal_slot_busy_total"] = float64(st.SlotBusy.Load())
 }

@@ -93,6 +93,8 @@ func TestWAL_RowsWrittenAroundTheProxyAreTaggedAndForgotten(t *testing.T) {
 	assert.Equal(t, 1.0, metrics["lethe_wal_rows_agreeing_total"], "p1")
 	assert.Equal(t, 1.0, metrics["lethe_wal_rows_disagreeing_total"], "c1: a live check of the parser")
 	assert.Equal(t, 3.0, metrics["lethe_wal_rows_not_seen_by_proxy_total"], "m1 and m2 around the proxy, s1 with the subject filled in by the server")
+	assert.Equal(t, 3.0, metrics[`lethe_wal_table_rows_not_seen_by_proxy_total{table="public.wal_docs"}`], "counted per table")
+	assert.Equal(t, 1.0, metrics[`lethe_wal_table_rows_disagreeing_total{table="public.wal_docs"}`], "counted per table")
 
 	out, err := f.cli(t, "alice\n", "forget", "preview")
 	require.NoError(t, err)
@@ -313,10 +315,11 @@ func (f *forgetBinary) metrics(t *testing.T) map[string]float64 {
 	require.NoError(t, err)
 	out := map[string]float64{}
 	for _, line := range strings.Split(string(body), "\n") {
-		name, value, ok := strings.Cut(line, " ")
-		if !ok || strings.HasPrefix(line, "#") || strings.Contains(name, "{") {
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 || strings.HasPrefix(line, "#") {
 			continue
 		}
+		name, value := line[:i], line[i+1:]
 		v, err := strconv.ParseFloat(value, 64)
 		require.NoError(t, err, line)
 		out[name] = v

@@ -205,8 +205,10 @@ func (d *decoder) compare(c ledger.Change) {
 		d.stats.Agreed.Add(1)
 	case capture.NotSeen:
 		d.stats.NotSeen.Add(1)
+		d.stats.countTable(c.Table, TableCheck{NotSeen: 1})
 	case capture.Disagree:
 		d.stats.Disagreed.Add(1)
+		d.stats.countTable(c.Table, TableCheck{Disagreed: 1})
 		if d.disagreements == nil {
 			d.disagreements = map[string]int64{}
 		}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -63,6 +65,35 @@ type Stats struct {
 	ServerEnd  atomic.Uint64 // the server's WAL end as last reported (LSN)
 	Following  atomic.Bool   // streaming now (false while waiting for the slot or the server)
 	SlotBusy   atomic.Int64  // attempts that found the slot streamed by another process
+
+	mu      sync.Mutex
+	byTable map[string]TableCheck
+}
+
+// TableCheck is the live check of the proxy's parser for one table: rows
+// the proxy tagged with other subjects than the server stored, and rows no
+// recent intent of this proxy names (written around it).
+type TableCheck struct {
+	Disagreed, NotSeen int64
+}
+
+// ByTable returns the parser check's counts per configured table.
+func (s *Stats) ByTable() map[string]TableCheck {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.byTable)
+}
+
+func (s *Stats) countTable(table string, add TableCheck) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byTable == nil {
+		s.byTable = map[string]TableCheck{}
+	}
+	c := s.byTable[table]
+	c.Disagreed += add.Disagreed
+	c.NotSeen += add.NotSeen
+	s.byTable[table] = c
 }
 
 // Lag is the WAL the server wrote that the follower has not yet made
