@@ -3,7 +3,6 @@ package capture
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,29 +60,18 @@ type Stats struct {
 // a relay forwards it, and decides its intent from the outcome the relay
 // reports (see the package doc for the contract).
 type Capture struct {
-	cfg       Config
-	rules     atomic.Pointer[extract.Rules] // the rules in force (rules.go)
-	log       *slog.Logger
-	decisions chan decision
-	done      chan struct{}
-	skipped   atomic.Int64 // decisions given up at a shutdown out of time
-	closeOnce sync.Once
+	cfg     Config
+	rules   atomic.Pointer[extract.Rules] // the rules in force (rules.go)
+	log     *slog.Logger
+	queue   decisionQueue
+	done    chan struct{}
+	skipped atomic.Int64 // decisions given up at a shutdown out of time
 	// decideCtx bounds every ledger decision; a shutdown out of time
 	// cancels it, so that decisions queued, in flight or queued in the
 	// ledger's committer are skipped (their intents stay pending).
 	decideCtx    context.Context
 	stopDeciding context.CancelFunc
 	Stats        Stats
-}
-
-// decision is a Confirm, Drop or application delete handed to the background worker: the
-// intents are already durable, so the relay need not wait for this write;
-// one lost in a crash leaves the intent pending, which recovery resolves.
-type decision struct {
-	confirm bool
-	ids     []ledger.IntentID
-	store   ledger.Store // of deletes
-	deletes []extract.Tag
 }
 
 // New returns a Capture; Close stops its background worker.
@@ -98,7 +86,8 @@ func New(cfg Config) *Capture {
 	if log == nil {
 		log = slog.Default()
 	}
-	c := &Capture{cfg: cfg, log: log, decisions: make(chan decision, 1024), done: make(chan struct{})}
+	c := &Capture{cfg: cfg, log: log, done: make(chan struct{})}
+	c.queue.init()
 	c.rules.Store(cfg.Rules)
 	c.decideCtx, c.stopDeciding = context.WithCancel(context.Background())
 	go c.decide()
@@ -124,7 +113,7 @@ func (c *Capture) Close() { c.Shutdown(context.Background()) }
 // proxy's shutdown_timeout must hold). It returns how many were skipped.
 // Calls after the first return at once.
 func (c *Capture) Shutdown(ctx context.Context) int64 {
-	c.closeOnce.Do(func() { close(c.decisions) })
+	c.queue.close()
 	select {
 	case <-c.done:
 		c.stopDeciding()
@@ -137,183 +126,6 @@ func (c *Capture) Shutdown(ctx context.Context) int64 {
 	c.log.Warn("shutdown timeout: ledger decisions left undone; their intents stay pending and are resolved at the next start (capture.store)",
 		"intents", n)
 	return n
-}
-
-// decisionWorkers bounds the confirmations in flight; running them
-// concurrently lets the ledger's group commit put many in one transaction.
-const decisionWorkers = 64
-
-// DefaultConfirmHold is how long confirmations wait to be committed
-// together (Config.ConfirmHold). A confirmation writes one page of the
-// ledger's subject index per subject it names; one transaction for many
-// statements writes each shared page once. It delays only the pending →
-// confirmed step, which nothing waits for: a pending intent is durable,
-// forget treats it as a candidate, and a crash meanwhile leaves it for
-// recovery. The longer the hold, the fewer times a busy subject's page is
-// rewritten; ten seconds is what the ingest benchmark chose
-// (docs/benchmarks.md).
-const DefaultConfirmHold = 10 * time.Second
-
-func (c *Capture) confirmHold() time.Duration {
-	if c.cfg.ConfirmHold <= 0 {
-		return DefaultConfirmHold
-	}
-	return c.cfg.ConfirmHold
-}
-
-func (c *Capture) decide() {
-	defer close(c.done)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, decisionWorkers)
-	run := func(confirm bool, ids []ledger.IntentID) {
-		for len(ids) > 0 {
-			n := 1
-			if confirm {
-				n = min(len(ids), confirmChunk)
-			}
-			chunk := ids[:n]
-			ids = ids[n:]
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				c.apply(confirm, chunk)
-			}()
-		}
-	}
-	var held []ledger.IntentID
-	hold := time.NewTimer(time.Hour)
-	hold.Stop()
-	flush := func() {
-		run(true, held)
-		held = nil
-		hold.Stop()
-	}
-	for {
-		select {
-		case d, ok := <-c.decisions:
-			if !ok {
-				flush()
-				wg.Wait()
-				return
-			}
-			if len(d.deletes) > 0 {
-				// Confirmations first, committed, in the order they were
-				// queued: a confirmation after the delete would mark the
-				// record confirmed again.
-				flush()
-				wg.Wait()
-				c.markDeleted(d.store, d.deletes)
-			}
-			if !d.confirm {
-				run(false, d.ids)
-				continue
-			}
-			if len(held) == 0 && len(d.ids) > 0 {
-				hold.Reset(c.confirmHold())
-			}
-			if held = append(held, d.ids...); len(held) >= maxHeldConfirms {
-				flush()
-			}
-		case <-hold.C:
-			flush()
-		}
-	}
-}
-
-// maxHeldConfirms flushes held confirmations early under heavy load; the
-// ledger commits them in transactions of up to 256.
-const maxHeldConfirms = 1024
-
-// confirmChunk is how many confirmations one worker hands the ledger at
-// once (ConfirmAll): a transaction's worth.
-const confirmChunk = 256
-
-// apply confirms or drops ids: confirmations together, drops one by one
-// (run hands it one).
-func (c *Capture) apply(confirm bool, ids []ledger.IntentID) {
-	if c.abandoned() {
-		c.skipped.Add(int64(len(ids)))
-		return
-	}
-	ctx, cancel := context.WithTimeout(c.decideCtx, 30*time.Second)
-	defer cancel()
-	var errs []error
-	if confirm {
-		errs = c.cfg.Ledger.ConfirmAll(ctx, ids)
-	} else {
-		for _, id := range ids {
-			errs = append(errs, c.cfg.Ledger.Drop(ctx, id))
-		}
-	}
-	for i, err := range errs {
-		switch {
-		case err == nil:
-		case c.abandoned():
-			c.skipped.Add(1) // may still be committed: the ledger's batch was under way
-		default:
-			c.Stats.DecisionErrors.Add(1)
-			c.log.Warn("ledger decision failed; the intent stays pending for recovery",
-				"intent", int64(ids[i]), "confirm", confirm, "err", err)
-		}
-	}
-}
-
-// abandoned reports whether a shutdown ran out of time (see Shutdown).
-// Only decide's goroutines ask, and only before done is closed: the
-// normal end of Shutdown cancels decideCtx after done.
-func (c *Capture) abandoned() bool { return c.decideCtx.Err() != nil }
-
-// Decisions receives a relay's verdicts on intents: Capture implements it,
-// and a relay's transaction tracker reports to it.
-type Decisions interface {
-	// Confirm: the writes of these intents committed.
-	Confirm(ids []ledger.IntentID)
-	// Drop: the writes of these intents certainly did not commit.
-	Drop(ids []ledger.IntentID)
-	// Deleted: the application's deletes of these records of store
-	// committed.
-	Deleted(store ledger.Store, deletes []extract.Tag)
-}
-
-// Confirm, Drop and Deleted implement Decisions. They queue the verdict for
-// the background worker and return at once (confirmations are held to be
-// committed together, see DefaultConfirmHold); the caller must not modify
-// the slice afterwards.
-func (c *Capture) Confirm(ids []ledger.IntentID) { c.decisions <- decision{confirm: true, ids: ids} }
-func (c *Capture) Drop(ids []ledger.IntentID)    { c.decisions <- decision{ids: ids} }
-func (c *Capture) Deleted(store ledger.Store, tags []extract.Tag) {
-	c.decisions <- decision{store: store, deletes: tags}
-}
-
-// ConfirmMoved is Confirm for writes that gave records of store new
-// subjects (a Pinecone update whose setMetadata sets every subject
-// field): the subjects earlier writes recorded for those records no
-// longer hold, so they are marked deleted before the intents are
-// confirmed, and the records stay recorded under their new subjects only.
-func (c *Capture) ConfirmMoved(store ledger.Store, ids []ledger.IntentID, moved []extract.Tag) {
-	c.decisions <- decision{confirm: true, ids: ids, store: store, deletes: moved}
-}
-
-// markDeleted records the application's committed deletes. Confirmations
-// queued before them have been handed out already; a delete that races a
-// confirmation of the same record is re-checked by forget in the store.
-func (c *Capture) markDeleted(store ledger.Store, tags []extract.Tag) {
-	if c.abandoned() {
-		return // forget checks the store, so a missed mark costs nothing
-	}
-	byTable := map[string][]string{}
-	for _, t := range tags {
-		byTable[t.Table] = append(byTable[t.Table], t.ID)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for table, ids := range byTable {
-		if err := c.cfg.Ledger.MarkDeleted(ctx, store, table, ids); err != nil {
-			c.Stats.DecisionErrors.Add(1)
-			c.log.Warn("ledger could not mark deleted records; forget will find them gone", "table", table, "err", err)
-		}
-	}
 }
 
 // Intend is Prepare then Durable: it makes the entries for tags, which
