@@ -82,6 +82,9 @@ func (q *decisionQueue) init() {
 // put queues d. After close, d is dropped: its intents stay pending, and
 // recovery resolves them at the next start.
 func (q *decisionQueue) put(d decision) {
+	if d.heldOnly() && len(d.ids) == 0 {
+		return // nothing to decide, and it would not count towards a wake-up
+	}
 	q.mu.Lock()
 	for len(q.items) >= maxQueued && !q.closed {
 		q.roomy.Wait()

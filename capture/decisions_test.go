@@ -129,6 +129,10 @@ func TestDecisionQueue_HeldConfirmationsDoNotWakeTheWorkerButAreReported(t *test
 	require.True(t, woken(), "then confirmations wake it again")
 
 	q.setHolding(2)
+	for range maxQueued + 1 {
+		q.put(decision{confirm: true}) // would block, or pile up unseen, if queued
+	}
+	require.False(t, woken())
 	q.put(decision{ids: []ledger.IntentID{4}})
 	require.True(t, woken(), "a drop always wakes it")
 	q.put(decision{confirm: true, ids: []ledger.IntentID{5, 6}})
