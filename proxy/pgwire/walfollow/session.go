@@ -44,6 +44,10 @@ type session struct {
 
 func (s *session) run(ctx context.Context) error {
 	s.statusAt, s.refreshAt = time.Now(), time.Now().Add(s.f.cfg.RefreshInterval)
+	// The stream is read without a context per message (pgconn watches
+	// each one): the end of ctx closes the socket instead, which ends a
+	// read in progress.
+	defer context.AfterFunc(ctx, func() { s.repl.Conn().Close() })()
 	for {
 		if err := s.tick(ctx); err != nil {
 			return err
@@ -65,9 +69,12 @@ func (s *session) run(ctx context.Context) error {
 			}
 			s.readDeadline = deadline
 		}
-		msg, err := s.repl.ReceiveMessage(ctx)
+		msg, err := s.repl.ReceiveMessage(context.Background())
 		if err != nil {
-			if pgconn.Timeout(err) && ctx.Err() == nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if pgconn.Timeout(err) {
 				continue
 			}
 			return err
