@@ -104,6 +104,11 @@ type TableRule struct {
 	Table    string   `yaml:"table"`
 	ID       string   `yaml:"id"`
 	Subjects []string `yaml:"subjects"`
+	// Description says in words what the table holds ("chat memory
+	// embeddings"), for the data map (lethe-proxy export). It is left out
+	// of the rules digest certificates carry: it changes nothing forget
+	// does.
+	Description string `yaml:"description" json:"-"`
 	// Vacuum runs VACUUM (INDEX_CLEANUP ON) on the table after each
 	// forget, so that deleted rows and their HNSW index entries are
 	// physically removed rather than left for autovacuum.

@@ -80,7 +80,10 @@ func (ix *PineconeIndex) KeyEnv() string {
 type NamespaceRule struct {
 	Namespace string   `yaml:"namespace"`
 	Subjects  []string `yaml:"subjects"`
-	Retention `yaml:",inline"`
+	// Description says in words what the namespace holds, for the data
+	// map; like TableRule's, it is not part of the rules digest.
+	Description string `yaml:"description" json:"-"`
+	Retention   `yaml:",inline"`
 }
 
 // envName is what a shell accepts as a variable name.
