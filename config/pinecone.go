@@ -162,7 +162,7 @@ func (c *Config) validateIndexHost(at func(string, ...any) error, ix PineconeInd
 		if u != nil && u.Scheme == "http" {
 			errs = append(errs, at("upstream_ca_file is set but host %q is cleartext http://", ix.Host))
 		}
-		if _, err := LoadCertPool(ix.UpstreamCAFile); err != nil {
+		if _, err := LoadCertPool(ix.UpstreamCAFile); err != nil && !c.offline {
 			errs = append(errs, at("upstream_ca_file: %v", err))
 		}
 	}
