@@ -86,6 +86,15 @@ func TestExport_ShowsNoSecretOfTheConfiguration(t *testing.T) {
 	}
 }
 
+func TestExport_NeedsNoFileTheConfigurationNames(t *testing.T) {
+	src := exportConfig + "forget:\n  signing_key: lethe-signing.pem\n  admin: {tokens_file: admin-tokens.json}\n"
+	cfg := writeConfig(t, t.TempDir(), src)
+	code, stdout, stderr := exportRun("--config", cfg)
+	require.Equal(t, 0, code, "the key and tokens files exist only where the proxy runs: %s", stderr)
+	assert.Contains(t, stdout, "| Erasure requests (`forget.signing_key`) | `on` |")
+	assert.NotContains(t, stdout, "lethe-signing.pem")
+}
+
 func TestExport_ExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, exportConfig)
