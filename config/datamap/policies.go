@@ -8,8 +8,9 @@ import (
 // every table and namespace, each with what it means, in a fixed order.
 func policies(cfg *config.Config) []Policy {
 	cp, f := cfg.Capture, cfg.Forget
+	// meaningOf picks the meaning of a setting config.Load accepted.
 	meaningOf := func(setting string, meanings map[string]string) string { return meanings[setting] }
-	out := []Policy{
+	return []Policy{
 		{Key: "capture.mode", Name: "Writes that cannot be attributed", Setting: cp.Mode, Meaning: meaningOf(cp.Mode, map[string]string{
 			"strict": "refused (SQLSTATE LT001): a write to a table or namespace below whose records cannot be tied to a person " +
 				"(INSERT … SELECT, MERGE, a bulk import, an update by filter) does not happen",
@@ -32,7 +33,6 @@ func policies(cfg *config.Config) []Policy {
 			"enforce": "as report, and writes to them are refused until they have a rule or an ignore",
 		})},
 	}
-	return out
 }
 
 func walPolicy(cfg *config.Config) Policy {
