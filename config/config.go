@@ -28,6 +28,8 @@ type Config struct {
 
 	file  string
 	lines map[string]int // dotted key path → line, for error messages
+	// offline skips opening the files the configuration names (LoadOffline).
+	offline bool
 }
 
 // Postgres configures the PostgreSQL relay.
@@ -104,6 +106,11 @@ type TableRule struct {
 	Table    string   `yaml:"table"`
 	ID       string   `yaml:"id"`
 	Subjects []string `yaml:"subjects"`
+	// Description says in words what the table holds ("chat memory
+	// embeddings"), for the data map (lethe-proxy export). It is left out
+	// of the rules digest certificates carry: it changes nothing forget
+	// does.
+	Description string `yaml:"description" json:"-"`
 	// Vacuum runs VACUUM (INDEX_CLEANUP ON) on the table after each
 	// forget, so that deleted rows and their HNSW index entries are
 	// physically removed rather than left for autovacuum.
@@ -209,10 +216,25 @@ func Load(path string) (*Config, error) {
 	return Parse(path, data)
 }
 
+// LoadOffline reads, parses and validates the file at path as Load does,
+// except that the files it names (keys, certificates, CA bundles, the
+// tokens file) are not opened: for commands that use the rules alone, such
+// as lethe-proxy export in CI, where those files exist only on the
+// proxy's host.
+func LoadOffline(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("lethe: reading config: %w", err)
+	}
+	return parse(path, data, true)
+}
+
 // Parse parses and validates data; name is used in error messages.
-func Parse(name string, data []byte) (*Config, error) {
+func Parse(name string, data []byte) (*Config, error) { return parse(name, data, false) }
+
+func parse(name string, data []byte, offline bool) (*Config, error) {
 	cfg := Defaults()
-	cfg.file = name
+	cfg.file, cfg.offline = name, offline
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, cfg.yamlError(err)

@@ -77,6 +77,9 @@ func (c *Config) validate() error {
 }
 
 func (c *Config) readable(path, file string) error {
+	if c.offline {
+		return nil
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return c.at(path, "cannot read %q: %v", file, err)

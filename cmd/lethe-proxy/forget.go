@@ -15,7 +15,6 @@ import (
 	"github.com/lethe-privacy/lethe/connector/pgvector"
 	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
 	"github.com/lethe-privacy/lethe/engine"
-	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/tlog"
 )
@@ -176,17 +175,9 @@ func logStorage(l ledger.Ledger) (tlog.Storage, error) {
 func pgLayers(ctx context.Context, store *pgvector.Store, tables []config.TableRule, log *slog.Logger) ([]connector.Layer, error) {
 	var layers []connector.Layer
 	for _, t := range tables {
-		schema, rel, err := extract.SplitTable(t.Table)
+		pt, err := pgvector.ParseTable(t.Table, t.ID, t.Subjects)
 		if err != nil {
 			return nil, err
-		}
-		pt := pgvector.Table{Schema: schema, Name: rel, ID: t.ID}
-		for _, expr := range t.Subjects {
-			s, err := extract.ParseSubject(expr)
-			if err != nil {
-				return nil, err
-			}
-			pt.Subjects = append(pt.Subjects, pgvector.Subject{Column: s.Column, Path: s.Path})
 		}
 		l, err := pgvector.NewLayer(ctx, store, pt, t.Vacuum)
 		if err != nil {

@@ -25,6 +25,9 @@ Usage:
                                     (see lethe-proxy wal)
   lethe-proxy log checkpoint|verify print or check the transparency log
                                     (see lethe-proxy log)
+  lethe-proxy export --config FILE [--format markdown|json] [--out FILE | --check FILE]
+                                    the data map: what each table and namespace
+                                    holds and what forget does there
   lethe-proxy admin-token --name NAME --role operator|auditor
                                     make an admin API token
   lethe-proxy keygen --out FILE     make the certificate signing key
@@ -53,6 +56,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return walCmd(args[1:], stdout, stderr)
 	case "log":
 		return logCmd(args[1:], stdout, stderr)
+	case "export":
+		return exportCmd(args[1:], stdout, stderr)
 	case "admin-token":
 		return adminTokenCmd(args[1:], stdout, stderr)
 	case "keygen":

@@ -89,3 +89,14 @@ func TestRulesDigest_CoversPineconeRules(t *testing.T) {
 		t.Fatal("the host is where the rules apply, not a rule: it must not change the digest")
 	}
 }
+
+func TestRulesDigest_IgnoresDescriptions(t *testing.T) {
+	tables := []config.TableRule{{Table: "public.docs", ID: "id", Subjects: []string{"user_id"}}}
+	indexes := []config.PineconeIndex{{Name: "docs", Host: "https://a.pinecone.io", Namespaces: []config.NamespaceRule{{Namespace: "*", Subjects: []string{"user_id"}}}}}
+	before := rulesDigest(tables, indexes)
+	tables[0].Description = "chat memory embeddings"
+	indexes[0].Namespaces[0].Description = "support answers"
+	if rulesDigest(tables, indexes) != before {
+		t.Fatal("a description changed the rules digest: it is documentation for the data map, not a rule")
+	}
+}

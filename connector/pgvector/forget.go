@@ -89,6 +89,13 @@ func (s *Store) MatchFor(ctx context.Context, t Table) (Match, error) {
 	if err != nil {
 		return Match{}, err
 	}
+	return NewMatch(t, types)
+}
+
+// NewMatch builds the condition for t from its column types (pg_type
+// names by column name), without reaching the store: MatchFor gives it the
+// catalog's, PlanFor the ones the rule alone implies.
+func NewMatch(t Table, types map[string]string) (Match, error) {
 	idType, ok := types[t.ID]
 	if !ok {
 		return Match{}, fmt.Errorf("pgvector store: table %s has no id column %q (check the rule in the config)", t, t.ID)
@@ -267,13 +274,12 @@ func (m Match) countQuery(cond string) string {
 // them there, so that a crash after the commit still knows what went.
 func (s *Store) Delete(ctx context.Context, m Match, subject string, ids []string, batchSize int, beforeCommit func([]string) error) ([]string, error) {
 	if batchSize <= 0 {
-		batchSize = 5000
+		batchSize = deleteBatch
 	}
 	var deleted []string
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, p := range m.parts(subject, ids) {
-			q := fmt.Sprintf(`DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(SELECT ctid FROM %[1]s WHERE %[2]s LIMIT %[3]d)) RETURNING %[4]s::text`,
-				m.table.ident(), p.cond, batchSize, pgx.Identifier{m.table.ID}.Sanitize())
+			q := m.deleteQuery(p.cond, batchSize)
 			for {
 				rows, err := tx.Query(ctx, q, p.arg)
 				if err != nil {
@@ -300,6 +306,16 @@ func (s *Store) Delete(ctx context.Context, m Match, subject string, ids []strin
 	return deleted, nil
 }
 
+// deleteBatch is how many rows one DELETE statement removes at most.
+const deleteBatch = 5000
+
+// deleteQuery deletes up to batchSize of the rows cond selects, by ctid,
+// returning their ids; Delete repeats it until a batch comes back short.
+func (m Match) deleteQuery(cond string, batchSize int) string {
+	return fmt.Sprintf(`DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(SELECT ctid FROM %[1]s WHERE %[2]s LIMIT %[3]d)) RETURNING %[4]s::text`,
+		m.table.ident(), cond, batchSize, pgx.Identifier{m.table.ID}.Sanitize())
+}
+
 // Residual counts the rows that still match: 0 means verified absent.
 func (s *Store) Residual(ctx context.Context, m Match, subject string, ids []string) (int64, error) {
 	var total int64
@@ -317,8 +333,11 @@ func (s *Store) Residual(ctx context.Context, m Match, subject string, ids []str
 // tuples and their HNSW index entries are physically removed: the default
 // INDEX_CLEANUP auto may skip index vacuuming when few pages changed.
 func (s *Store) Vacuum(ctx context.Context, t Table) error {
-	if _, err := s.pool.Exec(ctx, "VACUUM (INDEX_CLEANUP ON) "+t.ident()); err != nil {
+	if _, err := s.pool.Exec(ctx, t.VacuumStatement()); err != nil {
 		return fmt.Errorf("pgvector store: vacuuming %s: %w", t, noTable(serverError(err)))
 	}
 	return nil
 }
+
+// VacuumStatement is the statement Vacuum runs.
+func (t Table) VacuumStatement() string { return "VACUUM (INDEX_CLEANUP ON) " + t.ident() }

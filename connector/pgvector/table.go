@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/lethe-privacy/lethe/extract"
 )
 
 // A configured table need not exist yet: applications such as LangChain.js's
@@ -39,4 +40,23 @@ func (s *Store) Absent(ctx context.Context, t Table) (bool, error) {
 		return false, fmt.Errorf("pgvector store: looking for %s: %w", t, serverError(err))
 	}
 	return absent, nil
+}
+
+// ParseTable builds a Table from a rule as the configuration writes it:
+// "schema.table" (public when no schema is given), the id column and the
+// subject expressions, parsed as capture parses them.
+func ParseTable(table, id string, subjects []string) (Table, error) {
+	schema, rel, err := extract.SplitTable(table)
+	if err != nil {
+		return Table{}, err
+	}
+	t := Table{Schema: schema, Name: rel, ID: id}
+	for _, expr := range subjects {
+		s, err := extract.ParseSubject(expr)
+		if err != nil {
+			return Table{}, err
+		}
+		t.Subjects = append(t.Subjects, Subject{Column: s.Column, Path: s.Path})
+	}
+	return t, nil
 }

@@ -61,7 +61,7 @@ func (l *layer) Residual(ctx context.Context, subject string, ids []string) (con
 		took := time.Since(began)
 		settled := r.caughtUp && (r.present == 0 || r.stamped)
 		if settled || took+wait > l.ix.deadline {
-			return connector.Absence{Residual: int64(r.present), Method: l.method(r, len(ids), attempt, took), Queries: l.queries()}, nil
+			return connector.Absence{Residual: int64(r.present), Method: l.method(r, len(ids), attempt, took), Queries: l.search().queries()}, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -76,16 +76,8 @@ func (l *layer) Residual(ctx context.Context, subject string, ids []string) (con
 // for how long, as the certificate shows it.
 func (l *layer) method(r look, ledgerIDs, attempts int, took time.Duration) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "fetch of the ledger's %d ids and of the ids found by queries filtered on metadata %s "+
-		"(topK %d, repeated with other probe vectors while a query returned topK matches), "+
-		"keeping the records whose metadata names the subject", ledgerIDs, strings.Join(l.fields, ", "), l.ix.topK)
-	if l.namespace == "" {
-		b.WriteString(", in each namespace describe_index_stats listed")
-		if len(l.except) > 0 {
-			b.WriteString(" except those with a rule of their own")
-		}
-	}
-	fmt.Fprintf(&b, "; repeated with backoff (%s doubling to %s) until nothing was found, for at most %s: ", firstBackoff, maxBackoff, l.ix.deadline)
+	b.WriteString(l.search().verifyMethod(fmt.Sprintf("%d ids", ledgerIDs), l.ix.deadline))
+	b.WriteString(": ")
 	if r.present == 0 {
 		b.WriteString("absent")
 	} else {
@@ -107,10 +99,43 @@ func (l *layer) method(r look, ledgerIDs, attempts int, took time.Duration) stri
 	return b.String()
 }
 
+// search is what a layer looks for and where, which is all that verifying
+// absence states apart from a run's outcome.
+func (l *layer) search() searchSpec {
+	return searchSpec{namespace: l.namespace, others: len(l.except) > 0, fields: l.fields, topK: l.ix.topK}
+}
+
+// searchSpec is one layer's search: its namespace ("" for every namespace
+// without a rule of its own, others telling whether some have one), the
+// subject fields and the query size.
+type searchSpec struct {
+	namespace string
+	others    bool
+	fields    []string
+	topK      uint32
+}
+
+// verifyMethod says how absence is looked for, up to the outcome;
+// ledgerIDs names the ids fetched ("3 ids").
+func (s searchSpec) verifyMethod(ledgerIDs string, deadline time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "fetch of the ledger's %s and of the ids found by queries filtered on metadata %s "+
+		"(topK %d, repeated with other probe vectors while a query returned topK matches), "+
+		"keeping the records whose metadata names the subject", ledgerIDs, strings.Join(s.fields, ", "), s.topK)
+	if s.namespace == "" {
+		b.WriteString(", in each namespace describe_index_stats listed")
+		if s.others {
+			b.WriteString(" except those with a rule of their own")
+		}
+	}
+	fmt.Fprintf(&b, "; repeated with backoff (%s doubling to %s) until nothing was found, for at most %s", firstBackoff, maxBackoff, deadline)
+	return b.String()
+}
+
 // queries are the requests each attempt makes, with placeholders for the
 // subject, ids and probe vectors.
-func (l *layer) queries() []string {
-	ns := l.namespace
+func (s searchSpec) queries() []string {
+	ns := s.namespace
 	var out []string
 	if ns == "" {
 		ns = "$namespace"
@@ -119,10 +144,10 @@ func (l *layer) queries() []string {
 		out = append(out, "describe_index_stats (the index's dimension)")
 	}
 	out = append(out, fmt.Sprintf("fetch namespace=%s ids=$ledger_ids (chunks of %d)", ns, chunkSize))
-	for _, f := range l.fields {
+	for _, f := range s.fields {
 		out = append(out,
-			fmt.Sprintf(`query namespace=%s filter={%q:{"$eq":$subject}} topK=%d vector=$probe includeMetadata=false`, ns, f, l.ix.topK),
-			fmt.Sprintf(`query namespace=%s filter={%q:{"$eq":$subject_number}} topK=%d vector=$probe includeMetadata=false (when the subject is the text of a number)`, ns, f, l.ix.topK))
+			fmt.Sprintf(`query namespace=%s filter={%q:{"$eq":$subject}} topK=%d vector=$probe includeMetadata=false`, ns, f, s.topK),
+			fmt.Sprintf(`query namespace=%s filter={%q:{"$eq":$subject_number}} topK=%d vector=$probe includeMetadata=false (when the subject is the text of a number)`, ns, f, s.topK))
 	}
 	return append(out, fmt.Sprintf("fetch namespace=%s ids=$query_ids (chunks of %d)", ns, chunkSize))
 }
