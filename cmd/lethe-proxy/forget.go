@@ -176,17 +176,9 @@ func logStorage(l ledger.Ledger) (tlog.Storage, error) {
 func pgLayers(ctx context.Context, store *pgvector.Store, tables []config.TableRule, log *slog.Logger) ([]connector.Layer, error) {
 	var layers []connector.Layer
 	for _, t := range tables {
-		schema, rel, err := extract.SplitTable(t.Table)
+		pt, err := pgTable(t)
 		if err != nil {
 			return nil, err
-		}
-		pt := pgvector.Table{Schema: schema, Name: rel, ID: t.ID}
-		for _, expr := range t.Subjects {
-			s, err := extract.ParseSubject(expr)
-			if err != nil {
-				return nil, err
-			}
-			pt.Subjects = append(pt.Subjects, pgvector.Subject{Column: s.Column, Path: s.Path})
 		}
 		l, err := pgvector.NewLayer(ctx, store, pt, t.Vacuum)
 		if err != nil {
@@ -200,6 +192,23 @@ func pgLayers(ctx context.Context, store *pgvector.Store, tables []config.TableR
 		layers = append(layers, l)
 	}
 	return layers, nil
+}
+
+// pgTable is a table rule as the pgvector connector takes it.
+func pgTable(t config.TableRule) (pgvector.Table, error) {
+	schema, rel, err := extract.SplitTable(t.Table)
+	if err != nil {
+		return pgvector.Table{}, err
+	}
+	pt := pgvector.Table{Schema: schema, Name: rel, ID: t.ID}
+	for _, expr := range t.Subjects {
+		s, err := extract.ParseSubject(expr)
+		if err != nil {
+			return pgvector.Table{}, err
+		}
+		pt.Subjects = append(pt.Subjects, pgvector.Subject{Column: s.Column, Path: s.Path})
+	}
+	return pt, nil
 }
 
 // adminConfig is the admin API of this proxy: the engine, the tokens, a
