@@ -17,10 +17,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	gopinecone "github.com/pinecone-io/go-pinecone/v5/pinecone"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/lethe-privacy/lethe/certificate"
+	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
 )
 
 // sweepRun is one run of lethe-proxy sweep.
@@ -215,4 +218,86 @@ func portOf(t *testing.T, addr string) string {
 	i := strings.LastIndex(addr, ":")
 	require.Positive(t, i, addr)
 	return addr[i+1:]
+}
+
+// TestSweep_PineconeNamespaceThroughTheBinary: records upserted through
+// the proxy's Pinecone relay, more than one list page, some with an epoch
+// created_at past the namespace rule's retain; lethe-proxy sweep deletes
+// exactly those from the index, the ledger marks them deleted, and the
+// report verifies.
+func TestSweep_PineconeNamespaceThroughTheBinary(t *testing.T) {
+	db := loadTestDB(t)
+	pgxTable(t, db, "sw_pc_docs", "id text PRIMARY KEY, user_id text, embedding vector(3)")
+	em := emulator.New(emulator.Config{APIKey: "sweep-key", DeleteDelay: 300 * time.Millisecond})
+	upstream, err := em.Start("127.0.0.1:0", nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = em.Close() })
+	pcAddr := freePort(t)
+	f := newForgetBinary(t, db, `    - {table: public.sw_pc_docs, id: id, subjects: [user_id]}`, fmt.Sprintf(`pinecone:
+  listen: %s
+  indexes:
+    - name: docs
+      host: %s
+      namespaces: [{namespace: notes, subjects: [user_id], retain: 7d, retain_by: created_at}]
+`, pcAddr, upstream))
+	f.env = append(f.env, "LETHE_PINECONE_API_KEY=sweep-key")
+	f.start(t)
+
+	pc, err := gopinecone.NewClient(gopinecone.NewClientParams{ApiKey: "sweep-key"})
+	require.NoError(t, err)
+	proxied, err := pc.Index(gopinecone.NewIndexConnParams{Host: "http://" + pcAddr, Namespace: "notes"})
+	require.NoError(t, err)
+	t.Cleanup(func() { proxied.Close() })
+	old, fresh := time.Now().Add(-8*24*time.Hour).Unix(), time.Now().Add(-6*24*time.Hour).Unix()
+	var vectors []*gopinecone.Vector
+	var wantKept []string
+	for i := range 180 {
+		id := fmt.Sprintf("n%03d", i)
+		fields := map[string]any{"user_id": "alice", "created_at": fresh}
+		if i%3 == 0 {
+			fields["created_at"] = old
+		} else {
+			wantKept = append(wantKept, id)
+		}
+		md, err := structpb.NewStruct(fields)
+		require.NoError(t, err)
+		values := []float32{1, float32(i), 0.5}
+		vectors = append(vectors, &gopinecone.Vector{Id: id, Values: &values, Metadata: md})
+	}
+	_, err = proxied.UpsertVectors(ctxT(t), vectors)
+	require.NoError(t, err)
+	// The sweep runs while the proxy is stopped, which confirms every
+	// write at the latest: only the sweep can mark the ledger then.
+	f.stop(t)
+	require.Equal(t, map[string]string{"docs/notes confirmed": "180"}, f.ledgerCounts(t))
+
+	reportFile := filepath.Join(f.dir, "pc-report.json")
+	run := f.sweep(t, "--config", f.cfg, "--batch", "25", "--report", reportFile)
+	require.Equal(t, 0, run.code)
+	assert.Regexp(t, `pinecone\s+docs/notes\s+\S+\s+60\s+60\s+0\s+0\s+ok`, run.stdout)
+	direct, err := pc.Index(gopinecone.NewIndexConnParams{Host: upstream, Namespace: "notes"})
+	require.NoError(t, err)
+	t.Cleanup(func() { direct.Close() })
+	var kept []string
+	var token *string
+	for {
+		page, err := direct.ListVectors(ctxT(t), &gopinecone.ListVectorsRequest{PaginationToken: token})
+		require.NoError(t, err)
+		for _, id := range page.VectorIds {
+			kept = append(kept, *id)
+		}
+		if page.NextPaginationToken == nil || *page.NextPaginationToken == "" {
+			break
+		}
+		token = page.NextPaginationToken
+	}
+	slices.Sort(kept)
+	assert.Equal(t, wantKept, kept)
+	assert.Equal(t, map[string]string{"docs/notes confirmed": "120", "docs/notes deleted": "60"}, f.ledgerCounts(t))
+	f.start(t)
+	assert.Equal(t, 120, f.previewLedgerRecords(t, "alice")["docs/notes"], "preview no longer counts the swept records")
+	r, err := certificate.VerifyReport([]byte(mustRead(t, reportFile)), mustKeys(t, filepath.Join(f.dir, "keys.json")))
+	require.NoError(t, err)
+	require.Len(t, r.Layers, 1)
+	assert.Equal(t, int64(60), r.Layers[0].Done)
 }
