@@ -142,9 +142,6 @@ func sweepLayer(ctx context.Context, cfg SweepConfig, l Expiring, cutoff time.Ti
 		return out
 	}
 	out.Expired, out.Unreadable = e.Expired, e.Unreadable
-	if e.Unreadable > 0 {
-		log.Warn("sweep: records whose retain_by is missing or not a time are kept", "records", e.Unreadable, "retain_by", l.RetainBy)
-	}
 	if cfg.DryRun {
 		return out
 	}
@@ -169,7 +166,7 @@ func sweepLayer(ctx context.Context, cfg SweepConfig, l Expiring, cutoff time.Ti
 		out.Residual = abs.Residual
 	}
 	out.Method = sweepMethod(l, cfg.Batch, abs, e, out.Err)
-	log.Info("sweep: layer swept", "cutoff", cutoff, "expired", out.Expired, "deleted", out.Deleted,
+	log.Info("sweep: layer swept", "cutoff", cutoff, "retain_by", l.RetainBy, "expired", out.Expired, "deleted", out.Deleted,
 		"residual", out.Residual, "unreadable", out.Unreadable)
 	return out
 }
@@ -185,7 +182,10 @@ func sweepMethod(l Expiring, batch int, abs connector.Absence, e connector.Expir
 		b.WriteString("; verified by " + abs.Method)
 	}
 	if len(abs.Queries) > 0 {
-		b.WriteString("; queries: " + strings.Join(abs.Queries, " | "))
+		b.WriteString("; queries:")
+		for i, q := range abs.Queries {
+			fmt.Fprintf(&b, " [%d] %s", i+1, q)
+		}
 	}
 	if e.Unreadable > 0 {
 		fmt.Fprintf(&b, "; %d records whose %s is missing or not a time were kept", e.Unreadable, l.RetainBy)
