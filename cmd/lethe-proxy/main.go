@@ -32,7 +32,8 @@ Usage:
                                     make an admin API token
   lethe-proxy keygen --out FILE     make the certificate signing key
   lethe-proxy verify --keys KEYS.json [--now RFC3339] CERT.json
-                                    verify a deletion certificate offline
+                                    verify a deletion certificate (or a
+                                    sweep's signed report) offline
   lethe-proxy version               print the version (also --version)
 `
 

@@ -114,7 +114,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		var sr certificate.SignedReport
 		if json.Unmarshal(res.Report, &sr) == nil && sr.Log != nil {
-			fmt.Fprintf(stdout, "report %s: signed, transparency log index %d (check it with certificate.VerifyReport; docs/retention.md)\n", file, sr.Log.Index)
+			fmt.Fprintf(stdout, "report %s: signed, transparency log index %d (check it: lethe-proxy verify --keys KEYS.json %s)\n", file, sr.Log.Index, file)
 		}
 	}
 	for _, l := range res.Layers {
