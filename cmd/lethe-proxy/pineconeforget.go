@@ -60,9 +60,9 @@ func openPineconeIndex(p config.Pinecone, ic config.PineconeIndex, getenv func(s
 	cfg := pcforget.Config{Name: ic.Name, Host: ic.Host, APIKey: getenv(ic.KeyEnv()), VerifyDeadline: p.VerifyDeadline.D()}
 	if cfg.APIKey == "" {
 		if u, err := url.Parse(ic.Host); err == nil && u.Scheme == "https" {
-			return nil, fmt.Errorf("pinecone index %q: forget needs an API key for %s: set the environment variable %s (the key never goes in the config file)", ic.Name, ic.Host, ic.KeyEnv())
+			return nil, fmt.Errorf("pinecone index %q: forget and sweep need an API key for %s: set the environment variable %s (the key never goes in the config file)", ic.Name, ic.Host, ic.KeyEnv())
 		}
-		log.Warn("no Pinecone API key for forget; an http:// index host (Pinecone Local) accepts any", "index", ic.Name, "env", ic.KeyEnv())
+		log.Warn("no Pinecone API key for forget or sweep; an http:// index host (Pinecone Local) accepts any", "index", ic.Name, "env", ic.KeyEnv())
 	}
 	if ic.UpstreamCAFile != "" {
 		pool, err := config.LoadCertPool(ic.UpstreamCAFile)
