@@ -5,6 +5,7 @@ package connector
 
 import (
 	"context"
+	"time"
 
 	"github.com/lethe-privacy/lethe/ledger"
 )
@@ -44,4 +45,35 @@ type Absence struct {
 type Scoped interface {
 	Layer
 	Holds(table string) bool
+}
+
+// Retainer is one table or namespace whose records expire (a rule with
+// retain): what lethe-proxy sweep does there. A record's age is read from
+// the rule's retain_by; a record whose retain_by is missing or cannot be
+// read as a time is never expired, only counted.
+type Retainer interface {
+	Store() ledger.Store
+	Name() string // as the ledger names the rule's table: "public.docs", "index/namespace"
+	// Expired counts the records whose retain_by is before cutoff, and
+	// those whose retain_by is missing or unreadable.
+	Expired(ctx context.Context, cutoff time.Time) (Expiry, error)
+	// DeleteExpired deletes the records whose retain_by is before cutoff,
+	// at most batch per statement or request, and returns how many went.
+	// beforeCommit gets each batch's ids with the ledger table they are
+	// recorded under, before the batch is committed or sent, so that a
+	// failed batch is deleted and recorded again by the next sweep.
+	DeleteExpired(ctx context.Context, cutoff time.Time, batch int, beforeCommit func(table string, ids []string) error) (int64, error)
+	// ResidualExpired counts the expired records still present after
+	// DeleteExpired on the same Retainer and says how it looked, for the
+	// sweep's report.
+	ResidualExpired(ctx context.Context, cutoff time.Time) (Absence, error)
+}
+
+// Expiry is what Retainer.Expired counted.
+type Expiry struct {
+	Expired int64
+	// Unreadable records have no retain_by value, or one that is not a
+	// time (nor, where numbers are read, seconds since the Unix epoch):
+	// they are kept.
+	Unreadable int64
 }

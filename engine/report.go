@@ -11,7 +11,12 @@ import (
 // transparency log and returns the signed report with the proof that the
 // log holds it, as JSON for the operator to keep or hand out.
 func (e *Engine) LogReport(ctx context.Context, r certificate.Report) ([]byte, error) {
-	c := e.cfg.Certifier
+	return e.cfg.Certifier.LogReport(ctx, r)
+}
+
+// LogReport is Engine.LogReport for callers that run no forget engine (a
+// sweep needs the signer and the log, not the subject salt).
+func (c *Certifier) LogReport(ctx context.Context, r certificate.Report) ([]byte, error) {
 	if r.At.IsZero() {
 		r.At = c.now()
 	}

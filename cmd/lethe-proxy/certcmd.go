@@ -93,6 +93,9 @@ const verifyUsage = `Usage:
   lethe-proxy verify --keys KEYS.json [--now RFC3339] CERT.json
       verifies a deletion certificate offline (CERT.json "-" reads stdin);
       prints the verdict and exits 0 only if it is valid (docs/certificate.md)
+  lethe-proxy verify --keys KEYS.json REPORT.json
+      verifies a signed report (of lethe-proxy sweep) the same way: its
+      signature and the log's proof that it was logged; prints its counts
 `
 
 // verifyCmd verifies a certificate against a trusted keys file.
@@ -142,6 +145,9 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cert, err := readCertificate(certs[0], stdin)
 	if err != nil {
 		return usageErr("reading the certificate: %v", err)
+	}
+	if isReport(cert) {
+		return verifyReport(cert, keys, stdout)
 	}
 	r := certificate.Verify(cert, keys, now)
 	fmt.Fprintf(stdout, "verdict: %s\nreason: %s\n", r.Verdict, r.Reason)

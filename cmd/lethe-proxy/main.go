@@ -23,6 +23,9 @@ Usage:
   lethe-proxy wal status|drop --config FILE
                                     the WAL follower's replication slot
                                     (see lethe-proxy wal)
+  lethe-proxy sweep --config FILE [--dry-run]
+                                    delete records past their rule's retain
+                                    and log a signed report (see lethe-proxy sweep -h)
   lethe-proxy log checkpoint|verify print or check the transparency log
                                     (see lethe-proxy log)
   lethe-proxy export --config FILE [--format markdown|json] [--out FILE | --check FILE]
@@ -32,7 +35,8 @@ Usage:
                                     make an admin API token
   lethe-proxy keygen --out FILE     make the certificate signing key
   lethe-proxy verify --keys KEYS.json [--now RFC3339] CERT.json
-                                    verify a deletion certificate offline
+                                    verify a deletion certificate (or a
+                                    sweep's signed report) offline
   lethe-proxy version               print the version (also --version)
 `
 
@@ -54,6 +58,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return forgetCmd(args[1:], stdin, stdout, stderr)
 	case "wal":
 		return walCmd(args[1:], stdout, stderr)
+	case "sweep":
+		return sweepCmd(args[1:], stdout, stderr)
 	case "log":
 		return logCmd(args[1:], stdout, stderr)
 	case "export":

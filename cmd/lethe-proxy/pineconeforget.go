@@ -32,23 +32,7 @@ func pineconeLayers(p config.Pinecone, getenv func(string) string, log *slog.Log
 		if len(ic.Namespaces) == 0 {
 			continue // no rule: nothing of it is captured, nothing to forget
 		}
-		cfg := pcforget.Config{Name: ic.Name, Host: ic.Host, APIKey: getenv(ic.KeyEnv()), VerifyDeadline: p.VerifyDeadline.D()}
-		if cfg.APIKey == "" {
-			if u, err := url.Parse(ic.Host); err == nil && u.Scheme == "https" {
-				closeAll()
-				return nil, nil, fmt.Errorf("pinecone index %q: forget needs an API key for %s: set the environment variable %s (the key never goes in the config file)", ic.Name, ic.Host, ic.KeyEnv())
-			}
-			log.Warn("no Pinecone API key for forget; an http:// index host (Pinecone Local) accepts any", "index", ic.Name, "env", ic.KeyEnv())
-		}
-		if ic.UpstreamCAFile != "" {
-			pool, err := config.LoadCertPool(ic.UpstreamCAFile)
-			if err != nil {
-				closeAll()
-				return nil, nil, fmt.Errorf("pinecone index %q: upstream_ca_file: %w", ic.Name, err)
-			}
-			cfg.RootCAs = pool
-		}
-		ix, err := pcforget.Open(cfg)
+		ix, err := openPineconeIndex(p, ic, getenv, log)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
@@ -66,6 +50,28 @@ func pineconeLayers(p config.Pinecone, getenv func(string) string, log *slog.Log
 		layers = append(layers, ls...)
 	}
 	return layers, indexes, nil
+}
+
+// openPineconeIndex opens forget's (or sweep's) connection to the index
+// host of ic. The API key is read from the index's api_key_env variable; an
+// https host without one is refused, an http:// host (Pinecone Local) is
+// sent a placeholder.
+func openPineconeIndex(p config.Pinecone, ic config.PineconeIndex, getenv func(string) string, log *slog.Logger) (*pcforget.Index, error) {
+	cfg := pcforget.Config{Name: ic.Name, Host: ic.Host, APIKey: getenv(ic.KeyEnv()), VerifyDeadline: p.VerifyDeadline.D()}
+	if cfg.APIKey == "" {
+		if u, err := url.Parse(ic.Host); err == nil && u.Scheme == "https" {
+			return nil, fmt.Errorf("pinecone index %q: forget and sweep need an API key for %s: set the environment variable %s (the key never goes in the config file)", ic.Name, ic.Host, ic.KeyEnv())
+		}
+		log.Warn("no Pinecone API key for forget or sweep; an http:// index host (Pinecone Local) accepts any", "index", ic.Name, "env", ic.KeyEnv())
+	}
+	if ic.UpstreamCAFile != "" {
+		pool, err := config.LoadCertPool(ic.UpstreamCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("pinecone index %q: upstream_ca_file: %w", ic.Name, err)
+		}
+		cfg.RootCAs = pool
+	}
+	return pcforget.Open(cfg)
 }
 
 // rulesDigest commits the certificate to the rules in force: the capture

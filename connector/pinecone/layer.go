@@ -17,6 +17,9 @@ import (
 type Rule struct {
 	Namespace string
 	Fields    []string
+	// RetainBy is the metadata field holding a record's time in seconds
+	// since the Unix epoch, when the rule has retain (see Retainers).
+	RetainBy string
 }
 
 // Layers returns one forget layer per rule, in order: a *Layer for a

@@ -51,21 +51,32 @@ func (l *layer) look(ctx context.Context, subject string, ids []string) (look, e
 // and records are still found (those are there, not lagging), or until the
 // verify deadline. Residual is never 0 while a record is found.
 func (l *layer) Residual(ctx context.Context, subject string, ids []string) (connector.Absence, error) {
+	r, attempts, took, err := l.ix.poll(ctx, func(ctx context.Context) (look, error) { return l.look(ctx, subject, ids) })
+	if err != nil {
+		return connector.Absence{}, err
+	}
+	return connector.Absence{Residual: int64(r.present), Method: l.method(r, len(ids), attempts, took), Queries: l.search().queries()}, nil
+}
+
+// poll repeats look with backoff until it settles (see Residual) or the
+// verify deadline would pass, and returns the last look, the attempts made
+// and how long they took.
+func (ix *Index) poll(ctx context.Context, lookOnce func(context.Context) (look, error)) (look, int, time.Duration, error) {
 	began := time.Now()
 	wait := firstBackoff
 	for attempt := 1; ; attempt++ {
-		r, err := l.look(ctx, subject, ids)
+		r, err := lookOnce(ctx)
 		if err != nil {
-			return connector.Absence{}, err
+			return look{}, 0, 0, err
 		}
 		took := time.Since(began)
 		settled := r.caughtUp && (r.present == 0 || r.stamped)
-		if settled || took+wait > l.ix.deadline {
-			return connector.Absence{Residual: int64(r.present), Method: l.method(r, len(ids), attempt, took), Queries: l.search().queries()}, nil
+		if settled || took+wait > ix.deadline {
+			return r, attempt, took, nil
 		}
 		select {
 		case <-ctx.Done():
-			return connector.Absence{}, ctx.Err()
+			return look{}, 0, 0, ctx.Err()
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, maxBackoff)
@@ -84,19 +95,25 @@ func (l *layer) method(r look, ledgerIDs, attempts int, took time.Duration) stri
 		fmt.Fprintf(&b, "%d still present", r.present)
 	}
 	fmt.Fprintf(&b, " at attempt %d, %.1f s after verification began", attempts, took.Seconds())
-	switch {
-	case r.searched == 0:
+	if r.searched == 0 {
 		b.WriteString("; describe_index_stats listed no namespace to search")
-	case !r.stamped:
-		b.WriteString("; the index sent no x-pinecone-max-indexed-lsn header, so absence rests on polling alone")
-	case r.waited && r.caughtUp:
-		b.WriteString("; every read's x-pinecone-max-indexed-lsn had reached the delete's x-pinecone-request-lsn")
-	case r.waited:
-		b.WriteString("; the reads' x-pinecone-max-indexed-lsn had not yet reached the delete's x-pinecone-request-lsn")
-	default:
-		b.WriteString("; no delete of this process to wait for (the reads carried x-pinecone-max-indexed-lsn)")
+	} else {
+		b.WriteString(r.lsnNote())
 	}
 	return b.String()
+}
+
+// lsnNote says what the LSN headers of a look's reads showed.
+func (r look) lsnNote() string {
+	switch {
+	case !r.stamped:
+		return "; the index sent no x-pinecone-max-indexed-lsn header, so absence rests on polling alone"
+	case r.waited && r.caughtUp:
+		return "; every read's x-pinecone-max-indexed-lsn had reached the delete's x-pinecone-request-lsn"
+	case r.waited:
+		return "; the reads' x-pinecone-max-indexed-lsn had not yet reached the delete's x-pinecone-request-lsn"
+	}
+	return "; no delete of this process to wait for (the reads carried x-pinecone-max-indexed-lsn)"
 }
 
 // search is what a layer looks for and where, which is all that verifying

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/lethe-privacy/lethe/certificate"
+)
+
+// isReport reports whether data is a signed report (lethe.report/v1: a
+// sweep's or a reconcile's) rather than a deletion certificate.
+func isReport(data []byte) bool {
+	var probe struct {
+		Version *int `json:"lethe_report"`
+	}
+	return json.Unmarshal(data, &probe) == nil && probe.Version != nil
+}
+
+// verifyReport is `lethe-proxy verify` for a signed report: it checks the
+// signature and the log proof (certificate.VerifyReport) and prints what
+// the report says, layer by layer. Exit 0 when genuine.
+func verifyReport(data []byte, keys certificate.KeySet, stdout io.Writer) int {
+	r, err := certificate.VerifyReport(data, keys)
+	if err != nil {
+		fmt.Fprintf(stdout, "verdict: invalid\nreason: %v\n", err)
+		return 1
+	}
+	var sr certificate.SignedReport
+	logged := "not logged"
+	if json.Unmarshal(data, &sr) == nil && sr.Log != nil {
+		logged = fmt.Sprintf("transparency log index %d", sr.Log.Index)
+	}
+	fmt.Fprintf(stdout, "verdict: valid\nreport: %s %s at %s, signed by a trusted key, %s\n", r.Kind, r.RunID, r.At.Format(time.RFC3339), logged)
+	for _, l := range r.Layers {
+		fmt.Fprintf(stdout, "  %s %s: found %d, done %d, residual %d", l.Store, l.Table, l.Found, l.Done, l.Residual)
+		if l.Cutoff != nil {
+			fmt.Fprintf(stdout, ", cutoff %s", l.Cutoff.Format(time.RFC3339))
+		}
+		fmt.Fprintln(stdout)
+	}
+	return 0
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/lethe-privacy/lethe/certificate"
+	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/connector/pgvector"
+	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
+	"github.com/lethe-privacy/lethe/engine"
+	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/tlog"
+)
+
+const sweepUsage = `Usage:
+  lethe-proxy sweep --config FILE [--dry-run] [--batch N] [--report FILE]
+      delete the records older than their rule's retain (by retain_by), in
+      every table and Pinecone namespace whose rule has one; mark them deleted
+      in the ledger, verify none is left, and sign and log a report
+      (retention.swept) written to FILE (default sweep-RUN_ID.json)
+
+  --dry-run  count the expired records only: delete, mark and log nothing
+  --batch N  records per DELETE statement or delete request (default 1000)
+
+Exit status: 0 swept, 1 an expired record was left or a table failed (run it
+again: a sweep deletes what is expired when it runs), 2 the config is invalid
+or a store cannot be reached.
+`
+
+// sweepCmd runs one retention sweep (docs/retention.md).
+func sweepCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, sweepUsage) }
+	path := fs.String("config", "", "configuration file")
+	dryRun := fs.Bool("dry-run", false, "count only")
+	batch := fs.Int("batch", engine.DefaultSweepBatch, "records per statement or delete request")
+	reportFile := fs.String("report", "", "where to write the signed report (default sweep-RUN_ID.json)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "lethe-proxy sweep: "+format+"\n", a...)
+		return code
+	}
+	switch {
+	case *path == "":
+		return fail(2, "--config FILE is required\n\n%s", sweepUsage)
+	case fs.NArg() > 0:
+		return fail(2, "unexpected argument %q\n\n%s", fs.Arg(0), sweepUsage)
+	case *batch < 1:
+		return fail(2, "--batch %d: give at least 1", *batch)
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if !*dryRun && cfg.Forget.SigningKey == "" {
+		return fail(2, "the sweep signs its report with the forget key, and %s sets no forget.signing_key: "+
+			"configure forget (lethe-proxy keygen), or pass --dry-run to count only", *path)
+	}
+	log := newLogger(cfg.Log, stderr)
+	ctx := context.Background()
+	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+
+	layers, closeStores, err := sweepLayers(octx, cfg, log)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	defer closeStores()
+	if len(layers) == 0 {
+		fmt.Fprintf(stdout, "no table or namespace rule in %s has retain: nothing to sweep\n", *path)
+		return 0
+	}
+	sc := engine.SweepConfig{Layers: layers, Batch: *batch, DryRun: *dryRun, Logger: log}
+	if !*dryRun {
+		l, where, err := openLedger(cfg.Capture.Ledger, *path)
+		if err != nil {
+			return fail(2, "opening the ledger %s: %v", where, err)
+		}
+		defer l.Close()
+		observer, ok := l.(ledger.Observer)
+		if !ok {
+			return fail(2, "the ledger %s cannot mark records deleted", where)
+		}
+		if sc.Certifier, err = sweepCertifier(cfg.Forget, l); err != nil {
+			return fail(2, "%v", err)
+		}
+		sc.Ledger = observer
+	}
+	res, err := engine.Sweep(ctx, sc)
+	printSweep(stdout, res, *dryRun)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	if !*dryRun {
+		file := *reportFile
+		if file == "" {
+			file = res.RunID + ".json"
+		}
+		if err := writeFileAtomic(file, res.Report); err != nil {
+			return fail(1, "writing the report (the sweep is done and logged): %v", err)
+		}
+		var sr certificate.SignedReport
+		if json.Unmarshal(res.Report, &sr) == nil && sr.Log != nil {
+			fmt.Fprintf(stdout, "report %s: signed, transparency log index %d (check it: lethe-proxy verify --keys KEYS.json %s)\n", file, sr.Log.Index, file)
+		}
+	}
+	for _, l := range res.Layers {
+		if l.Err != nil {
+			fmt.Fprintf(stderr, "lethe-proxy sweep: %s: %v\n", l.Table, l.Err)
+		}
+		if l.Unreadable > 0 {
+			fmt.Fprintf(stderr, "lethe-proxy sweep: warning: %s: %d records have no readable retain_by (NULL, or not a time) and are kept; fix them or delete them yourself\n", l.Table, l.Unreadable)
+		}
+	}
+	if !res.Clean() {
+		return fail(1, "expired records are left or a table failed (see above); run the sweep again")
+	}
+	return 0
+}
+
+// sweepLayers opens the stores of the rules with retain and returns their
+// layers, and a function that closes the stores.
+func sweepLayers(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]engine.Expiring, func(), error) {
+	var (
+		layers  []engine.Expiring
+		closers []func()
+	)
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	var store *pgvector.Store
+	for _, t := range cfg.Capture.Tables {
+		if t.Retain == 0 {
+			continue
+		}
+		if store == nil {
+			if cfg.Capture.Store == "" {
+				return nil, nil, fmt.Errorf("capture.tables %s has retain, but capture.store is not set: the sweep deletes through that connection string; set it", t.Table)
+			}
+			s, err := pgvector.Open(ctx, cfg.Capture.Store)
+			if err != nil {
+				return nil, nil, fmt.Errorf("capture.store: %w", err)
+			}
+			store = s
+			closers = append(closers, s.Close)
+		}
+		pt, err := pgvector.ParseTable(t.Table, t.ID, t.Subjects)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		by, err := extract.ParseSubject(t.RetainBy)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("capture.tables %s: retain_by %q: %w", t.Table, t.RetainBy, err)
+		}
+		r := pgvector.NewRetention(store, pt, pgvector.Subject{Column: by.Column, Path: by.Path}, t.Vacuum)
+		layers = append(layers, engine.Expiring{Retainer: r, Retain: t.Retain.D(), RetainBy: t.RetainBy})
+	}
+	for _, ic := range cfg.Pinecone.Indexes {
+		var rules []pcforget.Rule
+		retain := map[string]config.NamespaceRule{}
+		for _, r := range ic.Namespaces {
+			rules = append(rules, pcforget.Rule{Namespace: r.Namespace, Fields: r.Subjects, RetainBy: r.RetainBy})
+			if r.Retain > 0 {
+				retain[ic.Name+"/"+extract.CanonicalNamespace(r.Namespace)] = r
+			}
+		}
+		if len(retain) == 0 {
+			continue
+		}
+		ix, err := openPineconeIndex(cfg.Pinecone, ic, os.Getenv, log)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		closers = append(closers, func() { ix.Close() })
+		for _, r := range ix.Retainers(rules) {
+			rule := retain[r.Name()]
+			layers = append(layers, engine.Expiring{Retainer: r, Retain: rule.Retain.D(), RetainBy: rule.RetainBy})
+		}
+	}
+	return layers, closeAll, nil
+}
+
+// sweepCertifier signs with the forget key and appends to the ledger's
+// transparency log, as the proxy's forget does.
+func sweepCertifier(fc config.Forget, l ledger.Ledger) (*engine.Certifier, error) {
+	pem, err := os.ReadFile(fc.SigningKey)
+	if err != nil {
+		return nil, fmt.Errorf("forget.signing_key: %w", err)
+	}
+	signer, err := certificate.LoadPrivateKey(pem)
+	if err != nil {
+		return nil, fmt.Errorf("forget.signing_key %s: %w", fc.SigningKey, err)
+	}
+	storage, err := logStorage(l)
+	if err != nil {
+		return nil, err
+	}
+	tl, err := tlog.New(storage, signer.NoteSigner(fc.LogOrigin), fc.LogOrigin)
+	if err != nil {
+		return nil, fmt.Errorf("transparency log: %w", err)
+	}
+	return engine.NewCertifier(engine.CertifierConfig{Signer: signer, Log: tl, Tool: "lethe-proxy " + version}), nil
+}
+
+// printSweep writes the counts per table.
+func printSweep(w io.Writer, res engine.SweepResult, dryRun bool) {
+	if dryRun {
+		fmt.Fprintf(w, "dry run %s at %s: nothing was deleted\n", res.RunID, res.At.Format(time.RFC3339))
+	} else {
+		fmt.Fprintf(w, "sweep %s at %s\n", res.RunID, res.At.Format(time.RFC3339))
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STORE\tTABLE\tCUTOFF\tEXPIRED\tDELETED\tRESIDUAL\tKEPT (NO TIME)\tSTATUS")
+	for _, l := range res.Layers {
+		status := "ok"
+		switch {
+		case l.Err != nil:
+			status = "failed"
+		case l.Residual > 0:
+			status = "left"
+		case dryRun:
+			status = "counted"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", l.Store, l.Table, l.Cutoff.Format(time.RFC3339),
+			l.Expired, l.Deleted, l.Residual, l.Unreadable, status)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/lethe-privacy/lethe/certificate"
+	"github.com/lethe-privacy/lethe/connector"
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+// Expiring is a table or namespace rule with retain: where its records
+// are, how long they are kept and what their age is counted from.
+type Expiring struct {
+	connector.Retainer
+	Retain   time.Duration
+	RetainBy string // as the rule writes it, for the report
+}
+
+// SweepConfig wires one retention sweep (lethe-proxy sweep).
+type SweepConfig struct {
+	Layers []Expiring
+	// Ledger marks the records a sweep deletes as deleted, as the WAL
+	// follower marks rows it sees deleted, so that preview and forget no
+	// longer count them. Not used by a dry run.
+	Ledger ledger.Observer
+	// Certifier signs the sweep's report and appends its event
+	// (retention.swept) to the transparency log. Not used by a dry run.
+	Certifier *Certifier
+	// Batch is how many records one statement or delete request removes
+	// (default DefaultSweepBatch), so that locks stay short.
+	Batch int
+	// DryRun counts the expired records and deletes, marks and logs
+	// nothing.
+	DryRun bool
+	RunID  string // default "sweep-" and the time and a random suffix
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// DefaultSweepBatch is the records per statement or request by default.
+const DefaultSweepBatch = 1000
+
+// SweptLayer is what a sweep found and did in one table or namespace.
+type SweptLayer struct {
+	Store  ledger.Store
+	Table  string
+	Cutoff time.Time // records whose retain_by is before it are expired
+	// Expired were found past retention, Deleted went, Residual expired
+	// records were still found afterwards; Unreadable have no readable
+	// retain_by and are kept.
+	Expired, Deleted, Residual, Unreadable int64
+	Method                                 string // as the report states it
+	// Err is why the layer's sweep stopped; what it did until then is
+	// counted. Running the sweep again finishes it.
+	Err error
+}
+
+// SweepResult is a sweep's outcome.
+type SweepResult struct {
+	RunID  string
+	At     time.Time
+	Layers []SweptLayer
+	// Report is the signed report with the proof that the log holds its
+	// event (certificate.VerifyReport checks it); nil for a dry run.
+	Report []byte
+}
+
+// Clean reports whether every layer was swept and no expired record was
+// found afterwards.
+func (r SweepResult) Clean() bool {
+	for _, l := range r.Layers {
+		if l.Err != nil || l.Residual > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Sweep deletes, in every layer, the records older than the layer's
+// retention (by retain_by), marks them deleted in the ledger, verifies that
+// no expired record is left, and signs and logs a report of what it did. A
+// layer that fails does not stop the others; it is counted in the report
+// as far as it went. A sweep is idempotent: one that stops midway (a crash,
+// a failed layer) is run again, and deletes what is expired then.
+//
+// The error is about the sweep as a whole (the report could not be signed
+// or logged); a layer's failure is in its SweptLayer.
+func Sweep(ctx context.Context, cfg SweepConfig) (SweepResult, error) {
+	if !cfg.DryRun && (cfg.Ledger == nil || cfg.Certifier == nil) {
+		return SweepResult{}, errors.New("engine: a sweep that deletes needs the ledger and a certifier (forget.signing_key)")
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = DefaultSweepBatch
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	now := cfg.Now().UTC()
+	if cfg.RunID == "" {
+		cfg.RunID = "sweep-" + now.Format("20060102T150405Z") + "-" + randomHex(4)
+	}
+	res := SweepResult{RunID: cfg.RunID, At: now}
+	for _, l := range cfg.Layers {
+		res.Layers = append(res.Layers, sweepLayer(ctx, cfg, l, now.Add(-l.Retain)))
+	}
+	if cfg.DryRun {
+		return res, nil
+	}
+	report := certificate.Report{Kind: certificate.EventRetentionSwept, RunID: res.RunID, At: now}
+	for _, l := range res.Layers {
+		cutoff := l.Cutoff
+		report.Layers = append(report.Layers, certificate.ReportLayer{
+			Store: string(l.Store), Table: l.Table, Found: l.Expired, Done: l.Deleted, Residual: l.Residual,
+			Method: l.Method, Cutoff: &cutoff,
+		})
+	}
+	signed, err := cfg.Certifier.LogReport(ctx, report)
+	if err != nil {
+		return res, fmt.Errorf("engine: the sweep's report could not be signed and logged (the deletes stand; run the sweep again to log one): %w", err)
+	}
+	res.Report = signed
+	return res, nil
+}
+
+// sweepLayer counts, deletes and verifies one layer.
+func sweepLayer(ctx context.Context, cfg SweepConfig, l Expiring, cutoff time.Time) SweptLayer {
+	out := SweptLayer{Store: l.Store(), Table: l.Name(), Cutoff: cutoff}
+	log := cfg.Logger.With("store", out.Store, "table", out.Table, "run", cfg.RunID)
+	e, err := l.Expired(ctx, cutoff)
+	if err != nil {
+		out.Err = err
+		out.Method = sweepMethod(l, cfg.Batch, connector.Absence{}, e, err)
+		log.Warn("sweep: cannot count the expired records; the layer is skipped", "err", err)
+		return out
+	}
+	out.Expired, out.Unreadable = e.Expired, e.Unreadable
+	if cfg.DryRun {
+		return out
+	}
+	out.Deleted, err = l.DeleteExpired(ctx, cutoff, cfg.Batch, func(table string, ids []string) error {
+		changes := make([]ledger.Change, len(ids))
+		for i, id := range ids {
+			changes[i] = ledger.Change{Kind: ledger.ChangeDelete, Store: out.Store, Table: table, RecordID: id}
+		}
+		return cfg.Ledger.Observe(ctx, changes)
+	})
+	if err != nil {
+		out.Err = err
+		log.Warn("sweep: deleting expired records failed; run the sweep again", "deleted", out.Deleted, "err", err)
+	}
+	abs, verr := l.ResidualExpired(ctx, cutoff)
+	if verr != nil {
+		// Not verified: what was found and not deleted is taken as left.
+		out.Residual = max(out.Expired-out.Deleted, 0)
+		out.Err = errors.Join(out.Err, verr)
+		log.Warn("sweep: verifying the layer failed; run the sweep again", "err", verr)
+	} else {
+		out.Residual = abs.Residual
+	}
+	out.Method = sweepMethod(l, cfg.Batch, abs, e, out.Err)
+	log.Info("sweep: layer swept", "cutoff", cutoff, "retain_by", l.RetainBy, "expired", out.Expired, "deleted", out.Deleted,
+		"residual", out.Residual, "unreadable", out.Unreadable)
+	return out
+}
+
+// sweepMethod states for the report how records were selected, deleted
+// and verified (queries with placeholders), what was kept, and why the
+// layer stopped if it did.
+func sweepMethod(l Expiring, batch int, abs connector.Absence, e connector.Expiry, err error) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "records whose retain_by (%s) is before the cutoff (now minus %s) were deleted, at most %d per statement or request",
+		l.RetainBy, days(l.Retain), batch)
+	if abs.Method != "" {
+		b.WriteString("; verified by " + abs.Method)
+	}
+	if len(abs.Queries) > 0 {
+		b.WriteString("; queries:")
+		for i, q := range abs.Queries {
+			fmt.Fprintf(&b, " [%d] %s", i+1, q)
+		}
+	}
+	if e.Unreadable > 0 {
+		fmt.Fprintf(&b, "; %d records whose %s is missing or not a time were kept", e.Unreadable, l.RetainBy)
+	}
+	if err != nil {
+		fmt.Fprintf(&b, "; the sweep of this layer failed (%v): run it again", err)
+	}
+	return b.String()
+}
+
+// days writes d in whole days when it is some, as the config does (90d).
+func days(d time.Duration) string {
+	const day = 24 * time.Hour
+	if d > 0 && d%day == 0 {
+		return fmt.Sprintf("%dd", d/day)
+	}
+	return d.String()
+}
