@@ -12,19 +12,17 @@ import (
 // ignore; each rule's table should exist and has the columns it reads.
 // Findings come out sorted by table, so that runs compare.
 func CheckTables(p Policy, tables []Table) []Finding {
-	byName := make(map[string]*Table, len(tables))
-	for i := range tables {
-		byName[tables[i].FullName()] = &tables[i]
-	}
+	c := newCatalog(tables)
+	byName := c.byName
 	var out []Finding
 	for _, t := range tables {
-		if len(knownParents(t, byName)) > 0 {
+		if c.hasParent(t) {
 			continue // judged with its root, whose rule covers it
 		}
 		if covered(p, t.FullName()) {
 			continue
 		}
-		vectors, subjects := reasons(p, t, byName)
+		vectors, subjects := reasons(p, c.family(t.FullName()))
 		if len(vectors) == 0 && len(subjects) == 0 {
 			continue
 		}
@@ -73,12 +71,44 @@ func covered(p Policy, table string) bool {
 	return ok
 }
 
-// knownParents are t's parents among the tables read.
-func knownParents(t Table, byName map[string]*Table) []string {
-	var out []string
-	for _, p := range t.Parents {
-		if byName[p] != nil {
-			out = append(out, p)
+// catalog indexes the tables read by name and by parent.
+type catalog struct {
+	byName   map[string]*Table
+	children map[string][]*Table // by parent's name, in name order
+}
+
+func newCatalog(tables []Table) catalog {
+	c := catalog{byName: make(map[string]*Table, len(tables)), children: map[string][]*Table{}}
+	for i := range tables {
+		c.byName[tables[i].FullName()] = &tables[i]
+	}
+	for i := range tables {
+		for _, p := range tables[i].Parents {
+			c.children[p] = append(c.children[p], &tables[i])
+		}
+	}
+	for _, ts := range c.children {
+		slices.SortFunc(ts, func(a, b *Table) int { return strings.Compare(a.FullName(), b.FullName()) })
+	}
+	return c
+}
+
+// hasParent reports whether t is a partition or child of a table read.
+func (c catalog) hasParent(t Table) bool {
+	return slices.ContainsFunc(t.Parents, func(p string) bool { return c.byName[p] != nil })
+}
+
+// family is root and every table below it (partitions, children, at any
+// depth), root first.
+func (c catalog) family(root string) []*Table {
+	out := []*Table{c.byName[root]}
+	seen := map[string]bool{root: true}
+	for i := 0; i < len(out); i++ {
+		for _, t := range c.children[out[i].FullName()] {
+			if !seen[t.FullName()] {
+				seen[t.FullName()] = true
+				out = append(out, t)
+			}
 		}
 	}
 	return out
@@ -87,8 +117,8 @@ func knownParents(t Table, byName map[string]*Table) []string {
 // reasons are the columns that make a root table need a rule: vector
 // columns and columns named like subjects, of the table and of its
 // partitions and children (an inheritance child may add columns).
-func reasons(p Policy, root Table, byName map[string]*Table) (vectors, subjects []string) {
-	for _, t := range family(root.FullName(), byName) {
+func reasons(p Policy, family []*Table) (vectors, subjects []string) {
+	for _, t := range family {
 		for _, c := range t.Columns {
 			switch {
 			case c.IsVector() && !slices.Contains(vectors, c.Name):
@@ -99,23 +129,6 @@ func reasons(p Policy, root Table, byName map[string]*Table) (vectors, subjects 
 		}
 	}
 	return vectors, subjects
-}
-
-// family is root and every table below it (partitions, children, at any
-// depth), root first.
-func family(root string, byName map[string]*Table) []*Table {
-	out := []*Table{byName[root]}
-	seen := map[string]bool{root: true}
-	for i := 0; i < len(out); i++ {
-		for name, t := range byName {
-			if !seen[name] && slices.Contains(t.Parents, out[i].FullName()) {
-				seen[name] = true
-				out = append(out, t)
-			}
-		}
-	}
-	slices.SortFunc(out[1:], func(a, b *Table) int { return strings.Compare(a.FullName(), b.FullName()) })
-	return out
 }
 
 func uncoveredTable(t Table, vectors, subjects []string) Finding {
@@ -182,16 +195,13 @@ func sortFindings(fs []Finding) {
 // refuses, by "schema.name": each table an uncovered_table finding names,
 // and its partitions and children, mapped to the table named.
 func Uncovered(findings []Finding, tables []Table) map[string]string {
-	byName := make(map[string]*Table, len(tables))
-	for i := range tables {
-		byName[tables[i].FullName()] = &tables[i]
-	}
+	c := newCatalog(tables)
 	out := map[string]string{}
 	for _, f := range findings {
-		if f.Code != CodeUncoveredTable || byName[f.Table] == nil {
+		if f.Code != CodeUncoveredTable || c.byName[f.Table] == nil {
 			continue
 		}
-		for _, t := range family(f.Table, byName) {
+		for _, t := range c.family(f.Table) {
 			out[t.FullName()] = f.Table
 		}
 	}
