@@ -54,6 +54,9 @@ type Stats struct {
 	UntrackedWrites atomic.Int64 // fail-open writes forwarded without an intent
 	DecisionErrors  atomic.Int64 // confirm/drop the ledger failed to take (intents stay pending)
 	ForgottenWrites atomic.Int64 // writes about forgotten subjects (refused, or flagged)
+	// RefusedUncovered counts writes to tables no rule covers, refused
+	// by coverage.mode enforce (not in Refused).
+	RefusedUncovered atomic.Int64
 }
 
 // Capture records every write to a configured table in the ledger before

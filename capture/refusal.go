@@ -11,6 +11,9 @@ const (
 	CodeLedgerDown = "LT002"
 	// CodeForgotten: the write is about a subject that was forgotten.
 	CodeForgotten = "LT003"
+	// CodeUncovered: coverage.mode enforce refused a write to a table
+	// that no rule covers (capture/coverage).
+	CodeUncovered = "LT005"
 )
 
 // Refusal is a write capture keeps from the store: the relay answers it
@@ -36,4 +39,19 @@ type Refusal struct {
 func (c *Capture) RefuseUnattributed(message, hint, logReason string) *Refusal {
 	c.Stats.Refused.Add(1)
 	return &Refusal{Code: CodeUnattributed, Message: message, Hint: hint, LogReason: "unattributable write: " + logReason}
+}
+
+// RefuseUncovered refuses a write to table, which no capture rule or
+// coverage ignore covers (coverage.mode: enforce), whatever Mode says, and
+// counts it in Stats.RefusedUncovered. reason says why in words that name
+// tables only (extract's Reason of a KindUncovered Analysis).
+func (c *Capture) RefuseUncovered(table, reason string) *Refusal {
+	c.Stats.RefusedUncovered.Add(1)
+	return &Refusal{
+		Code:    CodeUncovered,
+		Message: "lethe: write to " + table + " refused: " + reason + " (coverage.mode: enforce)",
+		Hint: "add a capture.tables rule for " + table + " (table, id, subjects) or a coverage.ignore with a reason " +
+			"(table: " + table + ", reason: why no person's data is there), then restart the proxy; lethe-proxy check prints the YAML",
+		LogReason: "write to an uncovered table: " + reason,
+	}
 }

@@ -316,3 +316,13 @@ func (c *Config) atIndex(path string, i int, format string, args ...any) error {
 	}
 	return fmt.Errorf("%s: %s", loc, fmt.Sprintf(format, args...))
 }
+
+// Where locates the key at path ("capture.tables[2]", "coverage.ignore[0]")
+// in the file, as "file:line", or the file alone when the key is not in it:
+// for messages about a rule that name where to change it.
+func (c *Config) Where(path string) string {
+	if line, ok := c.lines[path]; ok {
+		return c.file + ":" + strconv.Itoa(line)
+	}
+	return c.file
+}

@@ -69,3 +69,10 @@ func TestParse_CoverageAndRetentionErrorsSayWhatToWrite(t *testing.T) {
 		})
 	}
 }
+
+func TestWhere_NamesTheFileAndLineOfARule(t *testing.T) {
+	cfg, err := Parse("lethe.yaml", []byte("postgres: {upstream: \"db:5432\"}\ncapture:\n  wal: off\n  database: app\n  tables:\n    - {table: public.a, id: id, subjects: [user_id]}\n    - {table: public.b, id: id, subjects: [user_id]}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "lethe.yaml:7", cfg.Where("capture.tables[1]"))
+	assert.Equal(t, "lethe.yaml", cfg.Where("coverage.ignore[0]"))
+}

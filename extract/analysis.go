@@ -21,6 +21,10 @@ const (
 	// KindUnattributed is a write whose rows cannot be known from the
 	// statement; its one tag is OpUnattributed with Reason.
 	KindUnattributed
+	// KindUncovered is a write to a table no rule covers
+	// (Writers.Uncovered, uncovered.go): Table is that table, Reason
+	// says why; it has no tags, and the relay refuses it.
+	KindUncovered
 )
 
 func (k Kind) String() string {
@@ -35,6 +39,8 @@ func (k Kind) String() string {
 		return "copy"
 	case KindUnattributed:
 		return "unattributed"
+	case KindUncovered:
+		return "uncovered"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -107,6 +113,7 @@ func (r *Rules) analyze(sql string, searchPath []string) ([]*Analysis, error) {
 		out = append(out, r.analyzeStmt(raw.Stmt, searchPath)...)
 		out = append(out, r.serverSideWrites(raw.Stmt, statementText(sql, raw), mayCall)...)
 		out = append(out, r.pendingWrites(raw.Stmt)...)
+		out = append(out, r.uncoveredWrites(raw.Stmt, searchPath)...)
 	}
 	return out, nil
 }
@@ -280,6 +287,8 @@ func (a *Analysis) Tags(p Params) ([]Tag, error) {
 		return a.deleteTags(p)
 	case KindCopy:
 		return nil, nil // rows arrive as CopyData: use NewCopyDecoder
+	case KindUncovered:
+		return nil, nil // refused, never tagged
 	}
 	return nil, nil
 }

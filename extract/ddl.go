@@ -33,7 +33,9 @@ type DDLChange struct {
 // PROCEDURE, TRIGGER or RULE, ALTER TABLE that attaches, detaches,
 // inherits or enables and disables triggers and rules, a rename, SET
 // SCHEMA, CREATE SCHEMA, and DO blocks (which may run any of them). Other statements are turned away on
-// their first word, without a parse.
+// their first word, without a parse. CREATE TABLE (… AS) and ALTER TABLE …
+// ADD COLUMN of a table that is not temporary count too, with no tables:
+// the table or column may need a rule (coverage, capture/coverage).
 func (r *Rules) ClassifyDDL(sql string) (DDLChange, bool) {
 	if !firstWordIs(sql, "create", "alter", "do") && !(strings.Contains(sql, ";") && mayHoldDDL(sql)) {
 		return DDLChange{}, false
@@ -86,6 +88,7 @@ const (
 	code                       // a body: relations only with a write verb
 	writersOnly                // writer functions and fired relations only
 	schemas                    // ALTER SCHEMA … RENAME: relations and their schemas
+	newColumns                 // a new table or column: none (coverage reads it)
 )
 
 // ddlStmt reports whether n is DDL after which the catalog must be read
@@ -94,7 +97,16 @@ func (r *Rules) ddlStmt(n *pg.Node) (relevant bool, c concern) {
 	switch {
 	case n.GetCreateStmt() != nil:
 		s := n.GetCreateStmt()
-		return len(s.InhRelations) > 0 || s.Partbound != nil, relations
+		if len(s.InhRelations) > 0 || s.Partbound != nil {
+			return true, relations
+		}
+		return !temporary(s.Relation), newColumns
+	case n.GetCreateTableAsStmt() != nil:
+		s := n.GetCreateTableAsStmt()
+		if s.Objtype != pg.ObjectType_OBJECT_TABLE || s.Into == nil {
+			return false, nothing // CREATE MATERIALIZED VIEW: not a table
+		}
+		return !temporary(s.Into.Rel), newColumns
 	case n.GetRenameStmt() != nil:
 		if n.GetRenameStmt().RenameType == pg.ObjectType_OBJECT_SCHEMA {
 			return true, schemas
@@ -106,15 +118,28 @@ func (r *Rules) ddlStmt(n *pg.Node) (relevant bool, c concern) {
 	case n.GetCreateFunctionStmt() != nil, n.GetDoStmt() != nil:
 		return true, code
 	case n.GetAlterTableStmt() != nil:
-		for _, c := range n.GetAlterTableStmt().Cmds {
+		s := n.GetAlterTableStmt()
+		added := false
+		for _, c := range s.Cmds {
 			if cmd := c.GetAlterTableCmd(); cmd != nil && catalogAlter(cmd.Subtype) {
 				return true, relations
+			} else if cmd != nil && cmd.Subtype == pg.AlterTableType_AT_AddColumn {
+				added = true
 			}
+		}
+		if added && s.Objtype == pg.ObjectType_OBJECT_TABLE {
+			return true, newColumns
 		}
 	}
 	// DROP only takes ways of writing away: what Lethe still believes in
 	// until the next read over-attributes or refuses, and misses nothing.
 	return false, nothing
+}
+
+// temporary reports whether a CREATE TABLE makes a temporary table, which
+// lives as long as its session and is never checked for coverage.
+func temporary(rv *pg.RangeVar) bool {
+	return rv != nil && (rv.Relpersistence == "t" || rv.Schemaname == "pg_temp")
 }
 
 // catalogAlter reports the ALTER TABLE commands that change how
@@ -141,6 +166,9 @@ func catalogAlter(t pg.AlterTableType) bool {
 // too (ALTER SCHEMA … RENAME moves them all).
 func (r *Rules) tablesNamedIn(text string, c concern) tableSet {
 	out := tableSet{}
+	if c == newColumns {
+		return out
+	}
 	if c != writersOnly {
 		for name, ts := range r.byName {
 			if namedIn(text, name) {

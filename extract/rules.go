@@ -24,6 +24,9 @@ type Rules struct {
 	// pathSetters are the functions that may change search_path; nil
 	// when none.
 	pathSetters *pathSetterIndex
+	// uncovered are the relations no rule covers whose writes are
+	// refused (uncovered.go); nil when none.
+	uncovered *uncoveredIndex
 	// pending are the tables of DDL not read from the catalog yet, and
 	// why writes are unattributed meanwhile (WithPendingDDL).
 	pending       []*table

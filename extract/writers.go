@@ -27,6 +27,11 @@ type Writers struct {
 	// PathSetters are functions that may change the session's
 	// search_path when called (pathsetters.go).
 	PathSetters []PathSetter
+	// Uncovered are relations no rule covers whose inserts and updates
+	// are refused (coverage.mode: enforce; uncovered.go), in
+	// SortUncovered's order. FindWriters leaves it empty: the caller
+	// fills it from its coverage check.
+	Uncovered []UncoveredRelation
 }
 
 // WriterFunction is a function or procedure that writes configured tables
@@ -74,7 +79,7 @@ func (w Writers) Equal(o Writers) bool {
 		return a.Schema == b.Schema && a.Name == b.Name && slices.Equal(a.Tables, b.Tables)
 	}) && slices.EqualFunc(w.Fired, o.Fired, func(a, b FiredRelation) bool {
 		return a.Schema == b.Schema && a.Name == b.Name && a.By == b.By && a.Events == b.Events && slices.Equal(a.Tables, b.Tables)
-	}) && slices.EqualFunc(w.Relations, o.Relations, DerivedRelation.equal) && slices.Equal(w.PathSetters, o.PathSetters)
+	}) && slices.EqualFunc(w.Relations, o.Relations, DerivedRelation.equal) && slices.Equal(w.PathSetters, o.PathSetters) && slices.Equal(w.Uncovered, o.Uncovered)
 }
 
 // writerIndex is Writers compiled for the hot path.
@@ -102,8 +107,9 @@ type firedRel struct {
 // relation, yields an unattributed Analysis for each configured table
 // written that way, and Mentions answers true for their names; a write to
 // one of w's derived relations is analysed as a write to its table (or
-// refused, when the relation says so). r is not modified; the writers of
-// r, if any, are replaced. Tables w names that r does not configure are
+// refused, when the relation says so); a write adding or changing rows of
+// one of w's uncovered relations yields a KindUncovered Analysis. r is not
+// modified; the writers of r, if any, are replaced. Tables w names that r does not configure are
 // ignored.
 func (r *Rules) WithWriters(w Writers) *Rules {
 	n := &Rules{tables: r.tables, rels: map[string]*table{}, byName: map[string][]*table{}}
@@ -154,6 +160,11 @@ func (r *Rules) WithWriters(w Writers) *Rules {
 		n.writers = idx
 	}
 	n.pathSetters = newPathSetterIndex(w.PathSetters)
+	if n.uncovered = newUncoveredIndex(w.Uncovered); n.uncovered != nil {
+		for name := range n.uncovered.schemas {
+			n.mentioned.add(name)
+		}
+	}
 	return n
 }
 

@@ -143,9 +143,13 @@ func (o Options) logger() *slog.Logger {
 	return o.Logger
 }
 
+// DefaultPostgresSchema is the PostgreSQL schema holding the ledger's
+// tables unless Options.Schema names another.
+const DefaultPostgresSchema = "lethe_ledger"
+
 func (o Options) schema() string {
 	if o.Schema == "" {
-		return "lethe_ledger"
+		return DefaultPostgresSchema
 	}
 	return o.Schema
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lethe-privacy/lethe/capture"
+	"github.com/lethe-privacy/lethe/capture/coverage"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector/pgvector"
 	"github.com/lethe-privacy/lethe/engine"
@@ -43,6 +44,9 @@ type captured struct {
 	// engine is forget's, once built (nil without forget): the WAL
 	// follower's late-write backstop deletes through it.
 	engine *engine.Engine
+	// coverage follows the coverage checks of the catalog reads; nil
+	// when capture.store is not set (nothing reads the catalog).
+	coverage *coverage.Monitor
 }
 
 // stopFollowing stops the WAL follower, if any; it must run before the
@@ -109,7 +113,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 		out.observer = pgcapture.New(c, pgcapture.Config{
 			Database: cfg.Capture.Database, MaxStatementsInFlight: cfg.Capture.MaxStatementsInFlight,
 		})
-		watchWriters(cfg.Capture, rules, c, out.observer, log)
+		out.coverage = watchWriters(cfg, rules, c, out.observer, log)
 	}
 	if cfg.Capture.Follows() {
 		backstop := lateWriteBackstop(cfg, &out.engine, log)
@@ -278,12 +282,24 @@ const (
 // inheritance children of configured tables: read now (a failure is logged and
 // retried, not fatal: capture works without them, only blind to such
 // writes), then every writersInterval until the capture closes, and after DDL
-// passes through a session of observer.
-func watchWriters(c config.Capture, rules *extract.Rules, capt *capture.Capture, observer *pgcapture.Observer, log *slog.Logger) {
+// passes through a session of observer. Each read checks coverage too
+// (docs/coverage.md): the Monitor returned logs what it finds, and with
+// coverage.mode enforce the uncovered tables' writes are refused. It
+// returns nil when capture.store is not set.
+func watchWriters(cfg *config.Config, rules *extract.Rules, capt *capture.Capture, observer *pgcapture.Observer, log *slog.Logger) *coverage.Monitor {
+	c := cfg.Capture
 	if c.Store == "" {
 		log.Info("writes made inside the database by functions, procedures, triggers and rules, and writes through views, partitions and inheritance children of configured tables, are not checked: capture.store is not set (DO blocks naming a configured table still are)")
-		return
+		log.Info("coverage is not checked by the proxy: capture.store is not set (lethe-proxy check needs it too)")
+		return nil
 	}
+	// The rules compiled in compileRules already: this does not fail.
+	policy, policyErr := coveragePolicy(cfg)
+	if policyErr != nil {
+		log.Error("coverage is not checked: the rules do not compile", "err", policyErr)
+	}
+	enforce := cfg.Coverage.Mode == "enforce"
+	monitor := coverage.NewMonitor(log, enforce)
 	var store *pgvector.Store // opened on first use, so that a store down at start is retried
 	finder := rules.WriterFinder()
 	catalog := pgcapture.NewWriterCatalog(capt, func(ctx context.Context) (extract.Writers, error) {
@@ -294,7 +310,22 @@ func watchWriters(c config.Capture, rules *extract.Rules, capt *capture.Capture,
 			}
 			store = s
 		}
-		return store.Writers(ctx, finder)
+		found, err := store.Writers(ctx, finder)
+		if err != nil {
+			return extract.Writers{}, err
+		}
+		if policyErr != nil {
+			return found, nil
+		}
+		tables, findings, err := checkTables(ctx, store, cfg, policy)
+		if err != nil {
+			return extract.Writers{}, err
+		}
+		monitor.Observe(findings)
+		if enforce {
+			found.Uncovered = uncoveredRelations(findings, tables)
+		}
+		return found, nil
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	err := catalog.Refresh(ctx)
@@ -310,4 +341,5 @@ func watchWriters(c config.Capture, rules *extract.Rules, capt *capture.Capture,
 			store.Close()
 		}
 	}()
+	return monitor
 }

@@ -224,6 +224,10 @@ func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logg
 			if c.wal != nil {
 				walMetrics(c.wal.follower, m)
 			}
+			if c.coverage != nil {
+				m["lethe_coverage_uncovered_tables"] = float64(c.coverage.UncoveredTables())
+			}
+			m["lethe_coverage_refused_writes_total"] = float64(st.RefusedUncovered.Load())
 			return m
 		},
 	}, nil

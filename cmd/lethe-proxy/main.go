@@ -15,6 +15,9 @@ const usage = `lethe-proxy: provable deletion of a person's data from AI memory
 
 Usage:
   lethe-proxy serve --config FILE   run the proxy
+  lethe-proxy check --config FILE [--format text|github|json]
+                                    check every vector table and namespace
+                                    has a rule (exit 1 if not; docs/coverage.md)
   lethe-proxy ledger counts|subject --config FILE
                                     inspect the ledger (see lethe-proxy ledger)
   lethe-proxy forget preview|confirm|status|certificate|lift
@@ -52,6 +55,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return serve(args[1:], stderr)
+	case "check":
+		return checkCmd(args[1:], stdout, stderr)
 	case "ledger":
 		return ledgerCmd(args[1:], stdin, stdout, stderr)
 	case "forget":

@@ -52,6 +52,9 @@ func serve(args []string, stderr io.Writer) int {
 		log.Error("cannot start capture", "err", err)
 		return 1
 	}
+	if cfg.Coverage.Mode == "enforce" && cfg.Postgres.Upstream != "" && (capt == nil || capt.coverage == nil) {
+		log.Warn("coverage.mode is enforce but the proxy cannot check coverage: it needs capture.tables and capture.store (lethe-proxy check works without capture.tables)")
+	}
 	var pcHook *pcapture.Hook
 	if capt != nil {
 		if capt.observer != nil {

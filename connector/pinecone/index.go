@@ -150,3 +150,17 @@ func (ix *Index) deleteLSN(ns string) uint64 {
 	defer ix.mu.Unlock()
 	return ix.deletes[ns]
 }
+
+// Namespaces returns the namespaces the index reports holding records
+// (DescribeIndexStats), the default one spelled "__default__".
+func (ix *Index) Namespaces(ctx context.Context) ([]string, error) {
+	st, err := ix.conn.DescribeIndexStats(ctx)
+	if err != nil {
+		return nil, ix.failed("describe_index_stats", "", err)
+	}
+	out := make([]string, 0, len(st.Namespaces))
+	for ns := range st.Namespaces {
+		out = append(out, extract.CanonicalNamespace(ns))
+	}
+	return out, nil
+}

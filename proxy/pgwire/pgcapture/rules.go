@@ -132,7 +132,8 @@ func (w *WriterCatalog) Refresh(ctx context.Context) error {
 		setters[i] = p.Schema + "." + p.Name
 	}
 	w.c.Logger().Info("server-side writers of configured tables", "functions", functions, "triggers_and_rules", fired,
-		"relations", len(relations), "relations_refused", refused, "search_path_setters", setters)
+		"relations", len(relations), "relations_refused", refused, "search_path_setters", setters,
+		"uncovered_relations_refused", len(found.Uncovered))
 	w.c.Logger().Debug("views, partitions and children of configured tables", "relation_names", relations)
 	return nil
 }

@@ -310,8 +310,9 @@ func (s *session) analysed(sql string, e effect, types []uint32, key string, pat
 }
 
 // analyze parses a statement that names a configured table, resolving
-// unqualified names under each of paths, and refuses it in strict mode
-// when its writes cannot be attributed.
+// unqualified names under each of paths, and refuses it when it writes a
+// table no rule covers (coverage.mode enforce), or in strict mode when its
+// writes cannot be attributed.
 func (s *session) analyze(sql string, paths [][]string) ([]*extract.Analysis, *pgwire.Refusal) {
 	as, err := s.rules.AnalyzeUnder(sql, s.resolvable(paths))
 	if err != nil {
@@ -319,6 +320,13 @@ func (s *session) analyze(sql string, paths [][]string) ([]*extract.Analysis, *p
 			return nil, s.refuseErr("it names a configured table but could not be parsed", err)
 		}
 		return nil, nil
+	}
+	for _, a := range as {
+		// First: capture.mode has no say over coverage, and a write to an
+		// uncovered table may resolve to a configured one too.
+		if a.Kind == extract.KindUncovered {
+			return nil, wireRefusal(s.c.RefuseUncovered(a.Table, a.Reason))
+		}
 	}
 	for _, a := range as {
 		if a.Kind == extract.KindUnattributed && s.c.Mode() == capture.Strict {

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lethe-privacy/lethe/capture/coverage"
+	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/connector/pgvector"
+	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
+)
+
+const checkUsage = `Usage:
+  lethe-proxy check --config FILE [--format text|github|json]
+
+Checks that every table with a vector, halfvec or sparsevec column or a
+column named like a subject (coverage.subject_columns), and every namespace
+of a configured Pinecone index, has a capture rule or a coverage.ignore with
+a reason, and that the rules match the database. Reads the catalog through
+capture.store (never a row) and the indexes' stats. Exit status: 0 clean
+(warnings allowed), 1 problems found, 2 config invalid or cannot connect.
+See docs/coverage.md.
+`
+
+// checkTimeout bounds the whole check: connecting, reading the catalog,
+// asking each index.
+const checkTimeout = 2 * time.Minute
+
+func checkCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, checkUsage) }
+	path := fs.String("config", "", "configuration file")
+	format := fs.String("format", coverage.FormatText, "output format: "+strings.Join(coverage.Formats, ", "))
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *path == "" || fs.NArg() > 0 {
+		fmt.Fprint(stderr, "lethe-proxy check: --config FILE is required (and takes no arguments)\n\n"+checkUsage)
+		return 2
+	}
+	if !slices.Contains(coverage.Formats, *format) {
+		fmt.Fprintf(stderr, "lethe-proxy check: --format %q: use one of %s\n", *format, strings.Join(coverage.Formats, ", "))
+		return 2
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	policy, err := coveragePolicy(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "lethe-proxy check:", err)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	var report coverage.Report
+	if err := checkPostgres(ctx, cfg, policy, &report); err != nil {
+		fmt.Fprintln(stderr, "lethe-proxy check:", err)
+		return 2
+	}
+	if err := checkPinecone(ctx, cfg, policy, &report); err != nil {
+		fmt.Fprintln(stderr, "lethe-proxy check:", err)
+		return 2
+	}
+	if err := coverage.Write(stdout, *format, report); err != nil {
+		fmt.Fprintln(stderr, "lethe-proxy check:", err)
+		return 2
+	}
+	if report.Errors() > 0 {
+		return 1
+	}
+	return 0
+}
+
+// checkPostgres judges the tables of the database capture.store names.
+func checkPostgres(ctx context.Context, cfg *config.Config, p coverage.Policy, r *coverage.Report) error {
+	if cfg.Capture.Store == "" {
+		if cfg.Postgres.Upstream == "" && len(cfg.Capture.Tables) == 0 {
+			return nil // Pinecone alone
+		}
+		return fmt.Errorf("capture.store is not set: check reads the database's catalog through it (a connection string; give the password via PGPASSWORD or ~/.pgpass)")
+	}
+	store, err := pgvector.Open(ctx, cfg.Capture.Store)
+	if err != nil {
+		return fmt.Errorf("connecting with capture.store: %w", err)
+	}
+	defer store.Close()
+	tables, findings, err := checkTables(ctx, store, cfg, p)
+	if err != nil {
+		return err
+	}
+	r.TablesChecked += len(tables)
+	r.Findings = append(r.Findings, findings...)
+	return nil
+}
+
+// checkPinecone judges the namespaces each configured index reports.
+func checkPinecone(ctx context.Context, cfg *config.Config, p coverage.Policy, r *coverage.Report) error {
+	for _, ic := range cfg.Pinecone.Indexes {
+		pc := pcforget.Config{Name: ic.Name, Host: ic.Host, APIKey: os.Getenv(ic.KeyEnv())}
+		if ic.UpstreamCAFile != "" {
+			pool, err := config.LoadCertPool(ic.UpstreamCAFile)
+			if err != nil {
+				return fmt.Errorf("pinecone index %q: upstream_ca_file: %w", ic.Name, err)
+			}
+			pc.RootCAs = pool
+		}
+		ix, err := pcforget.Open(pc)
+		if errors.Is(err, pcforget.ErrNoAPIKey) {
+			return fmt.Errorf("%w: set the environment variable %s (the key never goes in the config file)", err, ic.KeyEnv())
+		} else if err != nil {
+			return err
+		}
+		namespaces, err := ix.Namespaces(ctx)
+		ix.Close()
+		if err != nil {
+			return err
+		}
+		r.NamespacesChecked += len(namespaces)
+		r.Findings = append(r.Findings, coverage.CheckNamespaces(p, ic.Name, namespaces)...)
+	}
+	return nil
+}
