@@ -32,19 +32,23 @@ type ReconcileConfig struct {
 // ReconcileCount is what reconcile found in one table or namespace. It
 // holds counts only: never ids, subjects or values.
 type ReconcileCount struct {
-	Store ledger.Store
-	Table string // as the ledger names it
+	Store ledger.Store `json:"store"`
+	Table string       `json:"table"` // as the ledger names it
 	// Absent: the table does not exist (it holds nothing).
-	Absent bool
+	Absent bool `json:"absent,omitempty"`
 	// Scanned: records read. Known: records whose every subject the ledger
 	// holds under their id. Unknown: records naming a subject the ledger
 	// does not hold under their id. Unreadable: records with no id, whose
 	// values name no subject (NULL), or whose subject could not be read;
 	// there is nothing to adopt for them, and forget finds them by no
 	// subject. Adopted: unknown records recorded in the ledger by Adopt.
-	Scanned, Known, Unknown, Unreadable, Adopted int64
+	Scanned    int64 `json:"scanned"`
+	Known      int64 `json:"known"`
+	Unknown    int64 `json:"unknown"`
+	Unreadable int64 `json:"unreadable"`
+	Adopted    int64 `json:"adopted"`
 	// Method says how the records were read (the scanner's ScanMethod).
-	Method string
+	Method string `json:"method"`
 }
 
 // Reconcile scans every configured table and namespace and compares each

@@ -23,6 +23,9 @@ Usage:
   lethe-proxy wal status|drop --config FILE
                                     the WAL follower's replication slot
                                     (see lethe-proxy wal)
+  lethe-proxy reconcile --config FILE [--adopt] [--format text|json]
+                                    find records the ledger does not know
+                                    (see lethe-proxy reconcile --help)
   lethe-proxy log checkpoint|verify print or check the transparency log
                                     (see lethe-proxy log)
   lethe-proxy admin-token --name NAME --role operator|auditor
@@ -51,6 +54,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return forgetCmd(args[1:], stdin, stdout, stderr)
 	case "wal":
 		return walCmd(args[1:], stdout, stderr)
+	case "reconcile":
+		return reconcileCmd(args[1:], stdout, stderr)
 	case "log":
 		return logCmd(args[1:], stdout, stderr)
 	case "admin-token":
