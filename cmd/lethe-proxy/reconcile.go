@@ -139,8 +139,8 @@ func (r *reconcileRun) close() {
 // openReconcile opens the ledger (under a fresh owner name, as inspection
 // commands do), the store of capture.tables and the Pinecone index hosts,
 // and with adopt the engine.
-func openReconcile(ctx context.Context, cfg *config.Config, configPath string, adopt bool, log *slog.Logger) (run *reconcileRun, err error) {
-	run = &reconcileRun{}
+func openReconcile(ctx context.Context, cfg *config.Config, configPath string, adopt bool, log *slog.Logger) (_ *reconcileRun, err error) {
+	run := &reconcileRun{}
 	defer func() {
 		if err != nil {
 			run.close()
