@@ -287,14 +287,19 @@ type reconcileOutput struct {
 func (o reconcileOutput) text(w io.Writer, adopt bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STORE\tTABLE\tSCANNED\tKNOWN\tUNKNOWN\tUNREADABLE\tADOPTED")
+	var absent []string
 	for _, c := range o.Tables {
 		if c.Absent {
-			fmt.Fprintf(tw, "%s\t%s\t(the table does not exist)\t\t\t\t\n", c.Store, c.Table)
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\n", c.Store, c.Table)
+			absent = append(absent, c.Table)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", c.Store, c.Table, c.Scanned, c.Known, c.Unknown, c.Unreadable, c.Adopted)
 	}
 	tw.Flush()
+	for _, t := range absent {
+		fmt.Fprintf(w, "%s does not exist (yet): it holds nothing\n", t)
+	}
 	switch {
 	case o.Unknown == 0:
 		fmt.Fprintln(w, "every record is known to the ledger")
