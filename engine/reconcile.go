@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/connector"
@@ -38,8 +40,9 @@ type ReconcileCount struct {
 	Absent bool `json:"absent,omitempty"`
 	// Scanned: records read. Known: records whose every subject the ledger
 	// holds under their id. Unknown: records naming a subject the ledger
-	// does not hold under their id. Unreadable: records with no id, whose
-	// values name no subject (NULL), or whose subject could not be read;
+	// does not hold under their id. Unreadable: records with no id (or one
+	// the ledger cannot hold: not UTF-8 text), whose values name no
+	// subject (NULL), or whose subject could not be read;
 	// there is nothing to adopt for them, and forget finds them by no
 	// subject. Adopted: unknown records recorded in the ledger by Adopt.
 	Scanned    int64 `json:"scanned"`
@@ -113,15 +116,15 @@ func (r *reconciler) batch(ctx context.Context, s connector.Scanner, batch []con
 	for _, rec := range batch {
 		c := r.count(s, rec.Table)
 		r.counts[c].Scanned++
-		if rec.ID == "" || rec.Unreadable || len(rec.Subjects) == 0 {
+		if !storableID(rec.ID) || rec.Unreadable || len(rec.Subjects) == 0 {
 			r.counts[c].Unreadable++
 			continue
 		}
 		first := len(entries)
 		for _, subject := range rec.Subjects {
-			e := ledger.Entry{Store: s.Store(), Table: rec.Table, RecordID: rec.ID, Subject: r.cfg.Hasher.Hash(subject)}
-			if !containsEntry(entries[first:], e) {
-				entries = append(entries, e)
+			h := r.cfg.Hasher.Hash(subject)
+			if !namesSubject(entries[first:], h) {
+				entries = append(entries, ledger.Entry{Store: s.Store(), Table: rec.Table, RecordID: rec.ID, Subject: h})
 			}
 		}
 		records = append(records, named{count: c, first: first, n: len(entries) - first})
@@ -160,15 +163,22 @@ func (r *reconciler) batch(ctx context.Context, s connector.Scanner, batch []con
 	return nil
 }
 
-// containsEntry reports whether entries (one record's) name e's subject:
-// a record naming a subject twice is one pair.
-func containsEntry(entries []ledger.Entry, e ledger.Entry) bool {
-	for _, x := range entries {
-		if x.Subject == e.Subject {
+// namesSubject reports whether entries (one record's) name h: a record
+// naming a subject twice is one pair.
+func namesSubject(entries []ledger.Entry, h ledger.SubjectHash) bool {
+	for _, e := range entries {
+		if e.Subject == h {
 			return true
 		}
 	}
 	return false
+}
+
+// storableID reports whether the ledger can hold id (valid UTF-8 text
+// without NUL, see ledger.Entry): a record whose id it cannot hold can be
+// neither compared nor adopted.
+func storableID(id string) bool {
+	return id != "" && utf8.ValidString(id) && !strings.ContainsRune(id, 0)
 }
 
 // NewRunID names a run of an operation that is not a forget (kind

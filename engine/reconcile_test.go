@@ -55,14 +55,15 @@ func TestReconcile_CountsUnknownRecordsAndAdoptsOnlyTheMissingSubjects(t *testin
 		row("5", "frank", "frank"), // one subject, named twice
 		row("6"),                   // names nobody (NULL)
 		row("", "gina"),            // no id
-		{Table: "public.docs", ID: "8", Unreadable: true},
-		row("1", "alice"), // known
+		{Table: "public.docs", ID: "8", Unreadable: true}, // a subject the rule cannot read
+		row("\xff\x00", "hank"),                           // an id the ledger cannot hold
+		row("1", "alice"),                                 // known
 	}}
 	absent := fakeScanner{store: ledger.StorePostgres, name: "public.later", err: fmt.Errorf("no such table: %w", connector.ErrAbsent)}
 	cfg := ReconcileConfig{Ledger: te.ledger, Hasher: te.hasher, Scanners: []connector.Scanner{docs, absent}}
 
 	want := []ReconcileCount{
-		{Store: ledger.StorePostgres, Table: "public.docs", Scanned: 9, Known: 2, Unknown: 4, Unreadable: 3, Method: "scan of public.docs"},
+		{Store: ledger.StorePostgres, Table: "public.docs", Scanned: 10, Known: 2, Unknown: 4, Unreadable: 4, Method: "scan of public.docs"},
 		{Store: ledger.StorePostgres, Table: "public.later", Absent: true, Method: "scan of public.later"},
 	}
 	got, err := Reconcile(ctx, cfg)
@@ -95,7 +96,7 @@ func TestReconcile_CountsUnknownRecordsAndAdoptsOnlyTheMissingSubjects(t *testin
 	got, err = Reconcile(ctx, cfg)
 	require.NoError(t, err)
 	assert.Equal(t, []ReconcileCount{
-		{Store: ledger.StorePostgres, Table: "public.docs", Scanned: 9, Known: 6, Unreadable: 3, Method: "scan of public.docs"},
+		{Store: ledger.StorePostgres, Table: "public.docs", Scanned: 10, Known: 6, Unreadable: 4, Method: "scan of public.docs"},
 		{Store: ledger.StorePostgres, Table: "public.later", Absent: true, Method: "scan of public.later"},
 	}, got, "adopting twice adopts nothing the second time")
 }
