@@ -90,7 +90,10 @@ func (sc *Scanner) scan(ctx context.Context, fn func([]connector.Record) error) 
 		scan[i+1] = &texts[i]
 	}
 	for {
-		rows, err := tx.Query(ctx, fetch)
+		// The simple protocol: the same FETCH text returns other columns
+		// for each table's cursor, and a described (cached) statement
+		// would keep the first table's.
+		rows, err := tx.Query(ctx, fetch, pgx.QueryExecModeSimpleProtocol)
 		if err != nil {
 			return fmt.Errorf("pgvector: scanning %s: %w", sc.Name(), serverError(err))
 		}
