@@ -113,7 +113,7 @@ func TestReconcile_RowsWrittenBeforeTheProxyAreFoundAdoptedAndForgotten(t *testi
 	pgxTable(t, db, "rc_docs", "id text PRIMARY KEY, user_id text, embedding vector(3)")
 	pgxTable(t, db, "rc_notes", "id bigserial PRIMARY KEY, meta jsonb, embedding vector(3)")
 	direct := connect(t, db.URL(db.Addr(), ""))
-	ctx := ctxT(t)
+	ctx := longCtx(t)
 	_, err := direct.Exec(ctx, `DROP TABLE IF EXISTS rc_later`)
 	require.NoError(t, err)
 	_, err = direct.Exec(ctx, `INSERT INTO rc_docs VALUES
@@ -217,6 +217,15 @@ func TestReconcile_RowsWrittenBeforeTheProxyAreFoundAdoptedAndForgotten(t *testi
 	assert.Equal(t, 4, left, "everyone else's rows stay")
 }
 
+// longCtx bounds a whole reconcile test: it builds and starts the proxy
+// (twice in one of them) and runs the CLI several times, which takes
+// longer than ctxT allows on a slow, shared machine.
+func longCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // checkpointSize reads the tree size of a signed checkpoint (its second
 // line).
 func checkpointSize(t *testing.T, note string) int64 {
@@ -269,7 +278,7 @@ func TestReconcile_PineconeRecordsUpsertedAroundTheProxy(t *testing.T) {
 `, pcAddr, upstream))
 	f.env = append(f.env, "LETHE_PINECONE_API_KEY=reconcile-key")
 	f.start(t)
-	ctx := ctxT(t)
+	ctx := longCtx(t)
 	vec := func(id, field, who string) *gopinecone.Vector {
 		md, err := structpb.NewStruct(map[string]any{field: who})
 		require.NoError(t, err)
