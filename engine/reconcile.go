@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -14,10 +15,12 @@ import (
 )
 
 // ReconcileLedger is what reconcile needs of the ledger: which facts it
-// holds, and the WAL follower's way of adding facts.
+// holds, the WAL follower's way of adding facts, and the tombstones of
+// forgotten subjects.
 type ReconcileLedger interface {
 	ledger.Holder
 	ledger.Observer
+	Tombstones(ctx context.Context) ([]ledger.Tombstone, error)
 }
 
 // ReconcileConfig is one reconcile run.
@@ -44,12 +47,20 @@ type ReconcileCount struct {
 	// the ledger cannot hold: not UTF-8 text), whose values name no
 	// subject (NULL), or whose subject could not be read;
 	// there is nothing to adopt for them, and forget finds them by no
-	// subject. Adopted: unknown records recorded in the ledger by Adopt.
+	// subject. Forgotten: records naming a subject a forget tombstoned,
+	// written after it where nothing caught them; they are never adopted
+	// (forgetting the subject again deletes them). Each record is counted
+	// once: Scanned = Known + Unknown + Unreadable + Forgotten. Adopted:
+	// unknown records recorded in the ledger by Adopt.
 	Scanned    int64 `json:"scanned"`
 	Known      int64 `json:"known"`
 	Unknown    int64 `json:"unknown"`
 	Unreadable int64 `json:"unreadable"`
+	Forgotten  int64 `json:"forgotten"`
 	Adopted    int64 `json:"adopted"`
+	// ForgottenBy are the forget requests whose subjects the Forgotten
+	// records name (request ids: no personal data), sorted.
+	ForgottenBy []string `json:"forgotten_by,omitempty"`
 	// Method says how the records were read (the scanner's ScanMethod).
 	Method string `json:"method"`
 }
@@ -57,8 +68,9 @@ type ReconcileCount struct {
 // Reconcile scans every configured table and namespace and compares each
 // record's (id, subject) pairs with the ledger: records written before
 // Lethe, around a proxy while the WAL follower was off, or unattributed in
-// permissive mode. With Adopt it records the unknown pairs as it goes, so
-// that a second run finds them known. Records are counted where the
+// permissive mode. Records naming a subject a forget tombstoned are
+// counted apart and never adopted. With Adopt it records the unknown pairs
+// as it goes, so that a second run finds them known. Records are counted where the
 // ledger names them (a "*" namespace rule's records per namespace), in
 // the order first met; a scanner that read nothing has one count of its
 // own name.
@@ -66,7 +78,14 @@ func Reconcile(ctx context.Context, cfg ReconcileConfig) ([]ReconcileCount, erro
 	if cfg.Ledger == nil || cfg.Hasher == nil {
 		return nil, errors.New("engine: reconcile needs a Ledger and a Hasher")
 	}
-	r := &reconciler{cfg: cfg, index: map[[2]string]int{}}
+	tombs, err := cfg.Ledger.Tombstones(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: reading the tombstones: %w", err)
+	}
+	r := &reconciler{cfg: cfg, index: map[[2]string]int{}, forgotten: map[ledger.SubjectHash]string{}}
+	for _, t := range tombs {
+		r.forgotten[t.Subject] = t.RequestID
+	}
 	for _, s := range cfg.Scanners {
 		before := len(r.counts)
 		err := s.Scan(ctx, func(batch []connector.Record) error { return r.batch(ctx, s, batch) })
@@ -81,11 +100,13 @@ func Reconcile(ctx context.Context, cfg ReconcileConfig) ([]ReconcileCount, erro
 	return r.counts, nil
 }
 
-// reconciler is one run's state: the counts per table.
+// reconciler is one run's state: the counts per table, and the forgotten
+// subjects.
 type reconciler struct {
-	cfg    ReconcileConfig
-	counts []ReconcileCount
-	index  map[[2]string]int // (store, table) → position in counts
+	cfg       ReconcileConfig
+	counts    []ReconcileCount
+	index     map[[2]string]int             // (store, table) → position in counts
+	forgotten map[ledger.SubjectHash]string // tombstoned subject → its forget's request id
 }
 
 // count returns the position in counts of table's count, adding it the
@@ -121,11 +142,24 @@ func (r *reconciler) batch(ctx context.Context, s connector.Scanner, batch []con
 			continue
 		}
 		first := len(entries)
+		forgottenBy := ""
 		for _, subject := range rec.Subjects {
 			h := r.cfg.Hasher.Hash(subject)
+			if id, ok := r.forgotten[h]; ok {
+				forgottenBy = id
+			}
 			if !namesSubject(entries[first:], h) {
 				entries = append(entries, ledger.Entry{Store: s.Store(), Table: rec.Table, RecordID: rec.ID, Subject: h})
 			}
+		}
+		if forgottenBy != "" {
+			entries = entries[:first]
+			r.counts[c].Forgotten++
+			if !slices.Contains(r.counts[c].ForgottenBy, forgottenBy) {
+				r.counts[c].ForgottenBy = append(r.counts[c].ForgottenBy, forgottenBy)
+				slices.Sort(r.counts[c].ForgottenBy)
+			}
+			continue
 		}
 		records = append(records, named{count: c, first: first, n: len(entries) - first})
 	}

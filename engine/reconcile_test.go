@@ -124,6 +124,35 @@ func TestReconcile_CountsPerTableTheRecordsName(t *testing.T) {
 	assert.Equal(t, []string{"idx/a", "idx/b"}, []string{recs[0].Table, recs[1].Table})
 }
 
+// A record naming a subject already forgotten is counted apart, with the
+// request that forgot it, and never adopted: the ledger keeps no new fact
+// about a forgotten subject.
+func TestReconcile_RecordsOfForgottenSubjectsAreCountedNotAdopted(t *testing.T) {
+	te := newTestEngine(t, 0)
+	ctx := context.Background()
+	request := te.forget(t, "zoe")
+	docs := fakeScanner{store: ledger.StorePostgres, name: "public.docs", records: []connector.Record{
+		row("1", "zoe"), row("2", "bob", "zoe"), row("3", "bob"),
+	}}
+	cfg := ReconcileConfig{Ledger: te.ledger, Hasher: te.hasher, Scanners: []connector.Scanner{docs}, Adopt: true}
+	got, err := Reconcile(ctx, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, []ReconcileCount{{Store: ledger.StorePostgres, Table: "public.docs", Scanned: 3, Unknown: 1, Forgotten: 2,
+		Adopted: 1, ForgottenBy: []string{request}, Method: "scan of public.docs"}}, got)
+	recs, err := te.ledger.BySubject(ctx, te.hasher.Hash("zoe"))
+	require.NoError(t, err)
+	assert.Empty(t, recs)
+	recs, err = te.ledger.BySubject(ctx, te.hasher.Hash("bob"))
+	require.NoError(t, err)
+	require.Len(t, recs, 1, "only the record about bob alone")
+	assert.Equal(t, "3", recs[0].RecordID)
+
+	got, err = Reconcile(ctx, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), got[0].Forgotten, "found again until they are deleted")
+	assert.Equal(t, int64(1), got[0].Known)
+}
+
 // failingHolder is a ledger that cannot answer.
 type failingHolder struct{ ReconcileLedger }
 
