@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -40,8 +42,8 @@ subjects.
   --format       text (default) or json
 
 Exit status: 0 every record is known (or was adopted), 1 unknown records
-were found and not adopted, 2 the config is invalid or a store or the
-ledger cannot be read.
+were found and not adopted, or records name a subject already forgotten,
+2 the config is invalid or a store or the ledger cannot be read.
 `
 
 // reconcileCmd is `lethe-proxy reconcile`: wiring only, the work is
@@ -90,11 +92,18 @@ func reconcileCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	out := reconcileOutput{Tables: counts}
+	out := reconcileOutput{Tables: counts, ForgottenBy: []string{}}
 	for _, c := range counts {
 		out.Unknown += c.Unknown
 		out.Adopted += c.Adopted
+		out.Forgotten += c.Forgotten
+		for _, id := range c.ForgottenBy {
+			if !slices.Contains(out.ForgottenBy, id) {
+				out.ForgottenBy = append(out.ForgottenBy, id)
+			}
+		}
 	}
+	slices.Sort(out.ForgottenBy)
 	if out.Adopted > 0 {
 		if out.Report, out.RunID, err = run.logReport(ctx, counts, *reportFile); err != nil {
 			// The adopted records are in the ledger; a second run finds
@@ -108,7 +117,7 @@ func reconcileCmd(args []string, stdout, stderr io.Writer) int {
 	} else {
 		out.text(stdout, *adopt)
 	}
-	if out.Unknown > out.Adopted {
+	if out.Unknown > out.Adopted || out.Forgotten > 0 {
 		return 1
 	}
 	return 0
@@ -277,35 +286,42 @@ func (r *reconcileRun) logReport(ctx context.Context, counts []engine.ReconcileC
 
 // reconcileOutput is what reconcile prints: counts only.
 type reconcileOutput struct {
-	Tables  []engine.ReconcileCount `json:"tables"`
-	Unknown int64                   `json:"unknown"`
-	Adopted int64                   `json:"adopted"`
-	RunID   string                  `json:"run_id,omitempty"`
-	Report  string                  `json:"report,omitempty"`
+	Tables      []engine.ReconcileCount `json:"tables"`
+	Unknown     int64                   `json:"unknown"`
+	Adopted     int64                   `json:"adopted"`
+	Forgotten   int64                   `json:"forgotten"`
+	ForgottenBy []string                `json:"forgotten_by"` // forget request ids
+	RunID       string                  `json:"run_id,omitempty"`
+	Report      string                  `json:"report,omitempty"`
 }
 
 func (o reconcileOutput) text(w io.Writer, adopt bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STORE\tTABLE\tSCANNED\tKNOWN\tUNKNOWN\tUNREADABLE\tADOPTED")
+	fmt.Fprintln(tw, "STORE\tTABLE\tSCANNED\tKNOWN\tUNKNOWN\tUNREADABLE\tFORGOTTEN\tADOPTED")
 	var absent []string
 	for _, c := range o.Tables {
 		if c.Absent {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\n", c.Store, c.Table)
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\n", c.Store, c.Table)
 			absent = append(absent, c.Table)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", c.Store, c.Table, c.Scanned, c.Known, c.Unknown, c.Unreadable, c.Adopted)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", c.Store, c.Table, c.Scanned, c.Known, c.Unknown, c.Unreadable, c.Forgotten, c.Adopted)
 	}
 	tw.Flush()
 	for _, t := range absent {
 		fmt.Fprintf(w, "%s does not exist (yet): it holds nothing\n", t)
 	}
+	if o.Forgotten > 0 {
+		fmt.Fprintf(w, "%d records name a subject already forgotten, written after the forget where nothing caught them; "+
+			"they are not adopted: forget the subject of request %s again to delete them and certify it (docs/reconcile.md)\n",
+			o.Forgotten, strings.Join(o.ForgottenBy, ", "))
+	}
 	switch {
-	case o.Unknown == 0:
+	case o.Unknown == 0 && o.Forgotten == 0:
 		fmt.Fprintln(w, "every record is known to the ledger")
-	case o.Adopted == o.Unknown:
+	case o.Unknown > 0 && o.Adopted == o.Unknown:
 		fmt.Fprintf(w, "adopted %d records into the ledger; signed report (run %s) written to %s and its reconcile.adopted event appended to the transparency log\n", o.Adopted, o.RunID, o.Report)
-	case !adopt:
+	case o.Unknown > 0 && !adopt:
 		fmt.Fprintf(w, "%d records name a subject the ledger does not know under their id; run again with --adopt to record them (docs/reconcile.md)\n", o.Unknown)
 	}
 }

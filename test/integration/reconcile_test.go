@@ -40,12 +40,15 @@ type reconcileRun struct {
 			Known      int64  `json:"known"`
 			Unknown    int64  `json:"unknown"`
 			Unreadable int64  `json:"unreadable"`
+			Forgotten  int64  `json:"forgotten"`
 			Adopted    int64  `json:"adopted"`
 		} `json:"tables"`
-		Unknown int64  `json:"unknown"`
-		Adopted int64  `json:"adopted"`
-		RunID   string `json:"run_id"`
-		Report  string `json:"report"`
+		Unknown     int64    `json:"unknown"`
+		Adopted     int64    `json:"adopted"`
+		Forgotten   int64    `json:"forgotten"`
+		ForgottenBy []string `json:"forgotten_by"`
+		RunID       string   `json:"run_id"`
+		Report      string   `json:"report"`
 	}
 }
 
@@ -170,7 +173,7 @@ func TestReconcile_RowsWrittenBeforeTheProxyAreFoundAdoptedAndForgotten(t *testi
 	noPersonalData(adopted)
 	assert.Contains(t, adopted.stdout, "adopted 6 records into the ledger; signed report (run reconcile-")
 	assert.Contains(t, adopted.stdout, "written to "+reportFile)
-	assert.Regexp(t, `public\.rc_docs\s+6\s+1\s+4\s+1\s+4\n`, adopted.stdout)
+	assert.Regexp(t, `public\.rc_docs\s+6\s+1\s+4\s+1\s+0\s+4\n`, adopted.stdout)
 	signed := []byte(mustRead(t, reportFile))
 	for _, s := range personal {
 		assert.NotContains(t, string(signed), s)
@@ -215,6 +218,27 @@ func TestReconcile_RowsWrittenBeforeTheProxyAreFoundAdoptedAndForgotten(t *testi
 	assert.Zero(t, left)
 	require.NoError(t, direct.QueryRow(ctx, `SELECT count(*) FROM rc_docs`).Scan(&left))
 	assert.Equal(t, 4, left, "everyone else's rows stay")
+
+	// A row about alice written around the proxy while no follower ran,
+	// after her forget: found, never adopted, exit 1 naming the request;
+	// forgetting her again deletes it.
+	f.stopProxyAndFollower(t, db)
+	_, err = direct.Exec(ctx, `INSERT INTO rc_docs VALUES ('rid-0009', 'alice@example.com', '[1,2,3]')`)
+	require.NoError(t, err)
+	late := f.reconcile(t, "--adopt", "--format", "json")
+	assert.Equal(t, 1, late.code)
+	noPersonalData(late)
+	assert.EqualValues(t, 1, late.out.Forgotten)
+	assert.Equal(t, []string{payload.RequestID}, late.out.ForgottenBy)
+	assert.Zero(t, late.out.Adopted)
+	lateText := f.reconcile(t)
+	assert.Equal(t, 1, lateText.code)
+	assert.Contains(t, lateText.stdout, "1 records name a subject already forgotten")
+	assert.Contains(t, lateText.stdout, "request "+payload.RequestID)
+	f.start(t)
+	_, reforgotten := f.forgetViaCLI(t, "alice@example.com")
+	assert.EqualValues(t, 1, certLayer(t, reforgotten, "public.rc_docs").Deleted)
+	assert.Equal(t, 0, f.reconcile(t).code, "nothing forgotten is left")
 }
 
 // longCtx bounds a whole reconcile test: it builds and starts the proxy
