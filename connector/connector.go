@@ -1,10 +1,12 @@
-// Package connector names what forget needs of one store: a Layer is one
-// configured table or namespace, which its store's package (pgvector,
-// pinecone) implements. The engine drives layers and knows no store.
+// Package connector names what forget and reconcile need of one store: a
+// Layer is one configured table or namespace as forget drives it, a
+// Scanner the same as reconcile reads it; each store's package (pgvector,
+// pinecone) implements them. The engine drives both and knows no store.
 package connector
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/lethe-privacy/lethe/ledger"
@@ -77,3 +79,40 @@ type Expiry struct {
 	// they are kept.
 	Unreadable int64
 }
+
+// Scanner reads every record of one configured table or namespace, for
+// reconcile: the record ids and the subjects their stored values name, by
+// the rule that tags writes to it. Reading never changes the store.
+type Scanner interface {
+	Store() ledger.Store
+	Name() string // as the ledger names it, or "<index>/*" for several namespaces
+	// Scan calls fn with the records in batches of bounded size (so that a
+	// table of any size is read in bounded memory); fn must not keep the
+	// batch. An error from fn stops the scan and is returned. A table that
+	// does not exist returns an error wrapping ErrAbsent.
+	Scan(ctx context.Context, fn func(batch []Record) error) error
+	// ScanMethod says how Scan reads the records, for reconcile's report:
+	// queries with placeholders, never values.
+	ScanMethod() string
+}
+
+// Record is one record a store holds, as Scan reads it.
+type Record struct {
+	// Table is where the ledger names it: the scanner's Name, or for a
+	// scanner of several namespaces the namespace's own ("<index>/<ns>").
+	Table string
+	// ID is the record id as text; "" when the record has none (NULL).
+	ID string
+	// Subjects are the subjects its stored values name, as stored (never
+	// logged); none when they name nobody (NULL, absent).
+	Subjects []string
+	// Unreadable: a value the rule reads could not be read as the rule
+	// says (a JSON path into text that is not JSON), so the record's
+	// subjects are unknown.
+	Unreadable bool
+}
+
+// ErrAbsent is wrapped by Scan's error when the table does not exist: it
+// holds no records (an application that creates its table on first use
+// has not yet).
+var ErrAbsent = errors.New("the table does not exist")

@@ -353,6 +353,40 @@ func runContract(t *testing.T, b backend) {
 		require.Error(t, o.Observe(ctx, []Change{{Kind: ChangeWrite, Store: StorePostgres, Table: "public.docs"}}), "a write names its record")
 	})
 
+	t.Run("HoldsOnlyTheExactConfirmedRecordAndSubject", func(t *testing.T) {
+		l := fresh(t)
+		h, ok := l.(Holder)
+		require.True(t, ok, "every backend answers reconcile")
+		confirmed := intend(t, l, entry("public.docs", "1", "alice"), entry("public.docs", "2", "bob"),
+			entry("public.docs", "", "carol"), Entry{Store: StorePostgres, Table: "public.docs", Unattributed: true})
+		require.NoError(t, l.Confirm(ctx, confirmed))
+		require.NoError(t, l.MarkDeleted(ctx, StorePostgres, "public.docs", []string{"2"}))
+		intend(t, l, entry("public.docs", "3", "alice")) // pending
+		o := l.(Observer)
+		require.NoError(t, o.Observe(ctx, []Change{{Kind: ChangeWrite, Store: StorePinecone, Table: "idx/ns", RecordID: "v1",
+			Subjects: []SubjectHash{testHasher.Hash("dave")}}}))
+		asked := []Entry{
+			entry("public.docs", "1", "alice"),   // held
+			entry("public.docs", "1", "mallory"), // the record, under another subject
+			entry("public.docs", "2", "bob"),     // deleted
+			entry("public.docs", "3", "alice"),   // pending
+			entry("public.docs", "9", "carol"),   // carol is held only under a generated id
+			entry("public.notes", "1", "alice"),  // another table
+			{Store: StorePinecone, Table: "idx/ns", RecordID: "v1", Subject: testHasher.Hash("dave")}, // the WAL's fact
+			{Store: StorePostgres, Table: "idx/ns", RecordID: "v1", Subject: testHasher.Hash("dave")}, // another store
+			entry("public.docs", "1", "alice"), // asked twice
+		}
+		held, err := h.Holds(ctx, asked)
+		require.NoError(t, err)
+		require.Equal(t, []bool{true, false, false, false, false, false, true, false, true}, held)
+
+		held, err = h.Holds(ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, held)
+		_, err = h.Holds(ctx, []Entry{{Store: StorePostgres, Table: "public.docs", Unattributed: true}})
+		require.Error(t, err, "an unattributed entry names no record")
+	})
+
 	t.Run("Counts", func(t *testing.T) {
 		l := fresh(t)
 		c := intend(t, l, entry("public.docs", "1", "alice"), entry("public.docs", "2", "bob"), entry("public.docs", "2", "carol"))

@@ -474,6 +474,13 @@ var sqliteReads = map[string]string{
 		UNION ALL
 		SELECT '', '', '', 0, '', id, 0
 		FROM intents WHERE id IN (SELECT value FROM json_each(?2)) AND state <> 'pending'`,
+	// Holds: the positions (from 0) in the JSON array of entries (see
+	// entriesJSON) of those held confirmed.
+	"holds": `
+		SELECT f.key FROM json_each(?1) AS f
+		WHERE EXISTS (SELECT 1 FROM entries e
+			WHERE e.store = f.value ->> 0 AND e.tbl = f.value ->> 1 AND e.record_id = f.value ->> 2
+				AND e.subject = unhex(f.value ->> 3) AND e.unattributed = 0 AND e.state = 'confirmed')`,
 	"counts": `
 		SELECT store, tbl, state, count(*) FROM entries GROUP BY store, tbl, state
 		UNION ALL

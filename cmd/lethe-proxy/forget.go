@@ -55,23 +55,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 	if !ok {
 		return nil, errors.New("forget: this ledger backend has no forget journal")
 	}
-	pem, err := os.ReadFile(fc.SigningKey)
-	if err != nil {
-		return nil, fmt.Errorf("forget.signing_key: %w", err)
-	}
-	signer, err := certificate.LoadPrivateKey(pem)
-	if err != nil {
-		return nil, fmt.Errorf("forget.signing_key %s: %w", fc.SigningKey, err)
-	}
-	keys, err := trustedKeys(fc.TrustedKeys, fc.LogOrigin, signer)
-	if err != nil {
-		return nil, err
-	}
-	storage, err := logStorage(c.ledger)
-	if err != nil {
-		return nil, err
-	}
-	tl, err := tlog.New(storage, signer.NoteSigner(fc.LogOrigin), fc.LogOrigin)
+	certifier, signer, err := newCertifier(cfg, c.ledger)
 	if err != nil {
 		return nil, err
 	}
@@ -103,11 +87,8 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 	f := &forgetting{store: store, pinecone: indexes, ctx: ctx, stop: stop}
 	e, err := engine.New(engine.Config{
 		Ledger: led, Hasher: c.hasher, Layers: layers,
-		Certifier: engine.NewCertifier(engine.CertifierConfig{
-			Signer: signer, Keys: keys, Log: tl, ValidFor: fc.CertificateValidity.D(),
-			RulesSHA256: rulesDigest(cfg.Capture.Tables, cfg.Pinecone.Indexes), Tool: "lethe-proxy " + version,
-		}),
-		Deadline: fc.Deadline.D(), TokenTTL: fc.TokenTTL.D(),
+		Certifier: certifier,
+		Deadline:  fc.Deadline.D(), TokenTTL: fc.TokenTTL.D(),
 		Tombstoned: c.tombstones.Set, Logger: log, Owner: engineOwner(fc.Admin.Listen),
 		Settle: walSettle(cfg.Capture),
 	})
@@ -126,6 +107,36 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 	go c.tombstones.Watch(ctx, led, cfg.Forget.TombstoneRefresh.D(), log)
 	log.Info("forget enabled", "key_id", signer.KeyID(), "log_origin", fc.LogOrigin, "layers", len(layers))
 	return f, nil
+}
+
+// newCertifier is forget's certifier (also reconcile's, for its report):
+// the signing key, the trusted keys and the transparency log kept in l.
+func newCertifier(cfg *config.Config, l ledger.Ledger) (*engine.Certifier, *certificate.Signer, error) {
+	fc := cfg.Forget
+	pem, err := os.ReadFile(fc.SigningKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("forget.signing_key: %w", err)
+	}
+	signer, err := certificate.LoadPrivateKey(pem)
+	if err != nil {
+		return nil, nil, fmt.Errorf("forget.signing_key %s: %w", fc.SigningKey, err)
+	}
+	keys, err := trustedKeys(fc.TrustedKeys, fc.LogOrigin, signer)
+	if err != nil {
+		return nil, nil, err
+	}
+	storage, err := logStorage(l)
+	if err != nil {
+		return nil, nil, err
+	}
+	tl, err := tlog.New(storage, signer.NoteSigner(fc.LogOrigin), fc.LogOrigin)
+	if err != nil {
+		return nil, nil, err
+	}
+	return engine.NewCertifier(engine.CertifierConfig{
+		Signer: signer, Keys: keys, Log: tl, ValidFor: fc.CertificateValidity.D(),
+		RulesSHA256: rulesDigest(cfg.Capture.Tables, cfg.Pinecone.Indexes), Tool: "lethe-proxy " + version,
+	}), signer, nil
 }
 
 // engineOwner names this instance in forget leases: the same host and

@@ -29,6 +29,9 @@ Usage:
   lethe-proxy sweep --config FILE [--dry-run]
                                     delete records past their rule's retain
                                     and log a signed report (see lethe-proxy sweep -h)
+  lethe-proxy reconcile --config FILE [--adopt] [--format text|json]
+                                    find records the ledger does not know
+                                    (see lethe-proxy reconcile --help)
   lethe-proxy log checkpoint|verify print or check the transparency log
                                     (see lethe-proxy log)
   lethe-proxy export --config FILE [--format markdown|json] [--out FILE | --check FILE]
@@ -65,6 +68,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return walCmd(args[1:], stdout, stderr)
 	case "sweep":
 		return sweepCmd(args[1:], stdout, stderr)
+	case "reconcile":
+		return reconcileCmd(args[1:], stdout, stderr)
 	case "log":
 		return logCmd(args[1:], stdout, stderr)
 	case "export":

@@ -108,33 +108,38 @@ func (ix *Index) fetchNaming(ctx context.Context, conn *pinecone.IndexConnection
 	return out, nil
 }
 
-// names reports whether metadata names subject in one of fields: a string
-// equal to it, a number whose JSON text is it (as PostgreSQL's ->> writes
-// it), or a list holding it as a string. It is extract's rule for tagging
-// Pinecone writes, so that forget deletes what capture attributed.
+// names reports whether metadata names subject in one of fields (see
+// subjectsOf).
 func names(md *structpb.Struct, fields []string, subject string) bool {
+	return slices.Contains(subjectsOf(md, fields), subject)
+}
+
+// subjectsOf returns the subjects metadata names in fields: a string, a
+// number's JSON text (as PostgreSQL's ->> writes it), or each string of a
+// list. It is extract's rule for tagging Pinecone writes, so that forget
+// deletes and reconcile adopts what capture attributes.
+func subjectsOf(md *structpb.Struct, fields []string) []string {
 	if md == nil {
-		return false
+		return nil
 	}
+	var out []string
 	for _, f := range fields {
 		switch v := md.GetFields()[f].GetKind().(type) {
 		case *structpb.Value_StringValue:
-			if v.StringValue == subject {
-				return true
-			}
+			out = append(out, v.StringValue)
 		case *structpb.Value_NumberValue:
-			if s, ok := numberText(v.NumberValue); ok && s == subject {
-				return true
+			if s, ok := numberText(v.NumberValue); ok {
+				out = append(out, s)
 			}
 		case *structpb.Value_ListValue:
 			for _, e := range v.ListValue.GetValues() {
-				if s, ok := e.GetKind().(*structpb.Value_StringValue); ok && s.StringValue == subject {
-					return true
+				if s, ok := e.GetKind().(*structpb.Value_StringValue); ok {
+					out = append(out, s.StringValue)
 				}
 			}
 		}
 	}
-	return false
+	return out
 }
 
 // numberText is the JSON text of a metadata number: integers without a

@@ -1,0 +1,327 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/connector"
+	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/engine"
+	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+const reconcileUsage = `Usage:
+  lethe-proxy reconcile --config FILE [--adopt [--report FILE]] [--format text|json]
+
+Reads every record of every configured table and Pinecone namespace and
+counts, per table, the records whose subject the ledger does not know under
+their id (written before Lethe, around a proxy while capture.wal was off,
+or unattributed in permissive mode). It prints counts only, never ids or
+subjects.
+
+  --adopt        record the unknown records in the ledger, sign a report and
+                 append a reconcile.adopted event to the transparency log
+                 (needs forget.signing_key)
+  --report FILE  where --adopt writes the signed report
+                 (default reconcile-<run id>.json in the current directory)
+  --format       text (default) or json
+
+Exit status: 0 every record is known (or was adopted), 1 unknown records
+were found and not adopted, or records name a subject already forgotten,
+2 the config is invalid or a store or the ledger cannot be read.
+`
+
+// reconcileCmd is `lethe-proxy reconcile`: wiring only, the work is
+// engine.Reconcile's.
+func reconcileCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, reconcileUsage) }
+	path := fs.String("config", "", "configuration file")
+	adopt := fs.Bool("adopt", false, "record the unknown records in the ledger and log a signed report")
+	reportFile := fs.String("report", "", "where --adopt writes the signed report")
+	format := fs.String("format", "text", "text or json")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "lethe-proxy reconcile: "+format+"\n", a...)
+		return 2
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fail("unexpected argument %q\n\n%s", fs.Arg(0), reconcileUsage)
+	case *path == "":
+		return fail("--config FILE is required\n\n%s", reconcileUsage)
+	case *format != "text" && *format != "json":
+		return fail("--format %q: give text or json", *format)
+	case *reportFile != "" && !*adopt:
+		return fail("--report names the file --adopt writes; add --adopt, or leave --report out")
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if *adopt && cfg.Forget.SigningKey == "" {
+		return fail("--adopt signs a report and logs it, which needs forget configured: set forget.signing_key (and forget.log_origin) as for forget (docs/forget.md)")
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ctx, cancel := signalContext()
+	defer cancel()
+	run, err := openReconcile(ctx, cfg, *path, *adopt, log)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer run.close()
+	counts, err := engine.Reconcile(ctx, engine.ReconcileConfig{Ledger: run.ledger, Hasher: run.hasher, Scanners: run.scanners, Adopt: *adopt})
+	if err != nil {
+		return fail("%v", err)
+	}
+	out := reconcileOutput{Tables: counts, ForgottenBy: []string{}}
+	for _, c := range counts {
+		out.Unknown += c.Unknown
+		out.Adopted += c.Adopted
+		out.Forgotten += c.Forgotten
+		for _, id := range c.ForgottenBy {
+			if !slices.Contains(out.ForgottenBy, id) {
+				out.ForgottenBy = append(out.ForgottenBy, id)
+			}
+		}
+	}
+	slices.Sort(out.ForgottenBy)
+	if out.Adopted > 0 {
+		if out.Report, out.RunID, err = run.logReport(ctx, counts, *reportFile); err != nil {
+			// The adopted records are in the ledger; a second run finds
+			// them known and has nothing to report.
+			return fail("the records were adopted, but their report was not: %v", err)
+		}
+	}
+	if *format == "json" {
+		b, _ := json.MarshalIndent(out, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else {
+		out.text(stdout, *adopt)
+	}
+	if out.Unknown > out.Adopted || out.Forgotten > 0 {
+		return 1
+	}
+	return 0
+}
+
+// signalContext is cancelled by an interrupt, so that a long scan stops
+// cleanly (its transaction rolled back).
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+}
+
+// reconcileRun is what one reconcile reads and writes: the ledger, the
+// stores' scanners and, with --adopt, the engine that signs and logs.
+type reconcileRun struct {
+	ledger   engine.ReconcileLedger
+	hasher   *ledger.Hasher
+	scanners []connector.Scanner
+	engine   *engine.Engine
+	closers  []func()
+}
+
+func (r *reconcileRun) close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+}
+
+// openReconcile opens the ledger (under a fresh owner name, as inspection
+// commands do), the store of capture.tables and the Pinecone index hosts,
+// and with adopt the engine.
+func openReconcile(ctx context.Context, cfg *config.Config, configPath string, adopt bool, log *slog.Logger) (_ *reconcileRun, err error) {
+	run := &reconcileRun{}
+	defer func() {
+		if err != nil {
+			run.close()
+		}
+	}()
+	pcRules, err := pineconeRules(cfg.Pinecone)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Capture.Tables) == 0 && len(pcRules) == 0 {
+		return nil, errors.New("nothing to reconcile: the config has no capture.tables and no pinecone.indexes[].namespaces")
+	}
+	salt, err := loadSalt()
+	if err != nil {
+		return nil, err
+	}
+	if run.hasher, err = ledger.NewHasher(salt); err != nil {
+		return nil, fmt.Errorf("%w (from %s or %s)", err, envSalt, envSaltFile)
+	}
+	l, where, err := openLedger(cfg.Capture.Ledger, configPath)
+	if err != nil {
+		return nil, fmt.Errorf("opening the ledger %s: %w", where, err)
+	}
+	run.closers = append(run.closers, func() { l.Close() })
+	rl, ok := l.(engine.ReconcileLedger)
+	if !ok {
+		return nil, fmt.Errorf("the ledger %s cannot answer reconcile", where)
+	}
+	run.ledger = rl
+	if len(cfg.Capture.Tables) > 0 {
+		if err := run.addTables(ctx, cfg.Capture); err != nil {
+			return nil, err
+		}
+	}
+	layers, indexes, err := pineconeLayers(cfg.Pinecone, os.Getenv, log)
+	if err != nil {
+		return nil, err
+	}
+	for _, ix := range indexes {
+		run.closers = append(run.closers, func() { ix.Close() })
+	}
+	for _, l := range layers {
+		s, ok := l.(connector.Scanner)
+		if !ok {
+			return nil, fmt.Errorf("%s cannot be scanned", l.Name())
+		}
+		run.scanners = append(run.scanners, s)
+	}
+	if adopt {
+		if run.engine, err = reconcileEngine(ctx, cfg, l, run.hasher, log); err != nil {
+			return nil, err
+		}
+		run.closers = append(run.closers, run.engine.Close)
+	}
+	return run, nil
+}
+
+// addTables opens capture.store and adds a scanner per configured table,
+// in the config's order.
+func (r *reconcileRun) addTables(ctx context.Context, c config.Capture) error {
+	if c.Store == "" {
+		return errors.New("capture.store is not set: reconcile reads the tables with it (the operator's own connection string, not the proxy's)")
+	}
+	rules, err := compileRules(c.Tables)
+	if err != nil {
+		return err
+	}
+	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	store, err := pgvector.Open(octx, c.Store)
+	if err != nil {
+		return fmt.Errorf("capture.store: %w", err)
+	}
+	r.closers = append(r.closers, store.Close)
+	for _, t := range c.Tables {
+		name, err := extract.CanonicalTable(t.Table)
+		if err != nil {
+			return err
+		}
+		st, ok := rules.Stored(name)
+		if !ok {
+			return fmt.Errorf("capture.tables %s: no compiled rule", t.Table)
+		}
+		r.scanners = append(r.scanners, store.Scanner(st))
+	}
+	return nil
+}
+
+// reconcileEngine is the engine --adopt signs and logs its report with;
+// it runs no forget.
+func reconcileEngine(ctx context.Context, cfg *config.Config, l ledger.Ledger, h *ledger.Hasher, log *slog.Logger) (*engine.Engine, error) {
+	led, ok := l.(engine.Ledger)
+	if !ok {
+		return nil, errors.New("this ledger backend has no forget journal")
+	}
+	certifier, signer, err := newCertifier(cfg, l)
+	if err != nil {
+		return nil, err
+	}
+	e, err := engine.New(engine.Config{Ledger: led, Hasher: h, Certifier: certifier, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if logged, err := e.AnnounceKey(ctx); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("transparency log: %w", err)
+	} else if logged {
+		log.Warn("signing key recorded in the transparency log (key.rotated)", "key_id", signer.KeyID())
+	}
+	return e, nil
+}
+
+// logReport signs the adoption's report, logs its event and writes it to
+// file (default reconcile-<run id>.json here); it returns the file and the
+// run id.
+func (r *reconcileRun) logReport(ctx context.Context, counts []engine.ReconcileCount, file string) (string, string, error) {
+	now := time.Now()
+	id := engine.NewRunID("reconcile", now)
+	signed, err := r.engine.LogReport(ctx, engine.ReconcileReport(id, now, counts))
+	if err != nil {
+		return "", id, err
+	}
+	if file == "" {
+		file = id + ".json"
+	}
+	if err := os.WriteFile(file, signed, 0o644); err != nil {
+		return "", id, fmt.Errorf("writing the report (its event is in the log as run %s): %w", id, err)
+	}
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	return file, id, nil
+}
+
+// reconcileOutput is what reconcile prints: counts only.
+type reconcileOutput struct {
+	Tables      []engine.ReconcileCount `json:"tables"`
+	Unknown     int64                   `json:"unknown"`
+	Adopted     int64                   `json:"adopted"`
+	Forgotten   int64                   `json:"forgotten"`
+	ForgottenBy []string                `json:"forgotten_by"` // forget request ids
+	RunID       string                  `json:"run_id,omitempty"`
+	Report      string                  `json:"report,omitempty"`
+}
+
+func (o reconcileOutput) text(w io.Writer, adopt bool) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STORE\tTABLE\tSCANNED\tKNOWN\tUNKNOWN\tUNREADABLE\tFORGOTTEN\tADOPTED")
+	var absent []string
+	for _, c := range o.Tables {
+		if c.Absent {
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\n", c.Store, c.Table)
+			absent = append(absent, c.Table)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", c.Store, c.Table, c.Scanned, c.Known, c.Unknown, c.Unreadable, c.Forgotten, c.Adopted)
+	}
+	tw.Flush()
+	for _, t := range absent {
+		fmt.Fprintf(w, "%s does not exist (yet): it holds nothing\n", t)
+	}
+	if o.Forgotten > 0 {
+		fmt.Fprintf(w, "%d records name a subject already forgotten, written after the forget where nothing caught them; "+
+			"they are not adopted: forget the subject of request %s again to delete them and certify it (docs/reconcile.md)\n",
+			o.Forgotten, strings.Join(o.ForgottenBy, ", "))
+	}
+	switch {
+	case o.Unknown == 0 && o.Forgotten == 0:
+		fmt.Fprintln(w, "every record is known to the ledger")
+	case o.Unknown > 0 && o.Adopted == o.Unknown:
+		fmt.Fprintf(w, "adopted %d records into the ledger; signed report (run %s) written to %s and its reconcile.adopted event appended to the transparency log\n", o.Adopted, o.RunID, o.Report)
+	case o.Unknown > 0 && !adopt:
+		fmt.Fprintf(w, "%d records name a subject the ledger does not know under their id; run again with --adopt to record them (docs/reconcile.md)\n", o.Unknown)
+	}
+}
