@@ -16,10 +16,6 @@ import (
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
-// listPage is how many ids one list request asks for (Pinecone's largest
-// page); each page's records are then fetched for their metadata.
-const listPage = 100
-
 // Retention is one namespace rule with retain, as lethe-proxy sweep drives
 // it (connector.Retainer). Pinecone cannot filter a listing by metadata, so
 // the namespace's ids are listed page by page and each page is fetched; a
@@ -112,45 +108,20 @@ func (r *Retention) Expired(ctx context.Context, cutoff time.Time) (connector.Ex
 // expiredIn lists namespace ns and fetches each page, returning the ids of
 // the expired records and how many records have no readable time.
 func (r *Retention) expiredIn(ctx context.Context, ns string, cutoff time.Time) (expired []string, unreadable int64, err error) {
-	conn := r.ix.namespace(ns)
-	limit := uint32(listPage)
 	before := float64(cutoff.UnixNano()) / 1e9
-	var token *string
-	for {
-		page, err := conn.ListVectors(ctx, &pinecone.ListVectorsRequest{Limit: &limit, PaginationToken: token})
-		if err != nil {
-			return nil, 0, r.ix.failed("list", ns, err)
-		}
-		ids := make([]string, 0, len(page.VectorIds))
-		for _, id := range page.VectorIds {
-			if id != nil {
-				ids = append(ids, *id)
+	err = r.ix.eachPage(ctx, ns, func(page []*pinecone.Vector) error {
+		for _, v := range page {
+			at, ok := epochSeconds(v.Metadata, r.field)
+			switch {
+			case !ok:
+				unreadable++
+			case at < before:
+				expired = append(expired, v.Id)
 			}
 		}
-		if len(ids) > 0 {
-			res, err := conn.FetchVectors(ctx, ids)
-			if err != nil {
-				return nil, 0, r.ix.failed("fetch", ns, err)
-			}
-			for _, id := range ids {
-				v := res.Vectors[id]
-				if v == nil {
-					continue // deleted since it was listed
-				}
-				at, ok := epochSeconds(v.Metadata, r.field)
-				switch {
-				case !ok:
-					unreadable++
-				case at < before:
-					expired = append(expired, id)
-				}
-			}
-		}
-		if page.NextPaginationToken == nil || *page.NextPaginationToken == "" || len(ids) == 0 {
-			return expired, unreadable, nil
-		}
-		token = page.NextPaginationToken
-	}
+		return nil
+	})
+	return expired, unreadable, err
 }
 
 // epochSeconds reads field of md as seconds since the Unix epoch: a finite

@@ -46,42 +46,13 @@ func (l *layer) Scan(ctx context.Context, fn func([]connector.Record) error) err
 }
 
 func (l *layer) scanNamespace(ctx context.Context, ns string, fn func([]connector.Record) error) error {
-	conn := l.ix.namespace(ns)
 	table := l.ix.name + "/" + extract.CanonicalNamespace(ns)
-	limit := uint32(listPage)
-	var token *string
 	batch := make([]connector.Record, 0, listPage)
-	for {
-		page, err := conn.ListVectors(ctx, &pinecone.ListVectorsRequest{Limit: &limit, PaginationToken: token})
-		if err != nil {
-			return l.ix.failed("list", ns, err)
+	return l.ix.eachPage(ctx, ns, func(page []*pinecone.Vector) error {
+		batch = batch[:0]
+		for _, v := range page {
+			batch = append(batch, connector.Record{Table: table, ID: v.Id, Subjects: subjectsOf(v.Metadata, l.fields)})
 		}
-		ids := make([]string, 0, len(page.VectorIds))
-		for _, id := range page.VectorIds {
-			if id != nil {
-				ids = append(ids, *id)
-			}
-		}
-		if len(ids) > 0 {
-			res, err := conn.FetchVectors(ctx, ids)
-			if err != nil {
-				return l.ix.failed("fetch", ns, err)
-			}
-			batch = batch[:0]
-			for _, id := range ids {
-				if v := res.Vectors[id]; v != nil {
-					batch = append(batch, connector.Record{Table: table, ID: id, Subjects: subjectsOf(v.Metadata, l.fields)})
-				}
-			}
-			if len(batch) > 0 {
-				if err := fn(batch); err != nil {
-					return err
-				}
-			}
-		}
-		if page.NextPaginationToken == nil || *page.NextPaginationToken == "" {
-			return nil
-		}
-		token = page.NextPaginationToken
-	}
+		return fn(batch)
+	})
 }
