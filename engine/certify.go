@@ -90,16 +90,25 @@ func (c *Certifier) certify(ctx context.Context, r ledger.ForgetRequest, st *jou
 	if err != nil {
 		return nil, err
 	}
+	if err := c.attachProof(ctx, leaf, index, env.AttachLog); err != nil {
+		return nil, err
+	}
+	return env.Marshal()
+}
+
+// attachProof signs a checkpoint of the log as it is now and hands attach
+// the proof that it holds leaf at index.
+func (c *Certifier) attachProof(ctx context.Context, leaf []byte, index int64, attach func([]byte, int64, tlog.RecordProof, string)) error {
 	cp, err := c.log.Sign(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	proof, err := c.log.InclusionProof(ctx, index, cp.Size)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	env.AttachLog(leaf, index, proof, string(cp.Note))
-	return env.Marshal()
+	attach(leaf, index, proof, string(cp.Note))
+	return nil
 }
 
 // appendOnce appends leaf unless a crash left it appended already, at or

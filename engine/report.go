@@ -32,14 +32,8 @@ func (c *Certifier) LogReport(ctx context.Context, r certificate.Report) ([]byte
 	if err != nil {
 		return nil, err
 	}
-	cp, err := c.log.Sign(ctx)
-	if err != nil {
+	if err := c.attachProof(ctx, leaf, index, sr.AttachLog); err != nil {
 		return nil, err
 	}
-	proof, err := c.log.InclusionProof(ctx, index, cp.Size)
-	if err != nil {
-		return nil, err
-	}
-	sr.AttachLog(leaf, index, proof, string(cp.Note))
 	return sr.Marshal()
 }

@@ -105,7 +105,7 @@ func Sweep(ctx context.Context, cfg SweepConfig) (SweepResult, error) {
 	}
 	now := cfg.Now().UTC()
 	if cfg.RunID == "" {
-		cfg.RunID = "sweep-" + now.Format("20060102T150405Z") + "-" + randomHex(4)
+		cfg.RunID = NewRunID("sweep", now)
 	}
 	res := SweepResult{RunID: cfg.RunID, At: now}
 	for _, l := range cfg.Layers {

@@ -18,7 +18,6 @@ import (
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
-	"github.com/lethe-privacy/lethe/tlog"
 )
 
 const sweepUsage = `Usage:
@@ -94,7 +93,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		if !ok {
 			return fail(2, "the ledger %s cannot mark records deleted", where)
 		}
-		if sc.Certifier, err = sweepCertifier(cfg.Forget, l); err != nil {
+		if sc.Certifier, _, err = newCertifier(cfg, l); err != nil {
 			return fail(2, "%v", err)
 		}
 		sc.Ledger = observer
@@ -196,28 +195,6 @@ func sweepLayers(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]e
 		}
 	}
 	return layers, closeAll, nil
-}
-
-// sweepCertifier signs with the forget key and appends to the ledger's
-// transparency log, as the proxy's forget does.
-func sweepCertifier(fc config.Forget, l ledger.Ledger) (*engine.Certifier, error) {
-	pem, err := os.ReadFile(fc.SigningKey)
-	if err != nil {
-		return nil, fmt.Errorf("forget.signing_key: %w", err)
-	}
-	signer, err := certificate.LoadPrivateKey(pem)
-	if err != nil {
-		return nil, fmt.Errorf("forget.signing_key %s: %w", fc.SigningKey, err)
-	}
-	storage, err := logStorage(l)
-	if err != nil {
-		return nil, err
-	}
-	tl, err := tlog.New(storage, signer.NoteSigner(fc.LogOrigin), fc.LogOrigin)
-	if err != nil {
-		return nil, fmt.Errorf("transparency log: %w", err)
-	}
-	return engine.NewCertifier(engine.CertifierConfig{Signer: signer, Log: tl, Tool: "lethe-proxy " + version}), nil
 }
 
 // printSweep writes the counts per table.
