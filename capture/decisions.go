@@ -59,15 +59,15 @@ func (d decision) heldOnly() bool { return d.confirm && len(d.deletes) == 0 }
 // starts its hold): the others of the hold wait in the queue without a
 // wake-up each, which a channel would cost.
 type decisionQueue struct {
-	mu      sync.Mutex
-	roomy   sync.Cond // signalled when the worker takes the queue
+	mu    sync.Mutex
+	roomy sync.Cond // signalled when the worker takes the queue
 	items []decision
 	// holdRoom > 0: the worker's hold is running, and confirmations need
 	// not wake it until it could take this many more ids.
 	holdRoom  int
 	queuedIDs int
 	closed    bool
-	wake    chan struct{}
+	wake      chan struct{}
 }
 
 // maxQueued bounds the decisions queued; a relay deciding more waits for

@@ -236,11 +236,24 @@ cmd_start() {
     write_hba
 
     log "starting on 127.0.0.1:$PORT (log $LOG_DIR/postgres.log)"
-    # 9>&- : the postmaster must not inherit (and so hold forever) the start lock.
-    if ! as_pg "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -l "$LOG_DIR/postgres.log" -w -t 60 start >/dev/null 9>&-; then
+    # The port lies in Linux's ephemeral range, so a client connection of
+    # this machine may hold it as its local port for a moment: a start that
+    # finds it in use is tried again for a while.
+    local attempt logged
+    for attempt in 1 2 3 4 5 6 7 8 9 10; do
+        logged=$(wc -c <"$LOG_DIR/postgres.log" 2>/dev/null || echo 0)
+        # 9>&- : the postmaster must not inherit (and so hold forever) the start lock.
+        if as_pg "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -l "$LOG_DIR/postgres.log" -w -t 60 start >/dev/null 9>&-; then
+            break
+        fi
+        if ((attempt < 10)) && tail -c +"$((logged + 1))" "$LOG_DIR/postgres.log" | grep -q 'Address already in use'; then
+            log "port $PORT is in use (a client's local port?): trying again in 2s"
+            sleep 2
+            continue
+        fi
         tail -n 30 "$LOG_DIR/postgres.log" >&2 || true
         die "pg_ctl start failed"
-    fi
+    done
     provision
     log "ready"
 }
