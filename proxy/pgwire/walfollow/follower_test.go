@@ -451,3 +451,47 @@ func TestAwaitCommitted_ReturnsOnceTheLedgerHoldsEveryCommittedRow(t *testing.T)
 	defer cancel()
 	require.Error(t, AwaitCommitted(ctx, f.conn, "no_such_slot"))
 }
+
+// A transaction bigger than the server's logical_decoding_work_mem is
+// streamed while it runs (pgoutput streaming): its rows reach the ledger
+// only once it commits, without those of a subtransaction rolled back,
+// and nothing of a transaction that aborts.
+func TestFollower_StreamedTransactionsCountOnlyOnceCommitted(t *testing.T) {
+	f := newFixture(t, docsDDL, docsRules()...)
+	f.connStr += " options='-c logical_decoding_work_mem=64kB'"
+	fl := f.start(nil, nil)
+	ctx := context.Background()
+	const rows = 2000
+	insert := func(tx pgx.Tx, subject, prefix string) {
+		_, err := tx.Exec(ctx, `INSERT INTO `+f.schema+`.docs (id, metadata, owner)
+			SELECT $2 || i, jsonb_build_object('user_id', $1::text), repeat('x', 100) FROM generate_series(1, $3) i`, subject, prefix, rows)
+		require.NoError(t, err)
+	}
+	tx, err := f.conn.Begin(ctx)
+	require.NoError(t, err)
+	insert(tx, "big", "b")
+	_, err = tx.Exec(ctx, "SAVEPOINT s1")
+	require.NoError(t, err)
+	insert(tx, "rolled", "r")
+	_, err = tx.Exec(ctx, "ROLLBACK TO SAVEPOINT s1")
+	require.NoError(t, err)
+	insert(tx, "kept", "k")
+	require.NoError(t, tx.Commit(ctx))
+
+	tx, err = f.conn.Begin(ctx)
+	require.NoError(t, err)
+	insert(tx, "aborted", "a")
+	require.NoError(t, tx.Rollback(ctx))
+
+	f.exec(`INSERT INTO ` + f.schema + `.docs (id, owner) VALUES ('marker', 'marker')`)
+	f.await("marker", record{"docs", "marker", ledger.StateConfirmed}) // commit order: everything before it is read
+	require.Len(t, f.records("big"), rows)
+	require.Len(t, f.records("kept"), rows)
+	require.Zero(t, len(f.records("rolled")), "rows of a subtransaction rolled back")
+	require.Zero(t, len(f.records("aborted")), "rows of a transaction that aborted")
+
+	var streamed int64
+	require.NoError(t, f.conn.QueryRow(ctx, `SELECT stream_txns FROM pg_stat_replication_slots WHERE slot_name = $1`, f.name).Scan(&streamed))
+	require.Positive(t, streamed, "the server streamed the big transactions")
+	require.Zero(t, fl.Stats.BadSubject.Load())
+}
