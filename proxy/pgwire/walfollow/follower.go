@@ -251,13 +251,13 @@ func (f *Follower) follow(ctx context.Context) error {
 	defer repl.Close(context.Background())
 	pubs := f.cfg.Name + "," + insertsOnly(f.cfg.Name)
 	err = pglogrepl.StartReplication(ctx, repl, f.cfg.Name, 0, pglogrepl.StartReplicationOptions{
-		PluginArgs: []string{"proto_version '2'", "streaming 'on'", "publication_names '" + strings.ReplaceAll(pubs, "'", "''") + "'"},
+		PluginArgs: []string{"proto_version '1'", "publication_names '" + strings.ReplaceAll(pubs, "'", "''") + "'"},
 	})
 	if err != nil {
 		return err
 	}
 	f.Stats.Following.Store(true)
-	s := &session{f: f, conn: conn, repl: repl, streams: map[uint32]*streamed{}, dec: newDecoder(f.cfg.Rules, f.cfg.Hasher, resolver(ctx, conn, f.cfg.Rules), &f.Stats)}
+	s := &session{f: f, conn: conn, repl: repl, dec: newDecoder(f.cfg.Rules, f.cfg.Hasher, resolver(ctx, conn, f.cfg.Rules), &f.Stats)}
 	s.dec.forgotten, s.dec.recent, s.dec.log = f.cfg.Forgotten, f.cfg.Recent, f.log
 	return s.run(ctx)
 }

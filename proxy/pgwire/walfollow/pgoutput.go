@@ -4,17 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 )
 
-// The pgoutput messages the follower reads (protocol version 2 with
-// streaming on, see PostgreSQL's "Logical Replication Message Formats"):
-// a transaction too big for the server's logical_decoding_work_mem is
-// sent while it runs, in blocks between Stream Start and Stream Stop whose
-// messages carry its xid, and ends with Stream Commit or Stream Abort;
-// others come whole between Begin and Commit, as in version 1. Every
-// length and count is checked against the message before it is used, so a
-// malformed message is an error and never a panic or a large allocation.
+// The pgoutput messages the follower reads (protocol version 1, see
+// PostgreSQL's "Logical Replication Message Formats"). Every length and
+// count is checked against the message before it is used, so a malformed
+// message is an error and never a panic or a large allocation.
 
 // errMalformed wraps messages the follower cannot read.
 var errMalformed = errors.New("walfollow: malformed pgoutput message")
@@ -28,15 +23,10 @@ type column struct {
 
 // message is one decoded pgoutput message; a reader reuses it.
 type message struct {
-	kind     byte   // 'B', 'C', 'R', 'I', 'U', 'D', 'T', 'S', 'E', 'c', 'A'; others are skipped
+	kind     byte   // 'B', 'C', 'R', 'I', 'U', 'D', 'T'; others are skipped
 	relation uint32 // R, I, U, D
 
-	commitEnd uint64 // C, c: the end of the transaction (its LSN to confirm)
-
-	// xid: the transaction of S, c and A, and of a change inside a stream
-	// block (a subtransaction's own); subxid: the (sub)transaction A
-	// aborts.
-	xid, subxid uint32
+	commitEnd uint64 // C: the end of the transaction (its LSN to confirm)
 
 	schema, name string   // R
 	columns      []string // R: column names in tuple order
@@ -130,15 +120,11 @@ func (r *reader) tuple(dst []column) []column {
 	return dst
 }
 
-// decode reads data into m; inStream says whether it came between Stream
-// Start and Stream Stop, where changes carry their transaction's xid.
-func (m *message) decode(data []byte, inStream bool) error {
+// decode reads data into m.
+func (m *message) decode(data []byte) error {
 	r := &reader{b: data}
 	m.kind = r.byte1("the message type")
 	m.hasOld = false
-	if inStream && strings.IndexByte("RYIUDTM", m.kind) >= 0 {
-		m.xid = r.uint32("a streamed change's xid")
-	}
 	switch m.kind {
 	case 'B':
 		r.take(20, "Begin")
@@ -197,19 +183,6 @@ func (m *message) decode(data []byte, inStream bool) error {
 		for i := 0; i < n; i++ {
 			m.truncated = append(m.truncated, r.uint32("a truncated relation"))
 		}
-	case 'S':
-		m.xid = r.uint32("Stream Start's xid")
-		r.byte1("Stream Start's first-segment flag")
-	case 'E':
-	case 'c':
-		m.xid = r.uint32("Stream Commit's xid")
-		r.byte1("Stream Commit's flags")
-		r.uint64("Stream Commit's LSN")
-		m.commitEnd = r.uint64("Stream Commit's end LSN")
-		r.uint64("Stream Commit's time")
-	case 'A':
-		m.xid = r.uint32("Stream Abort's xid")
-		m.subxid = r.uint32("Stream Abort's subtransaction xid")
 	case 'O', 'Y', 'M':
 		// Origin, Type, logical decoding message: nothing to record.
 	default:

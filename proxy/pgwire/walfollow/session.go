@@ -29,13 +29,6 @@ type session struct {
 
 	inTx      bool
 	committed pglogrepl.LSN // end of the last transaction read in full
-
-	// Streamed transactions (stream.go): inside a stream block, whose
-	// transaction is streamXid; the open ones, by xid.
-	inStream  bool
-	streamXid uint32
-	streams   map[uint32]*streamed
-	scratch   []ledger.Change
 	flushed   pglogrepl.LSN // confirmed to the server: its changes are durable
 	statusAt  time.Time
 	refreshAt time.Time
@@ -202,7 +195,7 @@ func (s *session) copyData(ctx context.Context, data []byte) error {
 
 func (s *session) message(ctx context.Context, data []byte) error {
 	m := &s.msg
-	if err := m.decode(data, s.inStream); err != nil {
+	if err := m.decode(data); err != nil {
 		return err
 	}
 	switch m.kind {
@@ -213,21 +206,6 @@ func (s *session) message(ctx context.Context, data []byte) error {
 		s.inTx = false
 		s.committed = pglogrepl.LSN(m.commitEnd)
 		return nil
-	case 'S':
-		s.inStream, s.inTx, s.streamXid = true, true, m.xid
-		return nil
-	case 'E':
-		s.inStream, s.inTx = false, false
-		return nil
-	case 'c':
-		s.streamCommit(m)
-		return nil
-	case 'A':
-		s.streamAbort(m)
-		return nil
-	}
-	if s.inStream {
-		return s.streamChange(m)
 	}
 	n := len(s.batch)
 	var err error
