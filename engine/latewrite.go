@@ -17,11 +17,12 @@ var ErrNotForgotten = errors.New("engine: the subject is not forgotten")
 // LateWrite is the backstop for records about a forgotten subject that
 // were committed after its forget, by any path (the WAL follower saw
 // them): it deletes the subject's records in the layer of store and table,
-// verifies they are gone with the certificate's own queries, logs a
-// forget.late_write event of the request that forgot the subject, and
-// records it for that request's status. subject is the value as stored.
-// A call that finds nothing to delete (the application deleted it first,
-// or a replay after a crash) changes nothing and logs nothing.
+// logging a forget.late_write event of the request that forgot the subject
+// before the store commits the delete, verifies they are gone with the
+// certificate's own queries, and records it for that request's status.
+// subject is the value as stored. A call that finds nothing to delete (the
+// application deleted it first, or a replay after a crash) changes nothing
+// and logs nothing.
 func (e *Engine) LateWrite(ctx context.Context, store ledger.Store, table, subject string) (ledger.LateWrite, error) {
 	h := e.cfg.Hasher.Hash(subject)
 	tombs, err := e.cfg.Ledger.Tombstones(ctx)
@@ -51,7 +52,19 @@ func (e *Engine) LateWrite(ctx context.Context, store ledger.Store, table, subje
 		return ledger.LateWrite{}, err
 	}
 	ids := tags[layerKey{store, table}].ids
-	deleted, err := l.Delete(ctx, subject, ids, func([]string) error { return nil })
+	// The event goes in the log before the store commits the delete: a
+	// crash between the two then leaves an event whose delete a replay
+	// makes (and logs again), never a delete the log does not show.
+	logged := false
+	deleted, err := l.Delete(ctx, subject, ids, func(gone []string) error {
+		if len(gone) == 0 || logged {
+			return nil
+		}
+		var err error
+		w.LogIndex, err = e.cfg.Certifier.appendEvent(ctx, certificate.EventLateWrite, w.RequestID)
+		logged = err == nil
+		return err
+	})
 	if err != nil {
 		return ledger.LateWrite{}, err
 	}
@@ -63,9 +76,6 @@ func (e *Engine) LateWrite(ctx context.Context, store ledger.Store, table, subje
 		return ledger.LateWrite{}, err
 	}
 	w.At, w.Deleted, w.Residual = e.cfg.Now().UTC(), int64(len(deleted)), a.Residual
-	if w.LogIndex, err = e.cfg.Certifier.appendEvent(ctx, certificate.EventLateWrite, w.RequestID); err != nil {
-		return ledger.LateWrite{}, err
-	}
 	if err := e.cfg.Ledger.AddLateWrite(ctx, w); err != nil {
 		return ledger.LateWrite{}, err
 	}

@@ -72,3 +72,43 @@ func TestPreview_SettlesTheLedgerBeforeCounting(t *testing.T) {
 	_, err = te.Preview(ctx, "bob")
 	require.NoError(t, err, "counted as it is")
 }
+
+// commitWatch is a fakeLayer that reports the moment its delete commits.
+type commitWatch struct {
+	*fakeLayer
+	atCommit func()
+}
+
+func (c commitWatch) Delete(ctx context.Context, subject string, ids []string, beforeCommit func([]string) error) ([]string, error) {
+	return c.fakeLayer.Delete(ctx, subject, ids, func(gone []string) error {
+		if err := beforeCommit(gone); err != nil {
+			return err
+		}
+		c.atCommit()
+		return nil
+	})
+}
+
+func TestLateWrite_TheEventIsLoggedBeforeTheDeleteCommits(t *testing.T) {
+	ctx := context.Background()
+	layer := &fakeLayer{name: "idx/ns", present: []string{"v1"}}
+	var lastAtCommit []byte
+	var te testEngine
+	te = newTestEngine(t, time.Hour, commitWatch{layer, func() {
+		size, err := te.cfg.Certifier.log.Size(ctx)
+		require.NoError(t, err)
+		lastAtCommit, err = te.cfg.Certifier.log.Record(ctx, size-1)
+		require.NoError(t, err)
+	}})
+	id := te.forget(t, "alice")
+	layer.mu.Lock()
+	layer.present = []string{"v9"}
+	layer.mu.Unlock()
+	lastAtCommit = nil
+	w, err := te.LateWrite(ctx, ledger.StorePinecone, "idx/ns", "alice")
+	require.NoError(t, err)
+	require.EqualValues(t, 1, w.Deleted)
+	ev, err := certificate.ParseEvent(lastAtCommit)
+	require.NoError(t, err, "a crash right after the store's commit must not lose the event")
+	require.Equal(t, certificate.Event{V: 1, Event: certificate.EventLateWrite, RequestID: id}, ev)
+}
