@@ -61,16 +61,8 @@ func (e *coverageEnv) config(t *testing.T, addr, user, captureYAML, rest string)
 // check runs lethe-proxy check and returns its stdout, stderr and exit status.
 func (e *coverageEnv) check(t *testing.T, cfg string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(e.bin, append([]string{"check", "--config", cfg}, args...)...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return stdout.String(), stderr.String(), exit.ExitCode()
-	}
-	require.NoError(t, err)
-	return stdout.String(), stderr.String(), 0
+	r := runCommand(t, exec.Command(e.bin, append([]string{"check", "--config", cfg}, args...)...))
+	return r.stdout, r.stderr, r.code
 }
 
 type checkJSON struct {
@@ -264,17 +256,10 @@ func TestCheck_PineconeNamespacesNeedARule(t *testing.T) {
 			host, namespaces, ignores)), 0o600))
 		cmd := exec.Command(bin, "check", "--config", cfg, "--format", "json")
 		cmd.Env = append(os.Environ(), "LETHE_PINECONE_API_KEY=cov-key")
-		out, err := cmd.Output()
-		code := 0
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else {
-			require.NoError(t, err)
-		}
+		r := runCommand(t, cmd)
 		var got checkJSON
-		require.NoError(t, json.Unmarshal(out, &got), "%s", out)
-		return got, code
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &got), "%s", r.stdout)
+		return got, r.code
 	}
 
 	got, code := check(`{namespace: chat, subjects: [user_id]}`, "")

@@ -3,10 +3,8 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -29,9 +27,8 @@ import (
 
 // reconcileRun is one run of lethe-proxy reconcile.
 type reconcileRun struct {
-	stdout, stderr string
-	code           int
-	out            struct {
+	commandRun
+	out struct {
 		Tables []struct {
 			Store      string `json:"store"`
 			Table      string `json:"table"`
@@ -59,19 +56,10 @@ func (f *forgetBinary) reconcile(t *testing.T, args ...string) reconcileRun {
 	t.Helper()
 	cmd := exec.Command(f.bin, append([]string{"reconcile", "--config", f.cfg}, args...)...)
 	cmd.Env, cmd.Dir = f.env, f.dir
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	r := reconcileRun{stdout: out.String(), stderr: errOut.String()}
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		r.code = exit.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
+	r := reconcileRun{commandRun: runCommand(t, cmd)}
 	t.Logf("reconcile %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 	if strings.Contains(strings.Join(args, " "), "--format json") && r.code != 2 {
-		require.NoError(t, json.Unmarshal(out.Bytes(), &r.out), r.stdout)
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &r.out), r.stdout)
 	}
 	return r
 }

@@ -3,9 +3,7 @@
 package integration
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,27 +24,12 @@ import (
 	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
 )
 
-// sweepRun is one run of lethe-proxy sweep.
-type sweepRun struct {
-	stdout, stderr string
-	code           int
-}
-
-func (f *forgetBinary) sweep(t *testing.T, args ...string) sweepRun {
+func (f *forgetBinary) sweep(t *testing.T, args ...string) commandRun {
 	t.Helper()
 	cmd := exec.Command(f.bin, append([]string{"sweep"}, args...)...)
 	cmd.Env = f.env
 	cmd.Dir = f.dir
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	r := sweepRun{stdout: out.String(), stderr: errOut.String()}
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		r.code = exit.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
+	r := runCommand(t, cmd)
 	t.Logf("sweep %v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
 	return r
 }
