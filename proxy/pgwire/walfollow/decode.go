@@ -45,11 +45,9 @@ type decoder struct {
 	forgotten func(ledger.SubjectHash) bool
 	late      []lateWrite
 
-	// recent compares rows with the proxy's intents (nil: no check);
-	// disagreements counts them per table, for logging the first few.
-	recent        Recent
-	disagreements map[string]int64
-	log           *slog.Logger
+	// recent compares rows with the proxy's intents (nil: no check).
+	recent Recent
+	log    *slog.Logger
 }
 
 // Recent is the proxy's memory of its own recent intents (capture.Recent).
@@ -208,12 +206,7 @@ func (d *decoder) compare(c ledger.Change) {
 		d.stats.countTable(c.Table, TableCheck{NotSeen: 1})
 	case capture.Disagree:
 		d.stats.Disagreed.Add(1)
-		d.stats.countTable(c.Table, TableCheck{Disagreed: 1})
-		if d.disagreements == nil {
-			d.disagreements = map[string]int64{}
-		}
-		d.disagreements[c.Table]++
-		if n := d.disagreements[c.Table]; isPowerOfTen(n) {
+		if n := d.stats.countTable(c.Table, TableCheck{Disagreed: 1}).Disagreed; isPowerOfTen(n) {
 			d.log.Warn("wal: the proxy tagged a row with other subjects than the server stored (the ledger keeps both; forget checks rows before deleting)",
 				"table", c.Table, "rows_so_far", n)
 		}

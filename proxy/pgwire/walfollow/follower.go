@@ -84,7 +84,8 @@ func (s *Stats) ByTable() map[string]TableCheck {
 	return maps.Clone(s.byTable)
 }
 
-func (s *Stats) countTable(table string, add TableCheck) {
+// countTable adds to table's counts and returns them.
+func (s *Stats) countTable(table string, add TableCheck) TableCheck {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.byTable == nil {
@@ -94,6 +95,7 @@ func (s *Stats) countTable(table string, add TableCheck) {
 	c.Disagreed += add.Disagreed
 	c.NotSeen += add.NotSeen
 	s.byTable[table] = c
+	return c
 }
 
 // Lag is the WAL the server wrote that the follower has not yet made
