@@ -148,8 +148,7 @@ const decisionWorkers = 64
 // confirmed step, which nothing waits for: a pending intent is durable,
 // forget treats it as a candidate, and a crash meanwhile leaves it for
 // recovery. The longer the hold, the fewer times a busy subject's page is
-// rewritten; ten seconds is what the ingest benchmark chose
-// (docs/benchmarks.md).
+// rewritten (the ingest benchmark in docs/benchmarks.md weighs it).
 const DefaultConfirmHold = 10 * time.Second
 
 func (c *Capture) confirmHold() time.Duration {

@@ -78,8 +78,9 @@ type row struct {
 // simple Query can, and returns one Analysis per statement that writes a
 // configured table (a statement writing two, via a writable CTE, yields two).
 // Statements that write no configured table yield nothing. searchPath
-// resolves unqualified names (empty means ["public"]); "$user" is ignored; a
-// SET search_path inside sql applies to the statements that follow it.
+// resolves unqualified names (empty means ["public"]); "$user" may be any
+// schema, so a name it could reach resolves to every relation of that name;
+// a SET search_path inside sql applies to the statements that follow it.
 // A text PostgreSQL cannot parse is an error.
 func (r *Rules) Analyze(sql string, searchPath []string) ([]*Analysis, error) {
 	short, elided, ok := elide(sql)

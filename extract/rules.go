@@ -16,6 +16,8 @@ type Rules struct {
 	// name, in schema order.
 	rels   map[string]*table
 	byName map[string][]*table
+	// schemas are the schemas of rels, each once (Schemas).
+	schemas []string
 	// mentioned holds the names Mentions looks for: the configured
 	// relation names, and the names of writers when there are any.
 	mentioned nameSet
@@ -154,10 +156,17 @@ func (r *Rules) resolve(schema, relname string, searchPath []string) []*table {
 	return nil
 }
 
-// sortByName puts each byName list in schema order.
+// sortByName puts each byName list in schema order, and lists the
+// schemas of rels once (Schemas).
 func (r *Rules) sortByName() {
 	for _, ts := range r.byName {
 		slices.SortFunc(ts, func(a, b *table) int { return strings.Compare(a.schema, b.schema) })
+	}
+	r.schemas = r.schemas[:0]
+	for _, t := range r.rels {
+		if !slices.Contains(r.schemas, t.schema) {
+			r.schemas = append(r.schemas, t.schema)
+		}
 	}
 }
 

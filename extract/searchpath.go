@@ -323,17 +323,7 @@ func SetsLocally(sql string) bool {
 // no particular order. Resolving an unqualified name against each of them
 // in turn finds every configured table it may denote, whatever search_path
 // the session has.
-func (r *Rules) Schemas() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range r.rels {
-		if !seen[t.schema] {
-			seen[t.schema] = true
-			out = append(out, t.schema)
-		}
-	}
-	return out
-}
+func (r *Rules) Schemas() []string { return r.schemas }
 
 // AnalyzeUnder is Analyze for a session whose search_path is one of
 // several candidates (a proxy that has not yet seen the server's answer to

@@ -156,13 +156,11 @@ func (s *session) misread(sql string, unsettled bool) *pgwire.Refusal {
 	mentions := s.rules.Mentions(sql)
 	const pipelineHint = "wait for the answers to earlier statements before sending this one (they may change standard_conforming_strings or client_encoding)"
 	if enc != nil && mentions {
-		return s.refuseReading("client_encoding is "+*enc+", whose characters may hold bytes the proxy would read as quotes or backslashes",
-			encodingHint, "client_encoding is client-only")
+		return s.refuseEncoding(*enc, "client_encoding is client-only")
 	}
 	if (enc != nil || unsettled) && hasNonASCII(sql) && (mentions || mayHideEffects(sql)) {
 		if enc != nil {
-			return s.refuseReading("client_encoding is "+*enc+", whose characters may hold bytes the proxy would read as quotes or backslashes",
-				encodingHint, "client_encoding is client-only and the text is not ASCII")
+			return s.refuseEncoding(*enc, "client_encoding is client-only and the text is not ASCII")
 		}
 		return s.refuseReading("it holds non-ASCII bytes and statements sent before it, not yet answered, may have changed client_encoding",
 			pipelineHint, "the text is not ASCII and client_encoding may be changing")
@@ -188,8 +186,14 @@ func (s *session) convertedParameters(pt *portal) *pgwire.Refusal {
 	if enc == nil || len(pt.stmt.analyses) == 0 {
 		return nil
 	}
-	return s.refuseReading("client_encoding is "+*enc+", whose characters may hold bytes the proxy would read as quotes or backslashes",
-		encodingHint, "client_encoding is client-only")
+	return s.refuseEncoding(*enc, "client_encoding is client-only")
+}
+
+// refuseEncoding refuses a statement while client_encoding is enc, a
+// client-only encoding.
+func (s *session) refuseEncoding(enc, logReason string) *pgwire.Refusal {
+	return s.refuseReading("client_encoding is "+enc+", whose characters may hold bytes the proxy would read as quotes or backslashes",
+		encodingHint, logReason)
 }
 
 const encodingHint = "SET client_encoding = 'UTF8' (the server converts text to and from it) to write configured tables through the proxy"
