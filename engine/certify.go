@@ -180,10 +180,10 @@ func (c *Certifier) payload(r ledger.ForgetRequest, st *journalState) (certifica
 	return p, nil
 }
 
-// announceKey logs a key.rotated event when the log's latest checkpoint
+// AnnounceKey logs a key.rotated event when the log's latest checkpoint
 // was signed by another key (or there is none yet), and signs a checkpoint
 // with the current key, so that every key change is in the log.
-func (c *Certifier) announceKey(ctx context.Context) (bool, error) {
+func (c *Certifier) AnnounceKey(ctx context.Context) (bool, error) {
 	changed, err := c.log.SignerChanged(ctx)
 	if err != nil || !changed {
 		return false, err

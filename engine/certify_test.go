@@ -23,15 +23,15 @@ func TestCertifier_AnnouncesEachSigningKeyOnce(t *testing.T) {
 		return NewCertifier(CertifierConfig{Signer: s, Log: l})
 	}
 	first := certifier()
-	logged, err := first.announceKey(ctx)
+	logged, err := first.AnnounceKey(ctx)
 	require.NoError(t, err)
 	require.True(t, logged, "a new log learns its first key")
-	logged, err = first.announceKey(ctx)
+	logged, err = first.AnnounceKey(ctx)
 	require.NoError(t, err)
 	require.False(t, logged, "the same key is not announced twice")
 
 	second := certifier() // rotation: same log, new key
-	logged, err = second.announceKey(ctx)
+	logged, err = second.AnnounceKey(ctx)
 	require.NoError(t, err)
 	require.True(t, logged)
 

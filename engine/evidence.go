@@ -51,5 +51,5 @@ func (e *Engine) Verify(cert []byte) VerifyResult {
 // not the one that signed the latest checkpoint (including the first key
 // of a new log). Call it once at start; it reports whether it logged one.
 func (e *Engine) AnnounceKey(ctx context.Context) (bool, error) {
-	return e.cfg.Certifier.announceKey(ctx)
+	return e.cfg.Certifier.AnnounceKey(ctx)
 }

@@ -176,7 +176,7 @@ func TestReconcileReport_SignedAndLogged(t *testing.T) {
 	te := newTestEngine(t, 0)
 	counts := []ReconcileCount{{Store: ledger.StorePostgres, Table: "public.docs", Scanned: 9, Known: 2, Unknown: 4, Adopted: 4, Method: "scan"}}
 	id := NewRunID("reconcile", *te.now)
-	signed, err := te.LogReport(context.Background(), ReconcileReport(id, *te.now, counts))
+	signed, err := te.cfg.Certifier.LogReport(context.Background(), ReconcileReport(id, *te.now, counts))
 	require.NoError(t, err)
 	r, err := certificate.VerifyReport(signed, te.cfg.Certifier.keys)
 	require.NoError(t, err)

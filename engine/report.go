@@ -9,13 +9,8 @@ import (
 // LogReport signs the report of an operation that is not a forget (a
 // reconcile's adoption, a retention sweep), appends its event to the
 // transparency log and returns the signed report with the proof that the
-// log holds it, as JSON for the operator to keep or hand out.
-func (e *Engine) LogReport(ctx context.Context, r certificate.Report) ([]byte, error) {
-	return e.cfg.Certifier.LogReport(ctx, r)
-}
-
-// LogReport is Engine.LogReport for callers that run no forget engine (a
-// sweep needs the signer and the log, not the subject salt).
+// log holds it, as JSON for the operator to keep or hand out. It needs the
+// signer and the log, not a forget engine.
 func (c *Certifier) LogReport(ctx context.Context, r certificate.Report) ([]byte, error) {
 	if r.At.IsZero() {
 		r.At = c.now()

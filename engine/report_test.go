@@ -14,7 +14,7 @@ func TestLogReport_TheSignedReportVerifiesAndItsEventIsInTheLog(t *testing.T) {
 	te := newTestEngine(t, 0)
 	ctx := context.Background()
 	te.forget(t, "alice") // a log that already holds other events
-	signed, err := te.LogReport(ctx, certificate.Report{Kind: certificate.EventReconcileAdopted, RunID: "reconcile-1",
+	signed, err := te.cfg.Certifier.LogReport(ctx, certificate.Report{Kind: certificate.EventReconcileAdopted, RunID: "reconcile-1",
 		Layers: []certificate.ReportLayer{{Store: "postgres", Table: "public.docs", Found: 2, Done: 2, Method: "scan"}}})
 	require.NoError(t, err)
 	r, err := certificate.VerifyReport(signed, te.cfg.Certifier.keys)

@@ -130,13 +130,13 @@ func signalContext() (context.Context, context.CancelFunc) {
 }
 
 // reconcileRun is what one reconcile reads and writes: the ledger, the
-// stores' scanners and, with --adopt, the engine that signs and logs.
+// stores' scanners and, with --adopt, the certifier that signs and logs.
 type reconcileRun struct {
-	ledger   engine.ReconcileLedger
-	hasher   *ledger.Hasher
-	scanners []connector.Scanner
-	engine   *engine.Engine
-	closers  []func()
+	ledger    engine.ReconcileLedger
+	hasher    *ledger.Hasher
+	scanners  []connector.Scanner
+	certifier *engine.Certifier
+	closers   []func()
 }
 
 func (r *reconcileRun) close() {
@@ -199,10 +199,9 @@ func openReconcile(ctx context.Context, cfg *config.Config, configPath string, a
 		run.scanners = append(run.scanners, s)
 	}
 	if adopt {
-		if run.engine, err = reconcileEngine(ctx, cfg, l, run.hasher, log); err != nil {
+		if run.certifier, err = reconcileCertifier(ctx, cfg, l, log); err != nil {
 			return nil, err
 		}
-		run.closers = append(run.closers, run.engine.Close)
 	}
 	return run, nil
 }
@@ -238,28 +237,18 @@ func (r *reconcileRun) addTables(ctx context.Context, c config.Capture) error {
 	return nil
 }
 
-// reconcileEngine is the engine --adopt signs and logs its report with;
-// it runs no forget.
-func reconcileEngine(ctx context.Context, cfg *config.Config, l ledger.Ledger, h *ledger.Hasher, log *slog.Logger) (*engine.Engine, error) {
-	led, ok := l.(engine.Ledger)
-	if !ok {
-		return nil, errors.New("this ledger backend has no forget journal")
-	}
+// reconcileCertifier is what --adopt signs and logs its report with.
+func reconcileCertifier(ctx context.Context, cfg *config.Config, l ledger.Ledger, log *slog.Logger) (*engine.Certifier, error) {
 	certifier, signer, err := newCertifier(cfg, l)
 	if err != nil {
 		return nil, err
 	}
-	e, err := engine.New(engine.Config{Ledger: led, Hasher: h, Certifier: certifier, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	if logged, err := e.AnnounceKey(ctx); err != nil {
-		e.Close()
+	if logged, err := certifier.AnnounceKey(ctx); err != nil {
 		return nil, fmt.Errorf("transparency log: %w", err)
 	} else if logged {
 		log.Warn("signing key recorded in the transparency log (key.rotated)", "key_id", signer.KeyID())
 	}
-	return e, nil
+	return certifier, nil
 }
 
 // logReport signs the adoption's report, logs its event and writes it to
@@ -268,7 +257,7 @@ func reconcileEngine(ctx context.Context, cfg *config.Config, l ledger.Ledger, h
 func (r *reconcileRun) logReport(ctx context.Context, counts []engine.ReconcileCount, file string) (string, string, error) {
 	now := time.Now()
 	id := engine.NewRunID("reconcile", now)
-	signed, err := r.engine.LogReport(ctx, engine.ReconcileReport(id, now, counts))
+	signed, err := r.certifier.LogReport(ctx, engine.ReconcileReport(id, now, counts))
 	if err != nil {
 		return "", id, err
 	}
