@@ -176,17 +176,9 @@ func subjectSQL(sub Subject, typ string) (match, null string, err error) {
 	// an application's indexes on those expressions serve forget: a btree
 	// on the ->> form for scalar subjects, a GIN on the -> form (as jsonb)
 	// for arrays.
-	scalar, value := col, col
-	for i, k := range sub.Path {
-		if i == len(sub.Path)-1 {
-			scalar += "->>" + quoteLiteral(k)
-		} else {
-			scalar += "->" + quoteLiteral(k)
-		}
+	scalar, value := jsonText(col, sub.Path), col
+	for _, k := range sub.Path {
 		value += "->" + quoteLiteral(k)
-	}
-	if len(sub.Path) == 0 {
-		scalar = col + " #>> '{}'"
 	}
 	if typ == "json" || len(sub.Path) == 0 {
 		value = "(" + value + ")::jsonb"
@@ -312,8 +304,14 @@ const deleteBatch = 5000
 // deleteQuery deletes up to batchSize of the rows cond selects, by ctid,
 // returning their ids; Delete repeats it until a batch comes back short.
 func (m Match) deleteQuery(cond string, batchSize int) string {
+	return m.table.deleteQuery(cond, batchSize)
+}
+
+// deleteQuery deletes up to batchSize of t's rows that cond selects, by
+// ctid, returning their ids: batches keep each statement's locks short.
+func (t Table) deleteQuery(cond string, batchSize int) string {
 	return fmt.Sprintf(`DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(SELECT ctid FROM %[1]s WHERE %[2]s LIMIT %[3]d)) RETURNING %[4]s::text`,
-		m.table.ident(), cond, batchSize, pgx.Identifier{m.table.ID}.Sanitize())
+		t.ident(), cond, batchSize, pgx.Identifier{t.ID}.Sanitize())
 }
 
 // Residual counts the rows that still match: 0 means verified absent.
@@ -341,3 +339,20 @@ func (s *Store) Vacuum(ctx context.Context, t Table) error {
 
 // VacuumStatement is the statement Vacuum runs.
 func (t Table) VacuumStatement() string { return "VACUUM (INDEX_CLEANUP ON) " + t.ident() }
+
+// jsonText is the text at path in the json or jsonb column col, written
+// as rules are (col->'a'->>'b'), so that an application's index on that
+// expression serves it; the whole value as text when path is empty.
+func jsonText(col string, path []string) string {
+	if len(path) == 0 {
+		return col + " #>> '{}'"
+	}
+	for i, k := range path {
+		if i == len(path)-1 {
+			col += "->>" + quoteLiteral(k)
+		} else {
+			col += "->" + quoteLiteral(k)
+		}
+	}
+	return col
+}

@@ -101,8 +101,7 @@ func (r *Retention) DeleteExpired(ctx context.Context, cutoff time.Time, batch i
 	if err != nil || !ok {
 		return 0, err
 	}
-	del := fmt.Sprintf(`DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(SELECT ctid FROM %[1]s WHERE %[2]s < $1 LIMIT %[3]d)) RETURNING %[4]s::text`,
-		r.table.ident(), q.age, batch, pgx.Identifier{r.table.ID}.Sanitize())
+	del := r.table.deleteQuery(q.age+" < $1", batch)
 	var total int64
 	for {
 		var ids []string
@@ -188,18 +187,7 @@ func ageSQL(by Subject, typ string) (string, error) {
 	case "text", "varchar", "bpchar", "citext":
 		return textTimeSQL(col + "::text"), nil
 	case "json", "jsonb":
-		v := col + " #>> '{}'"
-		if len(by.Path) > 0 {
-			v = col
-			for i, k := range by.Path {
-				if i == len(by.Path)-1 {
-					v += "->>" + quoteLiteral(k)
-				} else {
-					v += "->" + quoteLiteral(k)
-				}
-			}
-		}
-		return textTimeSQL("(" + v + ")"), nil
+		return textTimeSQL("(" + jsonText(col, by.Path) + ")"), nil
 	}
 	return "", fmt.Errorf("retain_by column %q is %s; want timestamptz, timestamp, date, a number of seconds since the Unix epoch, text, or a JSON path", by.Column, typ)
 }
