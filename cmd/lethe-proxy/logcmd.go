@@ -180,7 +180,8 @@ func fetchConsistency(ctx context.Context, c *adminClient, oldSize, newSize int6
 }
 
 // writeFileAtomic replaces path with data, never leaving a partial file:
-// the saved checkpoint is what the next run trusts.
+// a saved checkpoint is what the next run trusts, a signed report what an
+// auditor is handed.
 func writeFileAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {

@@ -261,10 +261,7 @@ func (r *reconcileRun) logReport(ctx context.Context, counts []engine.ReconcileC
 	if err != nil {
 		return "", id, err
 	}
-	if file == "" {
-		file = id + ".json"
-	}
-	if err := os.WriteFile(file, signed, 0o644); err != nil {
+	if file, err = writeReport(file, id, signed); err != nil {
 		return "", id, fmt.Errorf("writing the report (its event is in the log as run %s): %w", id, err)
 	}
 	if abs, err := filepath.Abs(file); err == nil {

@@ -27,10 +27,9 @@ func verifyReport(data []byte, keys certificate.KeySet, stdout io.Writer) int {
 		fmt.Fprintf(stdout, "verdict: invalid\nreason: %v\n", err)
 		return 1
 	}
-	var sr certificate.SignedReport
 	logged := "not logged"
-	if json.Unmarshal(data, &sr) == nil && sr.Log != nil {
-		logged = fmt.Sprintf("transparency log index %d", sr.Log.Index)
+	if index, ok := reportLogIndex(data); ok {
+		logged = fmt.Sprintf("transparency log index %d", index)
 	}
 	fmt.Fprintf(stdout, "verdict: valid\nreport: %s %s at %s, signed by a trusted key, %s\n", r.Kind, r.RunID, r.At.Format(time.RFC3339), logged)
 	for _, l := range r.Layers {
@@ -41,4 +40,22 @@ func verifyReport(data []byte, keys certificate.KeySet, stdout io.Writer) int {
 		fmt.Fprintln(stdout)
 	}
 	return 0
+}
+
+// writeReport writes a signed report to file, by default <run id>.json
+// in the current directory, and returns the file it wrote.
+func writeReport(file, runID string, signed []byte) (string, error) {
+	if file == "" {
+		file = runID + ".json"
+	}
+	return file, writeFileAtomic(file, signed)
+}
+
+// reportLogIndex is where the log holds a signed report's event.
+func reportLogIndex(signed []byte) (int64, bool) {
+	var sr certificate.SignedReport
+	if json.Unmarshal(signed, &sr) != nil || sr.Log == nil {
+		return 0, false
+	}
+	return sr.Log.Index, true
 }

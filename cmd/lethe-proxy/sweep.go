@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector/pgvector"
 	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
@@ -104,16 +102,12 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		return fail(1, "%v", err)
 	}
 	if !*dryRun {
-		file := *reportFile
-		if file == "" {
-			file = res.RunID + ".json"
-		}
-		if err := writeFileAtomic(file, res.Report); err != nil {
+		file, err := writeReport(*reportFile, res.RunID, res.Report)
+		if err != nil {
 			return fail(1, "writing the report (the sweep is done and logged): %v", err)
 		}
-		var sr certificate.SignedReport
-		if json.Unmarshal(res.Report, &sr) == nil && sr.Log != nil {
-			fmt.Fprintf(stdout, "report %s: signed, transparency log index %d (check it: lethe-proxy verify --keys KEYS.json %s)\n", file, sr.Log.Index, file)
+		if index, ok := reportLogIndex(res.Report); ok {
+			fmt.Fprintf(stdout, "report %s: signed, transparency log index %d (check it: lethe-proxy verify --keys KEYS.json %s)\n", file, index, file)
 		}
 	}
 	for _, l := range res.Layers {
