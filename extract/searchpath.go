@@ -117,14 +117,41 @@ func hiddenPathWords(text string) bool {
 	}
 }
 
+// pathWords are the words a statement that changes search_path holds:
+// SET search_path or SCHEMA, set_config, pg_settings, RESET, DISCARD.
+var pathWords = []string{"search_path", "reset", "discard", "schema", "set_config", "pg_settings"}
+
 // multiStatementPathWords are the words that make a text of several
 // statements worth parsing (any "U&" counts too).
 var multiStatementPathWords = func() (s nameSet) {
-	for _, w := range []string{"search_path", "reset", "discard", "schema", "set_config", "pg_settings"} {
+	for _, w := range pathWords {
 		s.add(w)
 	}
 	return s
 }()
+
+// SeveralStatements reports whether sql may hold more than one statement:
+// a semicolon before its end ("SELECT 1;" is one statement).
+func SeveralStatements(sql string) bool {
+	return strings.Contains(strings.TrimRight(sql, " \t\r\n;"), ";")
+}
+
+// MayHideEffects reports whether a text may hold something capture
+// follows besides writes to configured tables: several statements (a
+// transaction control among them) or a word of a search_path change
+// (pathWords). It is a plain substring test, so it reads the same text
+// the same way whatever the server's reading settings are.
+func MayHideEffects(sql string) bool {
+	if SeveralStatements(sql) {
+		return true
+	}
+	for _, w := range pathWords {
+		if containsFold(sql, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
 
 // mayChangeSearchPath is ClassifySearchPath's filter before a parse: it
 // looks at the first word, and scans the text once for the names that

@@ -1,7 +1,6 @@
 package pgcapture
 
 import (
-	"strings"
 
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -15,7 +14,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 	stmts := []string{q}
 	// Only a semicolon before the end can separate statements ("SELECT 1;"
 	// is one): the parser's split is spent only on real multi-statement text.
-	if strings.Contains(strings.TrimRight(q, " \t\r\n;"), ";") {
+	if extract.SeveralStatements(q) {
 		if split, err := extract.Statements(q); err == nil {
 			stmts = split
 		}

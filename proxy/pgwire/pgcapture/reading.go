@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
 
@@ -39,7 +40,7 @@ import (
 // change the reading of (a backslash; a byte ≥ 0x80) is refused with
 // LT001 if it names a configured table, or if it may change what capture
 // follows: several statements (a COMMIT or SET the proxy would not see),
-// or a word of a search_path change (mayHideEffects). While
+// or a word of a search_path change (extract.MayHideEffects). While
 // client_encoding is unsafe, every write to a configured table is refused,
 // prepared earlier or not, since its parameters and COPY data are
 // converted too. Other statements pass untouched. Refusing does not depend on capture.mode: permissive mode
@@ -158,14 +159,14 @@ func (s *session) misread(sql string, unsettled bool) *pgwire.Refusal {
 	if enc != nil && mentions {
 		return s.refuseEncoding(*enc, "client_encoding is client-only")
 	}
-	if (enc != nil || unsettled) && hasNonASCII(sql) && (mentions || mayHideEffects(sql)) {
+	if (enc != nil || unsettled) && hasNonASCII(sql) && (mentions || extract.MayHideEffects(sql)) {
 		if enc != nil {
 			return s.refuseEncoding(*enc, "client_encoding is client-only and the text is not ASCII")
 		}
 		return s.refuseReading("it holds non-ASCII bytes and statements sent before it, not yet answered, may have changed client_encoding",
 			pipelineHint, "the text is not ASCII and client_encoding may be changing")
 	}
-	if (scsOff || unsettled) && strings.IndexByte(sql, '\\') >= 0 && (mentions || mayHideEffects(sql)) {
+	if (scsOff || unsettled) && strings.IndexByte(sql, '\\') >= 0 && (mentions || extract.MayHideEffects(sql)) {
 		if scsOff {
 			return s.refuseReading("standard_conforming_strings is off, so the server reads a backslash in a '...' string as an escape, and the statement holds a backslash",
 				"SET standard_conforming_strings = on (PostgreSQL's default; write escapes as E'...' strings), or RESET standard_conforming_strings",
@@ -206,23 +207,6 @@ func (s *session) refuseReading(why, hint, logReason string) *pgwire.Refusal {
 		"lethe: statement refused because the proxy could read it differently from the server: "+why, hint, logReason))
 }
 
-// mayHideEffects reports whether a text may hold something capture
-// follows besides writes to configured tables: several statements (a
-// transaction control among them) or a change of search_path (SET
-// search_path or SCHEMA, set_config, pg_settings, RESET, DISCARD). It is a
-// plain substring test, so it reads the same text the same in every mode.
-func mayHideEffects(sql string) bool {
-	if strings.Contains(strings.TrimRight(sql, " \t\r\n;"), ";") {
-		return true
-	}
-	for _, word := range [...]string{"search_path", "schema", "set_config", "pg_settings", "reset", "discard"} {
-		if containsFold(sql, word) {
-			return true
-		}
-	}
-	return false
-}
-
 // hasNonASCII reports whether s holds a byte ≥ 0x80.
 func hasNonASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -231,26 +215,4 @@ func hasNonASCII(s string) bool {
 		}
 	}
 	return false
-}
-
-// containsFold reports whether s contains lower (lower-case ASCII),
-// ignoring ASCII case.
-func containsFold(s, lower string) bool {
-	for i := 0; i+len(lower) <= len(s); i++ {
-		j := 0
-		for j < len(lower) && lowerASCII(s[i+j]) == lower[j] {
-			j++
-		}
-		if j == len(lower) {
-			return true
-		}
-	}
-	return false
-}
-
-func lowerASCII(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
 }
