@@ -136,9 +136,9 @@ func (d *ddlFollower) rules(s *session, base *extract.Rules) *extract.Rules {
 					d.active.Store(false)
 				}
 			}
+			tables = d.tables
 		})
 	}
-	s.lock(func() { tables = d.tables })
 	if len(tables) == 0 {
 		return base
 	}
