@@ -1,9 +1,10 @@
-# bench/lib.sh — the lifecycle that bench/small.sh and bench/ingest.sh share:
-# logging, the server connection, durability for the run and its restore,
-# free ports, stopping children, the bench database, building binaries and
-# the host part of meta.txt. Sourced, not run. The sourcing script sets
-# BENCH_NAME (its log prefix) and REPO (the checkout) before sourcing, and
-# WORK (its temp dir) before calling build_binaries.
+# bench/lib.sh — the lifecycle that bench/small.sh, bench/ingest.sh and
+# bench/pgbench.sh share: logging, the server connection, durability for the
+# run and its restore, free ports, waiting for a child to listen, stopping
+# children, the bench database, building binaries and the host part of
+# meta.txt. Sourced, not run. The sourcing script sets BENCH_NAME (its log
+# prefix) and REPO (the checkout) before sourcing, and WORK (its temp dir)
+# before calling build_binaries.
 # shellcheck shell=bash
 
 log() { printf '[%s %s] %s\n' "$BENCH_NAME" "$(date +%H:%M:%S)" "$*" >&2; }
