@@ -83,8 +83,9 @@ WAL_SLOT=${WAL_SLOT:-lethe_ingest_bench}
 PG_DURABLE=${PG_DURABLE:-1}
 RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
 
-log() { printf '[ingest %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { printf '[ingest] ERROR: %s\n' "$*" >&2; exit 1; }
+BENCH_NAME=ingest
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 
 for v in R ROWS BATCH DIM WARMUP_ROWS PAIRED_ROWS SETTLE_S BIG_MB QUIET_PCT QUIET_MAX PROXY_PORT PG_DURABLE CAPTURE WAL; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
@@ -94,18 +95,8 @@ done
 
 # --- server connection ----------------------------------------------------------
 
-if [[ -z ${LETHE_TEST_PG_PORT:-} ]]; then
-    eval "$("$REPO/scripts/testdb.sh" env)"
-fi
-PG_HOST=${LETHE_TEST_PG_HOST:-127.0.0.1}
-PG_PORT=${LETHE_TEST_PG_PORT:?}
-PG_USER=${LETHE_TEST_PG_USER:?}
-export PGPASSWORD=${LETHE_TEST_PG_PASSWORD:?}
-export PGSSLMODE=disable PGCONNECT_TIMEOUT=10 PGAPPNAME=lethe-ingest-bench
-unset PGHOST PGPORT PGUSER PGDATABASE PGSERVICE PGOPTIONS
-
-case $PG_HOST in 127.* | localhost | ::1) ;; *) die "refusing non-loopback server $PG_HOST" ;; esac
-for bin in psql go getconf od; do command -v "$bin" >/dev/null || die "$bin not found in PATH"; done
+connect_env lethe-ingest-bench
+require_bins psql go getconf od
 ((PERF == 0)) || command -v perf >/dev/null || die "PERF=1 needs perf in PATH"
 export CLK_TCK
 CLK_TCK=$(getconf CLK_TCK)
@@ -116,28 +107,19 @@ WORK=$(mktemp -d /tmp/lethe-ingest.XXXXXX)
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT="$RESULTS_DIR/ingest-$STAMP"
 PROXY_PID="" PERF_PID="" LAG_PID=""
-RESTORE_SQL=() DURABILITY_WAS=""
 
 cleanup() {
-    local rc=$? pid
+    local rc=$?
     trap - EXIT INT TERM
-    for pid in $LAG_PID $PERF_PID $PROXY_PID; do kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in $LAG_PID $PERF_PID $PROXY_PID; do
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$pid" 2>/dev/null || true
-    done
+    # shellcheck disable=SC2086 # each is empty or one pid
+    stop_pids 50 $LAG_PID $PERF_PID $PROXY_PID
     if ((WAL && CAPTURE)); then
         psql_direct -d "$BENCH_DB" -c "SELECT pg_drop_replication_slot('$WAL_SLOT') FROM pg_replication_slots WHERE slot_name = '$WAL_SLOT'" \
             -c "DROP PUBLICATION IF EXISTS $WAL_SLOT, ${WAL_SLOT}_inserts" >/dev/null ||
             log "WARNING: could not drop replication slot $WAL_SLOT; drop it, or it keeps the server's WAL"
     fi
     if [[ -d $OUT ]]; then cp "$WORK"/proxy.yaml "$WORK"/proxy.log "$OUT"/ 2>/dev/null || true; fi
-    if ((${#RESTORE_SQL[@]})); then
-        local q args=()
-        for q in "${RESTORE_SQL[@]}"; do args+=(-c "$q"); done
-        psql_direct -d postgres "${args[@]}" -c "SELECT pg_reload_conf()" >/dev/null ||
-            log "WARNING: could not restore the server's ${DURABILITY_WAS}; run: ${RESTORE_SQL[*]}"
-    fi
+    restore_server_durability
     rm -rf "$WORK"
     exit "$rc"
 }
@@ -145,52 +127,22 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
 if ((PROXY_PORT == 0)); then
-    for _ in $(seq 50); do
-        p=$((20000 + RANDOM % 20000))
-        if port_free "$p"; then PROXY_PORT=$p; break; fi
-    done
-    ((PROXY_PORT != 0)) || die "no free port found"
+    PROXY_PORT=$(free_port)
 else
     port_free "$PROXY_PORT" || die "port 127.0.0.1:$PROXY_PORT is in use (set PROXY_PORT)"
 fi
 
-psql_direct() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" "$@"; }
-
 # --- server durability -------------------------------------------------------------
-# The ledger fsyncs every write-ahead intent, as a production PostgreSQL fsyncs
-# every commit. The test cluster runs with fsync=off: measured against it, the
-# proxy pays for durability that the direct path skips, and its fsyncs queue
-# behind the server's unsynced write-back on the shared disk. PG_DURABLE=1
-# turns fsync and synchronous_commit on for the run (ALTER SYSTEM, reload) and
-# puts them back at exit.
-if ((PG_DURABLE)); then
-    for name in fsync synchronous_commit; do
-        IFS='|' read -r setting source < <(psql_direct -d postgres -F '|' -c "SELECT setting, source FROM pg_settings WHERE name = '$name'")
-        case $source in
-        "configuration file" | default) RESTORE_SQL+=("ALTER SYSTEM RESET $name") ;;
-        *) RESTORE_SQL+=("ALTER SYSTEM SET $name = '$setting'") ;;
-        esac
-        DURABILITY_WAS+="$name=$setting "
-        psql_direct -d postgres -c "ALTER SYSTEM SET $name = on"
-    done
-    psql_direct -d postgres -c "SELECT pg_reload_conf()" >/dev/null
-    sleep 1
-    log "server made durable for the run: fsync=$(psql_direct -d postgres -c 'SHOW fsync') synchronous_commit=$(psql_direct -d postgres -c 'SHOW synchronous_commit') (was: $DURABILITY_WAS)"
-fi
-
-psql_direct -d postgres -c 'select 1' >/dev/null || die "cannot reach PostgreSQL at $PG_HOST:$PG_PORT as $PG_USER (scripts/testdb.sh start?)"
-if [[ $(psql_direct -d postgres -c "select 1 from pg_database where datname = '$BENCH_DB'") != 1 ]]; then
-    log "creating database $BENCH_DB"
-    psql_direct -d postgres -c "create database \"$BENCH_DB\""
-fi
+# PG_DURABLE=1 turns fsync and synchronous_commit on for the run and puts them
+# back at exit (see make_server_durable in bench/lib.sh).
+if ((PG_DURABLE)); then make_server_durable; fi
+ensure_bench_db "$BENCH_DB"
 
 mkdir -p "$OUT"
 log "results → $OUT"
 log "building lethe-proxy and bench/ingest from $REPO"
-(cd "$REPO" && go build -o "$WORK/lethe-proxy" ./cmd/lethe-proxy && go build -o "$WORK/ingest" ./bench/ingest && go build -o "$WORK/wallag" ./bench/wallag) || die "go build failed"
+build_binaries ./cmd/lethe-proxy ./bench/ingest ./bench/wallag
 
 # --- lethe-proxy with capture ----------------------------------------------------
 
@@ -235,12 +187,7 @@ log "starting lethe-proxy on 127.0.0.1:$PROXY_PORT${LETHE_PROXY_ENV:+ with env: 
 # shellcheck disable=SC2086 # LETHE_PROXY_ENV is a list of K=V words
 env $LETHE_PROXY_ENV LETHE_SUBJECT_SALT="$SALT" "$WORK/lethe-proxy" serve --config "$WORK/proxy.yaml" >"$WORK/proxy.log" 2>&1 </dev/null &
 PROXY_PID=$!
-for _ in $(seq 100); do
-    kill -0 "$PROXY_PID" 2>/dev/null || { tail -n 20 "$WORK/proxy.log" >&2 || true; die "lethe-proxy exited during startup"; }
-    (exec 3<>"/dev/tcp/127.0.0.1/$PROXY_PORT") 2>/dev/null && break
-    sleep 0.1
-done
-(exec 3<>"/dev/tcp/127.0.0.1/$PROXY_PORT") 2>/dev/null || die "lethe-proxy did not listen on 127.0.0.1:$PROXY_PORT within 10s"
+wait_listening "$PROXY_PID" "$PROXY_PORT" lethe-proxy "$WORK/proxy.log"
 
 if ((PERF == 1)); then
     log "perf record -e cpu-clock -g -p $PROXY_PID"
@@ -251,13 +198,7 @@ fi
 # --- metadata --------------------------------------------------------------------
 
 {
-    echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "git_rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    echo "git_changes=$(git -C "$REPO" status --porcelain -- . ':!bench' 2>/dev/null | awk '{print $1 ":" $2}' | paste -sd' ')"
-    echo "nproc=$(nproc)"
-    echo "cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
-    echo "kernel=$(uname -r)"
-    echo "postgres=$(psql_direct -d postgres -c 'show server_version')"
+    host_meta
     echo "pgvector=$(psql_direct -d "$BENCH_DB" -c "select coalesce((select extversion from pg_extension where extname = 'vector'), 'not yet installed')")"
     echo "go=$(go version)"
     echo "rounds=$R rows=$ROWS batch=$BATCH dim=$DIM warmup_rows=$WARMUP_ROWS paired_rows=$PAIRED_ROWS pg_durable=$PG_DURABLE (server was: $DURABILITY_WAS) capture=$CAPTURE wal=$WAL big_mb=$BIG_MB"

@@ -66,8 +66,9 @@ OTHER_MAX=${OTHER_MAX:-10}
 RETRIES=${RETRIES:-2}
 RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
 
-log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { printf '[bench] ERROR: %s\n' "$*" >&2; exit 1; }
+BENCH_NAME=bench
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 
 for v in ROUNDS DURATION CLIENTS THREADS SCALE WARMUP PGB_PORT PROXY_PORT QUIET_PCT QUIET_MAX OTHER_MAX RETRIES; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
@@ -78,21 +79,8 @@ for m in $MODES; do [[ $m == simple || $m == extended || $m == prepared ]] || di
 
 # --- server connection ----------------------------------------------------------
 
-if [[ -z ${LETHE_TEST_PG_PORT:-} ]]; then
-    eval "$("$REPO/scripts/testdb.sh" env)"
-fi
-PG_HOST=${LETHE_TEST_PG_HOST:-127.0.0.1}
-PG_PORT=${LETHE_TEST_PG_PORT:?}
-PG_USER=${LETHE_TEST_PG_USER:?}
-export PGPASSWORD=${LETHE_TEST_PG_PASSWORD:?}
-export PGSSLMODE=disable PGCONNECT_TIMEOUT=10 PGAPPNAME=lethe-bench
-unset PGHOST PGPORT PGUSER PGDATABASE PGSERVICE PGOPTIONS
-
-case $PG_HOST in 127.* | localhost | ::1) ;; *) die "refusing non-loopback server $PG_HOST" ;; esac
-
-for bin in pgbench psql pgbouncer go getconf; do
-    command -v "$bin" >/dev/null || die "$bin not found in PATH"
-done
+connect_env lethe-bench
+require_bins pgbench psql pgbouncer go getconf
 CLK_TCK=$(getconf CLK_TCK)
 
 # --- lifecycle -------------------------------------------------------------------
@@ -104,15 +92,10 @@ OUT="$RESULTS_DIR/$STAMP"
 PGB_PID="" PROXY_PID="" PERF_PID=""
 
 cleanup() {
-    local rc=$? pid
+    local rc=$?
     trap - EXIT INT TERM
-    for pid in $PERF_PID $PROXY_PID $PGB_PID; do
-        kill -TERM "$pid" 2>/dev/null || true
-    done
-    for pid in $PERF_PID $PROXY_PID $PGB_PID; do
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$pid" 2>/dev/null || true
-    done
+    # shellcheck disable=SC2086 # each is empty or one pid
+    stop_pids 50 $PERF_PID $PROXY_PID $PGB_PID
     if [[ -d $OUT ]]; then
         cp "$WORK"/*.log "$WORK"/*.ini "$WORK"/proxy.yaml "$OUT"/ 2>/dev/null || true
     fi
@@ -122,20 +105,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-wait_port() { # pid port name
-    for _ in $(seq 100); do
-        kill -0 "$1" 2>/dev/null || { tail -n 20 "$WORK/$3.log" >&2 || true; die "$3 exited during startup"; }
-        (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    die "$3 did not listen on 127.0.0.1:$2 within 10s"
-}
-
-# psql as the superuser, direct to the server
-psql_direct() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" "$@"; }
 
 # --- preflight -------------------------------------------------------------------
 
@@ -202,7 +171,7 @@ if [[ " $TARGETS " == *" pgbouncer "* ]]; then
     log "starting pgbouncer on 127.0.0.1:$PGB_PORT"
     "${PGB_RUN[@]}" pgbouncer "$WORK/pgbouncer.ini" >>"$WORK/pgbouncer.stderr.log" 2>&1 </dev/null &
     PGB_PID=$!
-    wait_port "$PGB_PID" "$PGB_PORT" pgbouncer
+    wait_listening "$PGB_PID" "$PGB_PORT" pgbouncer "$WORK/pgbouncer.log"
 fi
 
 # --- lethe-proxy -----------------------------------------------------------------
@@ -221,7 +190,7 @@ if [[ " $TARGETS " == *" proxy "* ]]; then
     # shellcheck disable=SC2086 # LETHE_PROXY_ENV is a list of K=V words
     env $LETHE_PROXY_ENV "$WORK/lethe-proxy" serve --config "$WORK/proxy.yaml" >"$WORK/proxy.log" 2>&1 </dev/null &
     PROXY_PID=$!
-    wait_port "$PROXY_PID" "$PROXY_PORT" proxy
+    wait_listening "$PROXY_PID" "$PROXY_PORT" proxy "$WORK/proxy.log"
 fi
 
 target_port() {

@@ -65,8 +65,9 @@ PG_DURABLE=${PG_DURABLE:-1}
 PERF_TARGET=${PERF_TARGET:-}
 RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
 
-log() { printf '[small %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { printf '[small] ERROR: %s\n' "$*" >&2; exit 1; }
+BENCH_NAME=small
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 
 for v in R D DIM WARMUP_S SETTLE_S QUIET_PCT QUIET_MAX PG_DURABLE NOSYNC; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
@@ -77,18 +78,8 @@ done
 [[ $TABLE =~ ^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$ ]] || die "TABLE must be schema.table in lower case (got '$TABLE')"
 [[ $BENCH_DB =~ ^[A-Za-z0-9_]+$ ]] || die "BENCH_DB must be a plain identifier"
 
-if [[ -z ${LETHE_TEST_PG_PORT:-} ]]; then
-    eval "$("$REPO/scripts/testdb.sh" env)"
-fi
-PG_HOST=${LETHE_TEST_PG_HOST:-127.0.0.1}
-PG_PORT=${LETHE_TEST_PG_PORT:?}
-PG_USER=${LETHE_TEST_PG_USER:?}
-export PGPASSWORD=${LETHE_TEST_PG_PASSWORD:?}
-export PGSSLMODE=disable PGCONNECT_TIMEOUT=10 PGAPPNAME=lethe-small-bench
-unset PGHOST PGPORT PGUSER PGDATABASE PGSERVICE PGOPTIONS
-
-case $PG_HOST in 127.* | localhost | ::1) ;; *) die "refusing non-loopback server $PG_HOST" ;; esac
-for bin in psql go getconf od; do command -v "$bin" >/dev/null || die "$bin not found in PATH"; done
+connect_env lethe-small-bench
+require_bins psql go getconf od
 [[ -z $PERF_TARGET ]] || command -v perf >/dev/null || die "PERF_TARGET needs perf in PATH"
 export CLK_TCK
 CLK_TCK=$(getconf CLK_TCK)
@@ -97,30 +88,19 @@ WORK=$(mktemp -d /tmp/lethe-small.XXXXXX)
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT="$RESULTS_DIR/small-$STAMP"
 PIDS=() PERF_PID=""
-RESTORE_SQL=() DURABILITY_WAS=""
-
-psql_direct() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" "$@"; }
 
 cleanup() {
-    local rc=$? pid
+    local rc=$?
     trap - EXIT INT TERM
-    for pid in $PERF_PID "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in $PERF_PID "${PIDS[@]}"; do
-        for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$pid" 2>/dev/null || true
-    done
+    # shellcheck disable=SC2086 # PERF_PID is empty or one pid
+    stop_pids 100 $PERF_PID "${PIDS[@]}"
     if [[ -d $OUT ]]; then cp "$WORK"/*.yaml "$WORK"/*.log "$OUT"/ 2>/dev/null || true; fi
     if [[ " $TARGETS " == *" wal "* ]]; then
         psql_direct -d "$BENCH_DB" -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'lethe_small_bench'" \
             -c "DROP PUBLICATION IF EXISTS lethe_small_bench, lethe_small_bench_inserts" >/dev/null ||
             log "WARNING: could not drop replication slot lethe_small_bench; drop it, or it keeps the server's WAL"
     fi
-    if ((${#RESTORE_SQL[@]})); then
-        local q args=()
-        for q in "${RESTORE_SQL[@]}"; do args+=(-c "$q"); done
-        psql_direct -d postgres "${args[@]}" -c "SELECT pg_reload_conf()" >/dev/null ||
-            log "WARNING: could not restore the server's ${DURABILITY_WAS}; run: ${RESTORE_SQL[*]}"
-    fi
+    restore_server_durability
     rm -rf "$WORK"
     exit "$rc"
 }
@@ -128,43 +108,15 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-free_port() {
-    local p
-    for _ in $(seq 50); do
-        p=$((20000 + RANDOM % 20000))
-        if port_free "$p"; then echo "$p"; return; fi
-    done
-    die "no free port found"
-}
-
 # The ledger fsyncs every intent, as a production PostgreSQL fsyncs every
 # commit; the test cluster runs with fsync=off, which would flatter direct.
-if ((PG_DURABLE)); then
-    for name in fsync synchronous_commit; do
-        IFS='|' read -r setting source < <(psql_direct -d postgres -F '|' -c "SELECT setting, source FROM pg_settings WHERE name = '$name'")
-        case $source in
-        "configuration file" | default) RESTORE_SQL+=("ALTER SYSTEM RESET $name") ;;
-        *) RESTORE_SQL+=("ALTER SYSTEM SET $name = '$setting'") ;;
-        esac
-        DURABILITY_WAS+="$name=$setting "
-        psql_direct -d postgres -c "ALTER SYSTEM SET $name = on"
-    done
-    psql_direct -d postgres -c "SELECT pg_reload_conf()" >/dev/null
-    sleep 1
-    log "server made durable for the run: fsync=$(psql_direct -d postgres -c 'SHOW fsync') synchronous_commit=$(psql_direct -d postgres -c 'SHOW synchronous_commit') (was: $DURABILITY_WAS)"
-fi
-
-psql_direct -d postgres -c 'select 1' >/dev/null || die "cannot reach PostgreSQL at $PG_HOST:$PG_PORT as $PG_USER (scripts/testdb.sh start?)"
-if [[ $(psql_direct -d postgres -c "select 1 from pg_database where datname = '$BENCH_DB'") != 1 ]]; then
-    log "creating database $BENCH_DB"
-    psql_direct -d postgres -c "create database \"$BENCH_DB\""
-fi
+if ((PG_DURABLE)); then make_server_durable; fi
+ensure_bench_db "$BENCH_DB"
 
 mkdir -p "$OUT"
 log "results → $OUT"
 log "building lethe-proxy and bench/small from $REPO"
-(cd "$REPO" && go build -o "$WORK/lethe-proxy" ./cmd/lethe-proxy && go build -o "$WORK/small" ./bench/small) || die "go build failed"
+build_binaries ./cmd/lethe-proxy ./bench/small
 if [[ " $TARGETS " == *" nosync "* ]]; then
     (cd "$REPO" && go build -tags lethe_bench_intent_nosync -o "$WORK/lethe-proxy-nosync" ./cmd/lethe-proxy) || die "go build (nosync) failed"
 fi
@@ -210,12 +162,7 @@ EOF
     env $LETHE_PROXY_ENV LETHE_SUBJECT_SALT="$SALT" "$bin" serve --config "$WORK/$name.yaml" >"$WORK/$name.log" 2>&1 </dev/null &
     pid=$!
     PIDS+=("$pid")
-    for _ in $(seq 100); do
-        kill -0 "$pid" 2>/dev/null || { tail -n 20 "$WORK/$name.log" >&2 || true; die "$name exited during startup"; }
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-        sleep 0.1
-    done
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || die "$name did not listen on 127.0.0.1:$port within 10s"
+    wait_listening "$pid" "$port" "$name" "$WORK/$name.log"
     export "SMALL_DSN_$name=$(dsn "$port")" "SMALL_PID_$name=$pid"
 }
 
@@ -239,13 +186,7 @@ if [[ -n $PERF_TARGET ]]; then
 fi
 
 {
-    echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "git_rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    echo "git_changes=$(git -C "$REPO" status --porcelain -- . ':!bench' 2>/dev/null | awk '{print $1 ":" $2}' | paste -sd' ')"
-    echo "nproc=$(nproc)"
-    echo "cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
-    echo "kernel=$(uname -r)"
-    echo "postgres=$(psql_direct -d postgres -c 'show server_version')"
+    host_meta
     echo "go=$(go version)"
     echo "rounds=$R d=$D clients=$CLIENTS modes=$MODES dim=$DIM warmup_s=$WARMUP_S settle_s=$SETTLE_S targets=$TARGETS"
     echo "pg_durable=$PG_DURABLE (server was: $DURABILITY_WAS) table=$TABLE db=$BENCH_DB"

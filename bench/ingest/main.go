@@ -23,7 +23,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,6 +34,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/lethe-privacy/lethe/bench/internal/benchdb"
+	"github.com/lethe-privacy/lethe/bench/internal/benchenv"
 	"github.com/lethe-privacy/lethe/bench/internal/median"
 	"github.com/lethe-privacy/lethe/bench/internal/procstat"
 )
@@ -54,44 +55,25 @@ type config struct {
 	outDir                     string
 }
 
-func envInt(name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		fatalf("%s must be a non-negative integer (got %q)", name, v)
-	}
-	return n
-}
-
-func fatalf(format string, a ...any) {
-	fmt.Fprintf(os.Stderr, "[ingest] ERROR: "+format+"\n", a...)
-	os.Exit(1)
-}
-
-func logf(format string, a ...any) {
-	fmt.Fprintf(os.Stderr, "[ingest %s] "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
-}
+const prog benchenv.Prog = "ingest"
 
 func loadConfig() config {
 	c := config{
 		directDSN:  os.Getenv("INGEST_DIRECT_DSN"),
 		proxyDSN:   os.Getenv("INGEST_PROXY_DSN"),
 		table:      os.Getenv("INGEST_TABLE"),
-		proxyPID:   envInt("INGEST_PROXY_PID", 0),
-		rows:       envInt("ROWS", 20000),
-		rounds:     envInt("R", 3),
-		batch:      envInt("BATCH", 100),
-		dim:        envInt("DIM", 1536),
-		warmupRows: envInt("WARMUP_ROWS", 1000),
-		pairedRows: envInt("PAIRED_ROWS", 60000),
-		settle:     time.Duration(envInt("SETTLE_S", 11)) * time.Second,
-		bigMB:      envInt("BIG_MB", 1024),
-		quietPct:   float64(envInt("QUIET_PCT", 20)),
-		quietMax:   time.Duration(envInt("QUIET_MAX", 60)) * time.Second,
-		clkTck:     int64(envInt("CLK_TCK", 100)),
+		proxyPID:   prog.EnvInt("INGEST_PROXY_PID", 0),
+		rows:       prog.EnvInt("ROWS", 20000),
+		rounds:     prog.EnvInt("R", 3),
+		batch:      prog.EnvInt("BATCH", 100),
+		dim:        prog.EnvInt("DIM", 1536),
+		warmupRows: prog.EnvInt("WARMUP_ROWS", 1000),
+		pairedRows: prog.EnvInt("PAIRED_ROWS", 60000),
+		settle:     time.Duration(prog.EnvInt("SETTLE_S", 11)) * time.Second,
+		bigMB:      prog.EnvInt("BIG_MB", 1024),
+		quietPct:   float64(prog.EnvInt("QUIET_PCT", 20)),
+		quietMax:   time.Duration(prog.EnvInt("QUIET_MAX", 60)) * time.Second,
+		clkTck:     int64(prog.EnvInt("CLK_TCK", 100)),
 		outDir:     os.Getenv("OUT_DIR"),
 		workloads:  strings.Fields(os.Getenv("WORKLOADS")),
 	}
@@ -100,14 +82,14 @@ func loadConfig() config {
 	}
 	for _, w := range c.workloads {
 		if w != "extended" && w != "simple" && w != "copy" {
-			fatalf("unknown workload %q (extended, simple, copy)", w)
+			prog.Fatalf("unknown workload %q (extended, simple, copy)", w)
 		}
 	}
 	if c.directDSN == "" || c.proxyDSN == "" || c.table == "" || c.proxyPID == 0 {
-		fatalf("INGEST_DIRECT_DSN, INGEST_PROXY_DSN, INGEST_TABLE and INGEST_PROXY_PID are required (run bench/ingest.sh)")
+		prog.Fatalf("INGEST_DIRECT_DSN, INGEST_PROXY_DSN, INGEST_TABLE and INGEST_PROXY_PID are required (run bench/ingest.sh)")
 	}
 	if c.rows < 1 || c.rounds < 1 || c.batch < 1 || c.dim < 1 || c.dim > 16000 {
-		fatalf("ROWS, R, BATCH must be >= 1 and DIM in 1..16000")
+		prog.Fatalf("ROWS, R, BATCH must be >= 1 and DIM in 1..16000")
 	}
 	return c
 }
@@ -145,7 +127,7 @@ func main() {
 
 	var err error
 	if b.admin, err = pgconn.Connect(ctx, cfg.directDSN); err != nil {
-		fatalf("connect direct: %v", err)
+		prog.Fatalf("connect direct: %v", err)
 	}
 	b.setup(ctx)
 	for _, t := range targets {
@@ -154,21 +136,21 @@ func main() {
 			dsn = cfg.proxyDSN
 		}
 		if b.conns[t], err = pgconn.Connect(ctx, dsn); err != nil {
-			fatalf("connect %s: %v", t, err)
+			prog.Fatalf("connect %s: %v", t, err)
 		}
 	}
 	b.gen = newRowGen(cfg.dim, 1000, 64, 1)
-	logf("table %s, dim %d, %d rows per run, batch %d, %d round(s), workloads %v, vector oid %d",
+	prog.Logf("table %s, dim %d, %d rows per run, batch %d, %d round(s), workloads %v, vector oid %d",
 		cfg.table, cfg.dim, cfg.rows, cfg.batch, cfg.rounds, cfg.workloads, b.vectorOID)
 
 	var runs []run
 	if cfg.warmupRows > 0 {
-		logf("warm-up: %d rows per workload and target (not recorded)", cfg.warmupRows)
+		prog.Logf("warm-up: %d rows per workload and target (not recorded)", cfg.warmupRows)
 		for _, w := range cfg.workloads {
 			for _, t := range targets {
 				r := b.runOne(ctx, 0, w, t, cfg.warmupRows, false)
 				if r.err != nil {
-					logf("warm-up %s %s failed: %v", w, t, r.err)
+					prog.Logf("warm-up %s %s failed: %v", w, t, r.err)
 				}
 			}
 		}
@@ -182,7 +164,7 @@ func main() {
 				if r.err != nil {
 					status = "FAILED: " + r.err.Error()
 				}
-				logf("round %d %-8s %-6s %8.0f rows/s  %6.2fs  proxy %6.1f µs/row  rss %s  host busy %3.0f%% (waited %.0fs) %s",
+				prog.Logf("round %d %-8s %-6s %8.0f rows/s  %6.2fs  proxy %6.1f µs/row  rss %s  host busy %3.0f%% (waited %.0fs) %s",
 					r.round, r.workload, r.target, r.rowsPerSec, r.secs, r.usRow, mib(r.maxRSSKB), r.hostBusyPct, r.waited.Seconds(), status)
 			}
 		}
@@ -190,7 +172,7 @@ func main() {
 
 	var pr *paired
 	if cfg.pairedRows > 0 && slices.Contains(cfg.workloads, "extended") {
-		logf("paired extended: %d rows per target, statements alternating", cfg.pairedRows)
+		prog.Logf("paired extended: %d rows per target, statements alternating", cfg.pairedRows)
 		p := b.runPaired(ctx, cfg.pairedRows)
 		pr = &p
 	}
@@ -202,25 +184,11 @@ func main() {
 }
 
 func (b *bench) setup(ctx context.Context) {
-	stmts := []string{
-		"CREATE EXTENSION IF NOT EXISTS vector",
-		"DROP TABLE IF EXISTS " + b.cfg.table,
-		fmt.Sprintf("CREATE TABLE %s (id text PRIMARY KEY, embedding vector(%d), metadata jsonb)", b.cfg.table, b.cfg.dim),
-	}
-	for _, s := range stmts {
-		if _, err := b.admin.Exec(ctx, s).ReadAll(); err != nil {
-			fatalf("%s: %v", s, describe(err))
-		}
-	}
-	res := b.admin.ExecParams(ctx, "SELECT 'vector'::regtype::oid", nil, nil, nil, nil).Read()
-	if res.Err != nil || len(res.Rows) != 1 {
-		fatalf("vector oid: %v", describe(res.Err))
-	}
-	oid, err := strconv.ParseUint(string(res.Rows[0][0]), 10, 32)
+	oid, err := benchdb.CreateVectorTable(ctx, b.admin, b.cfg.table, b.cfg.dim)
 	if err != nil {
-		fatalf("vector oid %q: %v", res.Rows[0][0], err)
+		prog.Fatalf("%v", err)
 	}
-	b.vectorOID = uint32(oid)
+	b.vectorOID = oid
 }
 
 func (b *bench) truncate(ctx context.Context) error {
@@ -241,7 +209,7 @@ func (b *bench) count(ctx context.Context) (int, error) {
 func (b *bench) runOne(ctx context.Context, round int, w, t string, n int, quiet bool) run {
 	r := run{round: round, workload: w, target: t, rows: n}
 	if err := b.truncate(ctx); err != nil {
-		r.err = fmt.Errorf("truncate: %v", describe(err))
+		r.err = fmt.Errorf("truncate: %v", benchdb.Describe(err))
 		return r
 	}
 	if quiet {
@@ -281,7 +249,7 @@ func (b *bench) runOne(ctx context.Context, round int, w, t string, n int, quiet
 	r.proxyTicks = t1 - t0
 	if r.err == nil {
 		if got, err := b.count(ctx); err != nil {
-			r.err = fmt.Errorf("count: %v", describe(err))
+			r.err = fmt.Errorf("count: %v", benchdb.Describe(err))
 		} else if got != n {
 			r.err = fmt.Errorf("table has %d rows, expected %d", got, n)
 		}
@@ -344,7 +312,7 @@ func (ins *extendedInserter) exec(ctx context.Context, conn *pgconn.PgConn, from
 	}
 	res := conn.ExecParams(ctx, sql, ins.vals, ins.oids[:3*k], ins.formats[:3*k], nil).Read()
 	if res.Err != nil {
-		return fmt.Errorf("INSERT rows %d..%d: %v", from, from+k-1, describe(res.Err))
+		return fmt.Errorf("INSERT rows %d..%d: %v", from, from+k-1, benchdb.Describe(res.Err))
 	}
 	return nil
 }
@@ -354,7 +322,7 @@ func (b *bench) loadSimple(ctx context.Context, conn *pgconn.PgConn, n int) erro
 		k := min(b.cfg.batch, n-from)
 		b.sqlBuf = b.gen.literalSQL(b.sqlBuf[:0], b.cfg.table, from, k)
 		if _, err := conn.Exec(ctx, string(b.sqlBuf)).ReadAll(); err != nil {
-			return fmt.Errorf("INSERT rows %d..%d: %v", from, from+k-1, describe(err))
+			return fmt.Errorf("INSERT rows %d..%d: %v", from, from+k-1, benchdb.Describe(err))
 		}
 	}
 	return nil
@@ -364,7 +332,7 @@ func (b *bench) loadCopy(ctx context.Context, conn *pgconn.PgConn, n int) error 
 	cr := newCopyReader(b.gen, n)
 	tag, err := conn.CopyFrom(ctx, cr, "COPY "+b.cfg.table+" (id, embedding, metadata) FROM STDIN WITH (FORMAT BINARY)")
 	if err != nil {
-		return fmt.Errorf("COPY: %v", describe(err))
+		return fmt.Errorf("COPY: %v", benchdb.Describe(err))
 	}
 	if tag.RowsAffected() != int64(n) {
 		return fmt.Errorf("COPY: %d rows, expected %d", tag.RowsAffected(), n)
@@ -379,12 +347,12 @@ func (b *bench) bigCopy(ctx context.Context) *run {
 	n := int(int64(b.cfg.bigMB) << 20 / int64(rowBytes))
 	r := &run{workload: "bigcopy", target: "proxy", rows: n}
 	if err := b.truncate(ctx); err != nil {
-		r.err = fmt.Errorf("truncate: %v", describe(err))
+		r.err = fmt.Errorf("truncate: %v", benchdb.Describe(err))
 		return r
 	}
 	r.waited = procstat.WaitQuiet(b.cfg.quietPct, b.cfg.quietMax)
 	_, hwmBefore, _ := procstat.MemKB(b.cfg.proxyPID)
-	logf("bounded-memory check: %d MiB binary COPY (%d rows × ~%d B) through the proxy; VmHWM before: %s",
+	prog.Logf("bounded-memory check: %d MiB binary COPY (%d rows × ~%d B) through the proxy; VmHWM before: %s",
 		b.cfg.bigMB, n, rowBytes, mib(hwmBefore))
 	b.gen.prefix = "big-"
 	pid := b.cfg.proxyPID
@@ -400,39 +368,19 @@ func (b *bench) bigCopy(ctx context.Context) *run {
 	r.proxyTicks = t1 - t0
 	switch {
 	case err != nil:
-		r.err = fmt.Errorf("COPY: %v", describe(err))
+		r.err = fmt.Errorf("COPY: %v", benchdb.Describe(err))
 	case tag.RowsAffected() != int64(n):
 		r.err = fmt.Errorf("COPY: %d rows, expected %d", tag.RowsAffected(), n)
 	default:
 		r.rowsPerSec = float64(n) / r.secs
 		r.usRow = float64(r.proxyTicks) / float64(b.cfg.clkTck) * 1e6 / float64(n)
 	}
-	logf("bounded-memory check: %d bytes streamed in %.1fs (%.0f MB/s), proxy VmRSS max %s, VmHWM after %s",
+	prog.Logf("bounded-memory check: %d bytes streamed in %.1fs (%.0f MB/s), proxy VmRSS max %s, VmHWM after %s",
 		cr.bytes, r.secs, float64(cr.bytes)/r.secs/1e6, mib(r.maxRSSKB), mib(r.hwmKB))
 	if err := b.truncate(ctx); err != nil {
-		logf("truncate after big copy: %v", describe(err))
+		prog.Logf("truncate after big copy: %v", benchdb.Describe(err))
 	}
 	return r
-}
-
-// describe renders a server error with its SQLSTATE, so refusals by the
-// proxy (LT001, LT002, 54000, ...) are visible as such.
-func describe(err error) string {
-	if err == nil {
-		return "<nil>"
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		s := fmt.Sprintf("SQLSTATE %s: %s", pe.Code, pe.Message)
-		if pe.Detail != "" {
-			s += " (detail: " + pe.Detail + ")"
-		}
-		if pe.Hint != "" {
-			s += " (hint: " + pe.Hint + ")"
-		}
-		return s
-	}
-	return err.Error()
 }
 
 func mib(kb int64) string {

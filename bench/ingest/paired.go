@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lethe-privacy/lethe/bench/internal/benchdb"
 	"github.com/lethe-privacy/lethe/bench/internal/procstat"
 )
 
@@ -26,7 +27,7 @@ type paired struct {
 func (b *bench) runPaired(ctx context.Context, n int) paired {
 	p := paired{lat: map[string][]time.Duration{}}
 	if err := b.truncate(ctx); err != nil {
-		p.err = fmt.Errorf("truncate: %v", describe(err))
+		p.err = fmt.Errorf("truncate: %v", benchdb.Describe(err))
 		return p
 	}
 	procstat.WaitQuiet(b.cfg.quietPct, b.cfg.quietMax)

@@ -26,7 +26,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -34,6 +33,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/lethe-privacy/lethe/bench/internal/benchenv"
 )
 
 type target struct {
@@ -56,39 +56,20 @@ type config struct {
 	outDir              string
 }
 
-func envInt(name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		fatalf("%s must be a non-negative integer (got %q)", name, v)
-	}
-	return n
-}
-
-func fatalf(format string, a ...any) {
-	fmt.Fprintf(os.Stderr, "[small] ERROR: "+format+"\n", a...)
-	os.Exit(1)
-}
-
-func logf(format string, a ...any) {
-	fmt.Fprintf(os.Stderr, "[small %s] "+format+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
-}
+const prog benchenv.Prog = "small"
 
 func loadConfig() config {
 	c := config{
 		adminDSN: os.Getenv("SMALL_ADMIN_DSN"),
 		table:    os.Getenv("SMALL_TABLE"),
-		rounds:   envInt("R", 3),
-		dur:      time.Duration(envInt("D", 10)) * time.Second,
-		warmup:   time.Duration(envInt("WARMUP_S", 2)) * time.Second,
-		settle:   time.Duration(envInt("SETTLE_S", 11)) * time.Second,
-		dim:      envInt("DIM", 1536),
-		quietPct: float64(envInt("QUIET_PCT", 20)),
-		quietMax: time.Duration(envInt("QUIET_MAX", 60)) * time.Second,
-		clkTck:   int64(envInt("CLK_TCK", 100)),
+		rounds:   prog.EnvInt("R", 3),
+		dur:      time.Duration(prog.EnvInt("D", 10)) * time.Second,
+		warmup:   time.Duration(prog.EnvInt("WARMUP_S", 2)) * time.Second,
+		settle:   time.Duration(prog.EnvInt("SETTLE_S", 11)) * time.Second,
+		dim:      prog.EnvInt("DIM", 1536),
+		quietPct: float64(prog.EnvInt("QUIET_PCT", 20)),
+		quietMax: time.Duration(prog.EnvInt("QUIET_MAX", 60)) * time.Second,
+		clkTck:   int64(prog.EnvInt("CLK_TCK", 100)),
 		outDir:   os.Getenv("OUT_DIR"),
 		modes:    strings.Fields(os.Getenv("MODES")),
 	}
@@ -97,13 +78,13 @@ func loadConfig() config {
 	}
 	for _, m := range c.modes {
 		if m != "extended" && m != "simple" {
-			fatalf("unknown mode %q (extended, simple)", m)
+			prog.Fatalf("unknown mode %q (extended, simple)", m)
 		}
 	}
 	for _, f := range strings.Fields(os.Getenv("CLIENTS")) {
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 1 {
-			fatalf("CLIENTS must be positive integers (got %q)", f)
+			prog.Fatalf("CLIENTS must be positive integers (got %q)", f)
 		}
 		c.clients = append(c.clients, n)
 	}
@@ -112,17 +93,17 @@ func loadConfig() config {
 	}
 	capturing := strings.Fields(os.Getenv("SMALL_CAPTURING"))
 	for _, name := range strings.Fields(os.Getenv("SMALL_TARGETS")) {
-		t := target{name: name, dsn: os.Getenv("SMALL_DSN_" + name), pid: envInt("SMALL_PID_"+name, 0), capturing: slices.Contains(capturing, name)}
+		t := target{name: name, dsn: os.Getenv("SMALL_DSN_" + name), pid: prog.EnvInt("SMALL_PID_"+name, 0), capturing: slices.Contains(capturing, name)}
 		if t.dsn == "" {
-			fatalf("SMALL_DSN_%s is not set", name)
+			prog.Fatalf("SMALL_DSN_%s is not set", name)
 		}
 		c.targets = append(c.targets, t)
 	}
 	if len(c.targets) == 0 || c.adminDSN == "" || c.table == "" {
-		fatalf("SMALL_TARGETS, SMALL_DSN_<name>, SMALL_ADMIN_DSN and SMALL_TABLE are required (run bench/small.sh)")
+		prog.Fatalf("SMALL_TARGETS, SMALL_DSN_<name>, SMALL_ADMIN_DSN and SMALL_TABLE are required (run bench/small.sh)")
 	}
 	if c.rounds < 1 || c.dur <= 0 || c.dim < 1 || c.dim > 16000 {
-		fatalf("R and D must be >= 1 and DIM in 1..16000")
+		prog.Fatalf("R and D must be >= 1 and DIM in 1..16000")
 	}
 	return c
 }
@@ -132,19 +113,19 @@ func main() {
 	ctx := context.Background()
 	admin, err := pgconn.Connect(ctx, cfg.adminDSN)
 	if err != nil {
-		fatalf("connect to the server: %v", err)
+		prog.Fatalf("connect to the server: %v", err)
 	}
 	b := newBench(cfg, admin)
 	b.setup(ctx)
-	logf("table %s, dim %d, %d round(s) of %s per run, clients %v, modes %v, targets %v",
+	prog.Logf("table %s, dim %d, %d round(s) of %s per run, clients %v, modes %v, targets %v",
 		cfg.table, cfg.dim, cfg.rounds, cfg.dur, cfg.clients, cfg.modes, names(cfg.targets))
 
 	if cfg.warmup > 0 {
-		logf("warm-up: %s per mode and target (not recorded)", cfg.warmup)
+		prog.Logf("warm-up: %s per mode and target (not recorded)", cfg.warmup)
 		for _, m := range cfg.modes {
 			for _, t := range cfg.targets {
 				if r := b.runOne(ctx, 0, m, cfg.clients[0], t, cfg.warmup, false); r.err != nil {
-					logf("warm-up %s %s failed: %v", m, t.name, r.err)
+					prog.Logf("warm-up %s %s failed: %v", m, t.name, r.err)
 				}
 			}
 		}
@@ -163,7 +144,7 @@ func main() {
 					if r.err != nil {
 						status = "FAILED: " + r.err.Error()
 					}
-					logf("round %d %-8s c=%d %-7s %7.0f inserts/s  p50 %5.2f ms  p99 %6.2f ms  proxy %6.1f µs/insert  host busy %3.0f%% (waited %.0fs) %s",
+					prog.Logf("round %d %-8s c=%d %-7s %7.0f inserts/s  p50 %5.2f ms  p99 %6.2f ms  proxy %6.1f µs/insert  host busy %3.0f%% (waited %.0fs) %s",
 						round, m, n, t.name, r.perSec, ms(r.p50), ms(r.p99), r.usPerInsert, r.hostBusyPct, r.waited.Seconds(), status)
 				}
 			}

@@ -129,6 +129,6 @@ func writeCSV(path string, runs []run) {
 			r.ticks, r.usPerInsert, r.hostBusyPct, r.waited.Seconds(), errText)
 	}
 	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
-		logf("writing %s: %v", path, err)
+		prog.Logf("writing %s: %v", path, err)
 	}
 }

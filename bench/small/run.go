@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/lethe-privacy/lethe/bench/internal/benchdb"
 	"github.com/lethe-privacy/lethe/bench/internal/procstat"
 	"github.com/lethe-privacy/lethe/bench/internal/vectors"
 )
@@ -47,24 +47,11 @@ type run struct {
 }
 
 func (b *bench) setup(ctx context.Context) {
-	for _, s := range []string{
-		"CREATE EXTENSION IF NOT EXISTS vector",
-		"DROP TABLE IF EXISTS " + b.cfg.table,
-		fmt.Sprintf("CREATE TABLE %s (id text PRIMARY KEY, embedding vector(%d), metadata jsonb)", b.cfg.table, b.cfg.dim),
-	} {
-		if _, err := b.admin.Exec(ctx, s).ReadAll(); err != nil {
-			fatalf("%s: %v", s, describe(err))
-		}
-	}
-	res := b.admin.ExecParams(ctx, "SELECT 'vector'::regtype::oid", nil, nil, nil, nil).Read()
-	if res.Err != nil || len(res.Rows) != 1 {
-		fatalf("vector oid: %v", describe(res.Err))
-	}
-	oid, err := strconv.ParseUint(string(res.Rows[0][0]), 10, 32)
+	oid, err := benchdb.CreateVectorTable(ctx, b.admin, b.cfg.table, b.cfg.dim)
 	if err != nil {
-		fatalf("vector oid %q: %v", res.Rows[0][0], err)
+		prog.Fatalf("%v", err)
 	}
-	b.vectorOID = uint32(oid)
+	b.vectorOID = oid
 }
 
 func (b *bench) exec(ctx context.Context, sql string) error {
@@ -78,7 +65,7 @@ func (b *bench) exec(ctx context.Context, sql string) error {
 func (b *bench) runOne(ctx context.Context, round int, mode string, n int, t target, d time.Duration, quiet bool) run {
 	r := run{round: round, mode: mode, clients: n, target: t.name}
 	if err := b.exec(ctx, "TRUNCATE "+b.cfg.table); err != nil {
-		r.err = fmt.Errorf("truncate: %v", describe(err))
+		r.err = fmt.Errorf("truncate: %v", benchdb.Describe(err))
 		return r
 	}
 	cs := make([]*client, n)
@@ -130,7 +117,7 @@ func (b *bench) runOne(ctx context.Context, round int, mode string, n int, t tar
 		res := b.admin.ExecParams(ctx, "SELECT count(*) FROM "+b.cfg.table, nil, nil, nil, nil).Read()
 		switch {
 		case res.Err != nil:
-			r.err = fmt.Errorf("count: %v", describe(res.Err))
+			r.err = fmt.Errorf("count: %v", benchdb.Describe(res.Err))
 		case string(res.Rows[0][0]) != strconv.Itoa(r.inserts):
 			r.err = fmt.Errorf("table has %s rows, the clients inserted %d", res.Rows[0][0], r.inserts)
 		}
@@ -171,7 +158,7 @@ const stmtName = "small_insert"
 func (b *bench) newClient(ctx context.Context, dsn, mode, prefix string) (*client, error) {
 	conn, err := pgconn.Connect(ctx, dsn)
 	if err != nil {
-		return nil, fmt.Errorf("connect: %v", describe(err))
+		return nil, fmt.Errorf("connect: %v", benchdb.Describe(err))
 	}
 	c := &client{b: b, conn: conn, mode: mode, prefix: prefix, latencies: make([]time.Duration, 0, 1<<16)}
 	if mode == "extended" {
@@ -180,7 +167,7 @@ func (b *bench) newClient(ctx context.Context, dsn, mode, prefix string) (*clien
 		sql := "INSERT INTO " + b.cfg.table + " (id, embedding, metadata) VALUES ($1, $2, $3)"
 		if _, err := conn.Prepare(ctx, stmtName, sql, c.oids); err != nil {
 			conn.Close(ctx)
-			return nil, fmt.Errorf("prepare: %v", describe(err))
+			return nil, fmt.Errorf("prepare: %v", benchdb.Describe(err))
 		}
 	}
 	return c, nil
@@ -201,7 +188,7 @@ func (c *client) insertUntil(ctx context.Context, deadline time.Time) error {
 			err = c.insertSimple(ctx, i)
 		}
 		if err != nil {
-			return fmt.Errorf("insert %d: %v", i, describe(err))
+			return fmt.Errorf("insert %d: %v", i, benchdb.Describe(err))
 		}
 		c.latencies = append(c.latencies, time.Since(start))
 		c.done++
@@ -230,17 +217,4 @@ func (c *client) insertSimple(ctx context.Context, i int) error {
 	c.sql = append(c.sql, "')"...)
 	_, err := c.conn.Exec(ctx, string(c.sql)).ReadAll()
 	return err
-}
-
-// describe renders a server error with its SQLSTATE, so that refusals by
-// the proxy (LT001, LT002, ...) show as such.
-func describe(err error) string {
-	if err == nil {
-		return "<nil>"
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return fmt.Sprintf("SQLSTATE %s: %s", pe.Code, pe.Message)
-	}
-	return err.Error()
 }
