@@ -79,12 +79,22 @@ type Capture struct {
 	WAL string `yaml:"wal"`
 	// WALSlot names the follower's replication slot and publications (one
 	// slot per ledger; proxies sharing a ledger share it).
-	WALSlot string      `yaml:"wal_slot"`
+	WALSlot string `yaml:"wal_slot"`
+	// Intents says which writes take a write-ahead intent in the ledger
+	// before they are forwarded: "auto" (default) all but those to tables
+	// the WAL follower streams in full, whose committed rows the slot
+	// holds until the ledger has them; "always" every write, as with
+	// capture.wal: off (docs/wal.md, Modes).
+	Intents string      `yaml:"intents"`
 	Tables  []TableRule `yaml:"tables"`
 }
 
 // Follows reports whether the WAL follower runs.
 func (c Capture) Follows() bool { return len(c.Tables) > 0 && (c.WAL == "on" || c.WAL == "true") }
+
+// SkipsFollowedIntents reports whether writes to tables the WAL follower
+// streams in full go without a write-ahead intent (Intents "auto").
+func (c Capture) SkipsFollowedIntents() bool { return c.Follows() && c.Intents == "auto" }
 
 // LedgerStore says where the ledger lives: an SQLite file (default) or a
 // PostgreSQL database shared by several proxies.
@@ -186,6 +196,7 @@ func Defaults() Config {
 			RecoveryInterval:      Duration(time.Minute),
 			MaxStatementsInFlight: 100_000,
 			WAL:                   "on",
+			Intents:               "auto",
 			WALSlot:               "lethe",
 		},
 		Coverage: Coverage{

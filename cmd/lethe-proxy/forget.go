@@ -226,6 +226,7 @@ func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logg
 		Metrics: func() map[string]float64 {
 			m := map[string]float64{
 				"lethe_capture_intents_total":          float64(st.Intents.Load()),
+				"lethe_capture_followed_writes_total":  float64(st.Followed.Load()),
 				"lethe_capture_refused_total":          float64(st.Refused.Load()),
 				"lethe_capture_untracked_writes_total": float64(st.UntrackedWrites.Load()),
 				"lethe_capture_decision_errors_total":  float64(st.DecisionErrors.Load()),
@@ -234,6 +235,9 @@ func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logg
 			}
 			if c.wal != nil {
 				walMetrics(c.wal.follower, m)
+			}
+			if c.followed != nil {
+				m["lethe_capture_followed_tables"] = float64(c.followed.Len())
 			}
 			if c.coverage != nil {
 				m["lethe_coverage_uncovered_tables"] = float64(c.coverage.UncoveredTables())

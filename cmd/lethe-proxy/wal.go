@@ -32,15 +32,19 @@ type following struct {
 // cannot be reached yet is retried once the follower runs, as the relay
 // itself would be.
 func prepareFollowing(c config.Capture, rules *extract.Rules, l ledger.Ledger, hasher *ledger.Hasher, tombs *capture.Tombstones, recent *capture.Recent,
-	lateWrite func(context.Context, string, string) error, log *slog.Logger) (*following, error) {
+	followed *capture.Followed, lateWrite func(context.Context, string, string) error, log *slog.Logger) (*following, error) {
 	observer, ok := l.(ledger.Observer)
 	if !ok {
 		return nil, errors.New("the ledger cannot take the WAL follower's changes")
 	}
-	f, err := walfollow.New(walfollow.Config{
+	cfg := walfollow.Config{
 		ConnString: c.Store, Name: c.WALSlot, Rules: rules, Ledger: observer, Hasher: hasher, Logger: log,
 		Forgotten: tombs.Has, LateWrite: lateWrite, Recent: recent,
-	})
+	}
+	if followed != nil { // a nil *Followed in the interface would not be nil
+		cfg.Followed = followed
+	}
+	f, err := walfollow.New(cfg)
 	if err != nil {
 		return nil, err
 	}

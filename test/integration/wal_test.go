@@ -75,6 +75,9 @@ func TestWAL_RowsWrittenAroundTheProxyAreTaggedAndForgotten(t *testing.T) {
 	ctx := ctxT(t)
 	direct := connect(t, db.URL(db.Addr(), ""))
 	app := connect(t, db.URL(f.proxyAddr, "sslmode=disable"))
+	// capture.intents: auto (the default): once the follower streams the
+	// table in full, the proxy's writes to it take no intent.
+	require.Eventually(t, func() bool { return f.metrics(t)["lethe_capture_followed_tables"] == 1 }, 30*time.Second, 20*time.Millisecond)
 
 	_, err := direct.Exec(ctx, `INSERT INTO wal_docs VALUES ('m1', 'alice', '[1,2,3]'), ('m2', 'bob', '[1,2,3]')`)
 	require.NoError(t, err)
@@ -95,6 +98,8 @@ func TestWAL_RowsWrittenAroundTheProxyAreTaggedAndForgotten(t *testing.T) {
 	assert.Equal(t, 3.0, metrics["lethe_wal_rows_not_seen_by_proxy_total"], "m1 and m2 around the proxy, s1 with the subject filled in by the server")
 	assert.Equal(t, 3.0, metrics[`lethe_wal_table_rows_not_seen_by_proxy_total{table="public.wal_docs"}`], "counted per table")
 	assert.Equal(t, 1.0, metrics[`lethe_wal_table_rows_disagreeing_total{table="public.wal_docs"}`], "counted per table")
+	assert.Equal(t, 2.0, metrics["lethe_capture_followed_writes_total"], "p1 and c1 went without an intent (s1 names no subject the proxy can see)")
+	assert.Equal(t, 0.0, metrics["lethe_capture_intents_total"])
 
 	out, err := f.cli(t, "alice\n", "forget", "preview")
 	require.NoError(t, err)

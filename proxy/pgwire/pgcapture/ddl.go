@@ -73,6 +73,7 @@ func (s *session) noteDDL(stmts ...string) bool {
 	if !found {
 		return false
 	}
+	s.c.DDLSeen()
 	s.lock(func() {
 		d := &s.ddl
 		d.waitEnd, d.endsAt = true, d.sent.Load()+1
@@ -102,6 +103,7 @@ func (s *session) ddlReady(status byte, catalog *WriterCatalog) {
 		return
 	}
 	d.waitEnd = false
+	s.c.DDLSeen()
 	d.read = catalog.Request()
 	if d.read == nil {
 		d.tables = nil // nothing reads the catalog: nothing to wait for
