@@ -49,9 +49,8 @@ type ddlFollower struct {
 }
 
 // noteDDL looks for DDL in the statements of one Query or Parse and, when
-// it finds some, has the session wait for the catalog (see above). It
-// returns whether it did.
-func (s *session) noteDDL(stmts ...string) bool {
+// it finds some, has the session wait for the catalog (see above).
+func (s *session) noteDDL(stmts ...string) {
 	var tables []string
 	found := false
 	for _, sql := range stmts {
@@ -67,7 +66,7 @@ func (s *session) noteDDL(stmts ...string) bool {
 		}
 	}
 	if !found {
-		return false
+		return
 	}
 	s.c.DDLSeen()
 	s.lock(func() {
@@ -82,7 +81,6 @@ func (s *session) noteDDL(stmts ...string) bool {
 		slices.Sort(d.tables)
 	})
 	s.followRules()
-	return true
 }
 
 // ddlReady sees the answered-th ReadyForQuery; s.mu is held. Once the

@@ -157,12 +157,10 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 			delete(s.texts, p.Name)
 			return r
 		}
+		s.noteDDL(p.Query) // first, so that the statement is analysed once, under the rules that follow its DDL
 		st := s.prepare(p.Query, p.ParameterOIDs)
 		s.stmts[p.Name] = st
 		s.texts[p.Name] = stmtText{p.Query, p.ParameterOIDs}
-		if s.noteDDL(p.Query) {
-			return s.stmts[p.Name].refusal // analysed again under the rules that follow DDL
-		}
 		return st.refusal
 	case 'B':
 		// Only the names first: most statements write nothing of ours, and
