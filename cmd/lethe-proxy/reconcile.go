@@ -80,7 +80,7 @@ func reconcileCmd(args []string, stdout, stderr io.Writer) int {
 	if *adopt && cfg.Forget.SigningKey == "" {
 		return fail("--adopt signs a report and logs it, which needs forget configured: set forget.signing_key (and forget.log_origin) as for forget (docs/forget.md)")
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := newLogger(cfg.Log, stderr)
 	ctx, cancel := signalContext()
 	defer cancel()
 	run, err := openReconcile(ctx, cfg, *path, *adopt, log)
