@@ -199,7 +199,7 @@ func openReconcile(ctx context.Context, cfg *config.Config, configPath string, a
 		run.scanners = append(run.scanners, s)
 	}
 	if adopt {
-		if run.certifier, err = reconcileCertifier(ctx, cfg, l, log); err != nil {
+		if run.certifier, _, err = announcedCertifier(ctx, cfg, l, log); err != nil {
 			return nil, err
 		}
 	}
@@ -235,20 +235,6 @@ func (r *reconcileRun) addTables(ctx context.Context, c config.Capture) error {
 		r.scanners = append(r.scanners, store.Scanner(st))
 	}
 	return nil
-}
-
-// reconcileCertifier is what --adopt signs and logs its report with.
-func reconcileCertifier(ctx context.Context, cfg *config.Config, l ledger.Ledger, log *slog.Logger) (*engine.Certifier, error) {
-	certifier, signer, err := newCertifier(cfg, l)
-	if err != nil {
-		return nil, err
-	}
-	if logged, err := certifier.AnnounceKey(ctx); err != nil {
-		return nil, fmt.Errorf("transparency log: %w", err)
-	} else if logged {
-		log.Warn("signing key recorded in the transparency log (key.rotated)", "key_id", signer.KeyID())
-	}
-	return certifier, nil
 }
 
 // logReport signs the adoption's report, logs its event and writes it to

@@ -91,7 +91,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		if !ok {
 			return fail(2, "the ledger %s cannot mark records deleted", where)
 		}
-		if sc.Certifier, _, err = newCertifier(cfg, l); err != nil {
+		if sc.Certifier, _, err = announcedCertifier(octx, cfg, l, log); err != nil {
 			return fail(2, "%v", err)
 		}
 		sc.Ledger = observer
