@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lethe-privacy/lethe/connector"
 )
 
 // Store is a connection pool to the vector store.
@@ -64,7 +66,7 @@ func (s *Store) Existing(ctx context.Context, table, idColumn string, ids []stri
 	if err == nil {
 		found, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	}
-	if err = noTable(serverError(err)); errors.Is(err, ErrNoTable) {
+	if err = noTable(serverError(err)); errors.Is(err, connector.ErrAbsent) {
 		return map[string]bool{}, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("pgvector store: checking %s: %w", table, err)
