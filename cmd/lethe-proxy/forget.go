@@ -66,9 +66,9 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 	var store *pgvector.Store // nil for a proxy for Pinecone alone
 	var layers []connector.Layer
 	if len(cfg.Capture.Tables) > 0 {
-		if store, err = pgvector.Open(octx, cfg.Capture.Store); err != nil {
+		if store, err = openStore(octx, cfg.Capture, "forget deletes and verifies"); err != nil {
 			stop()
-			return nil, fmt.Errorf("capture.store: %w", err)
+			return nil, err
 		}
 		if layers, err = pgLayers(octx, store, cfg.Capture.Tables, log); err != nil {
 			store.Close()
@@ -91,7 +91,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 		Certifier: certifier,
 		Deadline:  fc.Deadline.D(), TokenTTL: fc.TokenTTL.D(),
 		Tombstoned: c.tombstones.Set, Logger: log, Owner: engineOwner(fc.Admin.Listen),
-		Settle: walSettle(cfg.Capture),
+		Settle: walSettle(cfg.Capture, store),
 	})
 	if err != nil {
 		f.Close()

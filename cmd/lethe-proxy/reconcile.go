@@ -19,7 +19,6 @@ import (
 
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -209,18 +208,13 @@ func openReconcile(ctx context.Context, cfg *config.Config, configPath string, a
 // addTables opens capture.store and adds a scanner per configured table,
 // in the config's order.
 func (r *reconcileRun) addTables(ctx context.Context, c config.Capture) error {
-	if c.Store == "" {
-		return errors.New("capture.store is not set: reconcile reads the tables with it (the operator's own connection string, not the proxy's)")
-	}
 	rules, err := compileRules(c.Tables)
 	if err != nil {
 		return err
 	}
-	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	store, err := pgvector.Open(octx, c.Store)
+	store, err := openStore(ctx, c, "reconcile reads the tables")
 	if err != nil {
-		return fmt.Errorf("capture.store: %w", err)
+		return err
 	}
 	r.closers = append(r.closers, store.Close)
 	for _, t := range c.Tables {

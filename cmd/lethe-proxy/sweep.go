@@ -142,12 +142,9 @@ func sweepLayers(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]e
 			continue
 		}
 		if store == nil {
-			if cfg.Capture.Store == "" {
-				return nil, nil, fmt.Errorf("capture.tables %s has retain, but capture.store is not set: the sweep deletes through that connection string; set it", t.Table)
-			}
-			s, err := pgvector.Open(ctx, cfg.Capture.Store)
+			s, err := openStore(ctx, cfg.Capture, "capture.tables "+t.Table+" has retain, and the sweep deletes")
 			if err != nil {
-				return nil, nil, fmt.Errorf("capture.store: %w", err)
+				return nil, nil, err
 			}
 			store = s
 			closers = append(closers, s.Close)

@@ -40,6 +40,18 @@ func Open(ctx context.Context, connString string) (*Store, error) {
 	return &Store{pool: pool}, nil
 }
 
+// WithConn calls fn with one of the store's connections, for callers that
+// take a *pgx.Conn (the WAL follower's slot queries). The connection goes
+// back to the pool: fn must leave no session state behind.
+func (s *Store) WithConn(ctx context.Context, fn func(*pgx.Conn) error) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("pgvector store: %w", serverError(err))
+	}
+	defer c.Release()
+	return fn(c.Conn())
+}
+
 // Ping checks that the store answers.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
