@@ -310,17 +310,14 @@ func watchWriters(cfg *config.Config, rules *extract.Rules, capt *capture.Captur
 			}
 			store = s
 		}
-		found, err := store.Writers(ctx, finder)
+		found, tables, err := store.WritersAndCoverage(ctx, finder, coverageSkip(cfg))
 		if err != nil {
 			return extract.Writers{}, err
 		}
 		if policyErr != nil {
 			return found, nil
 		}
-		tables, findings, err := checkTables(ctx, store, cfg, policy)
-		if err != nil {
-			return extract.Writers{}, err
-		}
+		findings := coverage.CheckTables(policy, tables)
 		monitor.Observe(findings)
 		if enforce {
 			found.Uncovered = uncoveredRelations(findings, tables)
