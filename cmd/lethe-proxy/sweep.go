@@ -15,7 +15,6 @@ import (
 	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
-	"github.com/lethe-privacy/lethe/ledger"
 )
 
 const sweepUsage = `Usage:
@@ -87,14 +86,14 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 			return fail(2, "opening the ledger %s: %v", where, err)
 		}
 		defer l.Close()
-		observer, ok := l.(ledger.Observer)
+		sl, ok := l.(engine.SweepLedger)
 		if !ok {
 			return fail(2, "the ledger %s cannot mark records deleted", where)
 		}
 		if sc.Certifier, _, err = announcedCertifier(octx, cfg, l, log); err != nil {
 			return fail(2, "%v", err)
 		}
-		sc.Ledger = observer
+		sc.Ledger = sl
 	}
 	res, err := engine.Sweep(ctx, sc)
 	printSweep(stdout, res, *dryRun)
