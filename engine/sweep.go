@@ -202,7 +202,7 @@ func settleHeld(ctx context.Context, cfg SweepConfig, l *SweptLayer, h *heldWrit
 		log.Warn("sweep: writes of swept records are still unconfirmed; if a proxy confirms them later the ledger lists those records again until forget checks the store",
 			"intents", left, "waited", cfg.PendingWait)
 	} else if len(h.changes) > 0 {
-		log.Info("sweep: marked deleted again the records a proxy confirmed after the sweep deleted them", "records", len(h.changes))
+		log.Info("sweep: marked deleted again the records proxies wrote just before the sweep deleted them, now that their writes are resolved", "records", len(h.changes))
 	}
 }
 
