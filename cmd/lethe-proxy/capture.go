@@ -241,9 +241,9 @@ func recoverIntents(c config.Capture, l ledger.Ledger, log *slog.Logger) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	store, err := pgvector.Open(ctx, c.Store)
+	store, err := openStore(ctx, c, "recovery resolves pending intents")
 	if err != nil {
-		return fmt.Errorf("capture.store: %w", err)
+		return err
 	}
 	st, err := capture.Recover(ctx, l, idColumns, store)
 	if err != nil {
@@ -309,23 +309,20 @@ func watchWriters(cfg *config.Config, rules *extract.Rules, capt *capture.Captur
 	finder := rules.WriterFinder()
 	catalog := pgcapture.NewWriterCatalog(capt, func(ctx context.Context) (extract.Writers, error) {
 		if store == nil {
-			s, err := pgvector.Open(ctx, c.Store)
+			s, err := openStore(ctx, c, "the proxy reads the catalog")
 			if err != nil {
 				return extract.Writers{}, err
 			}
 			store = s
 		}
-		found, err := store.Writers(ctx, finder)
+		found, tables, err := store.WritersAndCoverage(ctx, finder, coverageSkip(cfg))
 		if err != nil {
 			return extract.Writers{}, err
 		}
 		if policyErr != nil {
 			return found, nil
 		}
-		tables, findings, err := checkTables(ctx, store, cfg, policy)
-		if err != nil {
-			return extract.Writers{}, err
-		}
+		findings := coverage.CheckTables(policy, tables)
 		monitor.Observe(findings)
 		if enforce {
 			found.Uncovered = uncoveredRelations(findings, tables)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/connector/pgvector"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -102,18 +103,16 @@ func lateWriteBackstop(cfg *config.Config, forget **engine.Engine, log *slog.Log
 
 // walSettle is forget's wait for the WAL follower (engine.Config.Settle):
 // until the slot has passed every transaction committed so far, so that
-// preview counts rows written a moment ago too. nil without the follower.
-func walSettle(c config.Capture) func(context.Context) error {
-	if !c.Follows() {
+// preview counts rows written a moment ago too; it asks through store,
+// forget's own connection to capture.store. nil without the follower.
+func walSettle(c config.Capture, store *pgvector.Store) func(context.Context) error {
+	if !c.Follows() || store == nil {
 		return nil
 	}
 	return func(ctx context.Context) error {
-		conn, err := pgx.Connect(ctx, c.Store)
-		if err != nil {
-			return err
-		}
-		defer conn.Close(context.Background())
-		return walfollow.AwaitCommitted(ctx, conn, c.WALSlot)
+		return store.WithConn(ctx, func(conn *pgx.Conn) error {
+			return walfollow.AwaitCommitted(ctx, conn, c.WALSlot)
+		})
 	}
 }
 
