@@ -3,6 +3,7 @@ package certificate
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -160,6 +161,28 @@ func reportCases() []reportCase {
 		{name: "table name not in NFC", want: VerdictValid, report: sweepPayload(`"public.chat_memory"`, "\"public.cafe\u0301\"")},
 		{name: "member name spelled with an escape", want: VerdictValid, report: sweepPayload(`"kind"`, `"k\u0069nd"`)},
 
+		{name: "payload indented", want: VerdictValid, report: func(t testing.TB, f *fixture) []byte {
+			sr, err := SignReport(f.op, testSweepReport())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var indented bytes.Buffer
+			if err := json.Indent(&indented, sr.Payload, "", "\t"); err != nil {
+				t.Fatal(err)
+			}
+			return signedReportBytes(t, f.op, indented.Bytes())
+		}},
+		{name: "envelope member name spelled with an escape", want: VerdictValid, report: sweepText(`"lethe_report"`, `"lethe\u005freport"`)},
+		{name: "at with an offset", want: VerdictValid, report: sweepPayload(`"at":"2026-06-01T12:00:00Z"`, `"at":"2026-06-01T14:00:00+02:00"`)},
+		{name: "count written -0", want: VerdictValid, report: sweepPayload(`"residual":0`, `"residual":-0`)},
+		// Windows are compared to the nanosecond, as for certificates.
+		{name: "at the last instant of the key's window", want: VerdictValid, report: func(t testing.TB, f *fixture) []byte {
+			return marshalReport(t, signedReport(t, f.op, sweepAt(testRotation), nil))
+		}},
+		{name: "at a nanosecond after the key's window", want: VerdictUnknownKey, report: func(t testing.TB, f *fixture) []byte {
+			return marshalReport(t, signedReport(t, f.op, sweepAt(testRotation.Add(time.Nanosecond)), nil))
+		}},
+
 		// Tampering with what was signed.
 		{name: "body edited after signing", want: VerdictPayloadTampered, report: operatorSweep(func(sr *SignedReport) {
 			sr.Payload = bytes.Replace(sr.Payload, []byte(`"done":2411`), []byte(`"done":2412`), 1)
@@ -250,6 +273,10 @@ func reportCases() []reportCase {
 			return editJSON(t, operatorSweep(nil)(t, f), func(m map[string]any) { m["signature"] = nil })
 		}},
 
+		{name: "lethe_report written as a string", want: VerdictSchemaMismatch, report: sweepText(`"lethe_report": 1`, `"lethe_report": "1"`)},
+		{name: "lethe_report beside lethe_certificate", want: VerdictSchemaMismatch, report: sweepText(`"lethe_report": 1`, `"lethe_report": 1, "lethe_certificate": 1`)},
+		{name: "payload member named __proto__", want: VerdictSchemaMismatch, report: sweepPayload(`"found":3`, `"found":3,"__proto__":{"found":4}`)},
+
 		// JSON outside the subset, in the signed payload.
 		{name: "payload member repeated", want: VerdictMalformed, report: sweepPayload(`"kind":"retention.swept"`, `"kind":"retention.swept","kind":"reconcile.adopted"`)},
 		{name: "data after the payload", want: VerdictMalformed, report: func(t testing.TB, f *fixture) []byte {
@@ -268,6 +295,9 @@ func reportCases() []reportCase {
 		}},
 		{name: "payload not UTF-8", want: VerdictMalformed, report: sweepPayload(`"public.chat_memory"`, "\"public.chat\xffmemory\"")},
 		{name: "lone surrogate in a payload string", want: VerdictMalformed, report: sweepPayload(`"public.chat_memory"`, `"public.chat\ud800memory"`)},
+		{name: "surrogate encoded in UTF-8", want: VerdictMalformed, report: sweepPayload(`"public.chat_memory"`, "\"public.chat\xed\xa0\x80memory\"")},
+		{name: "layer null", want: VerdictMalformed, report: sweepPayload(`"layers":[`, `"layers":[null,`)},
+		{name: "lone surrogate escape in a member name", want: VerdictMalformed, report: sweepText(`"signature"`, `"signature\ud800"`)},
 		{name: "count written 2.411e3", want: VerdictMalformed, report: sweepPayload(`"found":2411`, `"found":2.411e3`)},
 		{name: "count written 2411.0", want: VerdictMalformed, report: sweepPayload(`"found":2411`, `"found":2411.0`)},
 		{name: "count beyond 64 bits", want: VerdictMalformed, report: sweepPayload(`"found":2411`, `"found":9223372036854775808`)},

@@ -88,6 +88,7 @@ func refusedKeyFiles(t testing.TB, f *fixture) map[string]string {
 		"order-8 key":                  weakKeyFile("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
 		"non-canonical key":            weakKeyFile("eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
 		"byte order mark":              "\ufeff" + string(good),
+		"lone surrogate in a name":     edit(`"log_origin"`, `"log_origin\ud800"`),
 	}
 }
 
