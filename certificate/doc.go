@@ -13,6 +13,9 @@
 // Verify returns one Verdict; only VerdictValid means the certificate is
 // genuine, current, logged, and proves a complete erasure
 // (VerdictIncomplete: genuine, but some layer was not verified empty).
+// VerifyReport checks the signed reports of sweeps and reconciles
+// (lethe.report/v1) in the same envelope, and names why it refuses one
+// with the same verdicts.
 // Certificates, payloads and trusted keys files are read as the JSON and
 // RFC 3339 subsets of the spec, the same way node/verify.mjs reads them;
 // testdata/vectors holds the cases both must agree on. The deleted record ids are committed to by an

@@ -134,27 +134,45 @@ func Parse(data []byte) (*Envelope, error) {
 	return e, nil
 }
 
+// A signedForm is a document parseSigned reads: an envelope around signed
+// payload bytes, whose first member is its version.
+type signedForm struct {
+	noun    string   // "certificate" or "report", for reasons
+	members []string // the envelope's members; [0] is the version member
+}
+
+var (
+	certificateForm = signedForm{noun: "certificate", members: envelopeMembers}
+	reportForm      = signedForm{noun: "report", members: reportEnvelopeMembers}
+)
+
 // parseEnvelope runs checks 1–6 and returns the envelope, or the verdict
 // and reason of the first failure.
 func parseEnvelope(data []byte) (*Envelope, Verdict, string) {
+	return parseSigned(data, certificateForm)
+}
+
+// parseSigned runs checks 1–6 on a document of form: a certificate's
+// envelope, or a signed report, which differs only in its version member.
+func parseSigned(data []byte, form signedForm) (*Envelope, Verdict, string) {
 	if len(data) > MaxSize {
-		return nil, VerdictOversized, fmt.Sprintf("%d bytes; a certificate is at most %d", len(data), MaxSize)
+		return nil, VerdictOversized, fmt.Sprintf("%d bytes; a %s is at most %d", len(data), form.noun, MaxSize)
 	}
 	// An envelope has some 30 values, a few of them proof hashes.
 	r, err := newJSONReader(string(data), 64)
 	if err != nil {
 		return nil, VerdictMalformed, fmt.Sprintf("not a JSON object: %v", err)
 	}
-	f := r.fields(0, envelopeMembers)
+	f := r.fields(0, form.members)
 	if v := f.vals[0]; !isVersionOne(&r, v) {
-		return nil, VerdictSchemaMismatch, fmt.Sprintf("lethe_certificate is %v; this verifier reads version %d", r.generic(v), EnvelopeVersion)
+		return nil, VerdictSchemaMismatch, fmt.Sprintf("%s is %v; this verifier reads version 1", form.members[0], r.generic(v))
 	}
 	w := readEnvelope(&r, &f)
 	if v, why := r.verdict(); v != "" {
 		return nil, v, "envelope: " + why
 	}
 	if w.Alg != AlgEd25519 {
-		return nil, VerdictSchemaMismatch, fmt.Sprintf("signature.alg %q; v1 certificates use %q", w.Alg, AlgEd25519)
+		return nil, VerdictSchemaMismatch, fmt.Sprintf("signature.alg %q; v1 %ss use %q", w.Alg, form.noun, AlgEd25519)
 	}
 	// The strings of w share the input's copy in r; those kept in the
 	// envelope are cloned so that it does not hold on to all of it.

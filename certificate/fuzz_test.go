@@ -1,6 +1,7 @@
 package certificate
 
 import (
+	"errors"
 	"slices"
 	"testing"
 )
@@ -26,6 +27,29 @@ func FuzzVerify(f *testing.F) {
 		}
 		if _, err := Parse(data); err != nil && !slices.Contains([]Verdict{VerdictOversized, VerdictMalformed, VerdictSchemaMismatch}, r.Verdict) {
 			t.Fatalf("Parse failed (%v) but Verify got past parsing to %s", err, r.Verdict)
+		}
+	})
+}
+
+// FuzzVerifyReport feeds VerifyReport arbitrary bytes, starting from the
+// report cases. It must not panic, must refuse with a *ReportError of a
+// documented verdict, and must vouch only for a report it would sign.
+func FuzzVerifyReport(f *testing.F) {
+	fx := newFixture(f)
+	for _, tc := range reportCases() {
+		f.Add(tc.report(f, fx))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := VerifyReport(data, fx.keys)
+		if err != nil {
+			var re *ReportError
+			if !errors.As(err, &re) || !slices.Contains(allVerdicts, re.Verdict) || re.Verdict == VerdictValid || re.Reason == "" {
+				t.Fatalf("undocumented refusal %v", err)
+			}
+			return
+		}
+		if cerr := r.check(); cerr != nil || r.Schema != ReportSchemaV1 {
+			t.Fatalf("vouched for a report SignReport refuses: %v", cerr)
 		}
 	})
 }

@@ -266,7 +266,7 @@ func (r *jsonReader) raw(t int32) string {
 }
 
 // path names value t for reasons: "layers[0].verify_queries[2]". The
-// document itself is "".
+// document itself is "". A member's name token is named as its member.
 func (r *jsonReader) path(t int32) string {
 	var b strings.Builder
 	for c := int32(0); c != t; {
@@ -277,6 +277,9 @@ func (r *jsonReader) path(t int32) string {
 				n = r.toks[n+1].next
 			}
 			b.WriteString("." + r.stringAt(n))
+			if n == t {
+				break // t is the name, not inside the value, of this member
+			}
 			c = n + 1
 		} else {
 			e, i := c+1, 0

@@ -1,7 +1,6 @@
 package certificate
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -89,6 +88,11 @@ func (r Report) check() error {
 	if !requestIDPattern.MatchString(r.RunID) {
 		return fmt.Errorf("run_id %q: want 1-128 of A-Z a-z 0-9 . _ : -", r.RunID)
 	}
+	for _, l := range r.Layers {
+		if l.Found < 0 || l.Done < 0 || l.Residual < 0 {
+			return fmt.Errorf("layer %s %s has a negative count", l.Store, l.Table)
+		}
+	}
 	return nil
 }
 
@@ -99,7 +103,13 @@ func (sr *SignedReport) Leaf() ([]byte, error) {
 	if err := json.Unmarshal(sr.Payload, &r); err != nil {
 		return nil, fmt.Errorf("certificate: reading report payload: %w", err)
 	}
-	return EncodeEvent(Event{Event: r.Kind, RequestID: r.RunID, ReportSHA256: sr.PayloadSHA256})
+	return reportLeaf(r.Kind, r.RunID, sr.PayloadSHA256)
+}
+
+// reportLeaf is the event of a report of kind, naming its run and its
+// payload's hash: the only leaf VerifyReport accepts for it.
+func reportLeaf(kind, runID, payloadSHA256 string) ([]byte, error) {
+	return EncodeEvent(Event{Event: kind, RequestID: runID, ReportSHA256: payloadSHA256})
 }
 
 // AttachLog records where the log holds the report's event.
@@ -114,60 +124,4 @@ func (sr *SignedReport) Marshal() ([]byte, error) {
 		return nil, fmt.Errorf("certificate: encoding report: %w", err)
 	}
 	return append(b, '\n'), nil
-}
-
-// VerifyReport checks a signed report against the trusted keys: the
-// signature is a trusted key's (within its window at the report's time),
-// and, when logged, a checkpoint signed by a trusted key covers its event.
-// It returns the report it vouches for.
-func VerifyReport(data []byte, keys KeySet) (*Report, error) {
-	if len(data) > MaxSize {
-		return nil, fmt.Errorf("certificate: report of %d bytes; at most %d", len(data), MaxSize)
-	}
-	var sr SignedReport
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&sr); err != nil {
-		return nil, fmt.Errorf("certificate: report: %w", err)
-	}
-	if sr.Version != ReportVersion || sr.Signature.Alg != AlgEd25519 {
-		return nil, fmt.Errorf("certificate: report: lethe_report %d with %q signature; this verifier reads version %d, %s", sr.Version, sr.Signature.Alg, ReportVersion, AlgEd25519)
-	}
-	trusted, v, why := checkSignature(sr.Signature, sr.Payload, sr.PayloadSHA256, keys)
-	if v != "" {
-		return nil, fmt.Errorf("certificate: report: %s: %s", v, why)
-	}
-	var r Report
-	dec = json.NewDecoder(bytes.NewReader(sr.Payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil || r.Schema != ReportSchemaV1 {
-		return nil, fmt.Errorf("certificate: report payload is not %s: %v", ReportSchemaV1, err)
-	}
-	if err := r.check(); err != nil {
-		return nil, fmt.Errorf("certificate: report: %w", err)
-	}
-	if !trusted.Covers(r.At) {
-		return nil, fmt.Errorf("certificate: report: at %s is outside the window of key %s (%s)", rfc3339(r.At), trusted.ID, window(trusted))
-	}
-	if sr.Log == nil {
-		return &r, nil
-	}
-	want, err := sr.Leaf()
-	if err != nil {
-		return nil, err
-	}
-	if !bytes.Equal(sr.Log.Leaf, want) {
-		return nil, fmt.Errorf("certificate: report: log.leaf is not this report's event; want %s", want)
-	}
-	cp, err := openCheckpoint(sr.Log.Checkpoint, keys, func(k TrustedKey) bool {
-		return k.NotAfter.IsZero() || !k.NotAfter.Before(r.At)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("certificate: report: %w", err)
-	}
-	if sr.Log.Index < 0 || sr.Log.Index >= cp.Size ||
-		tlog.CheckRecord(sr.Log.Proof, cp.Size, cp.Root, sr.Log.Index, tlog.RecordHash(sr.Log.Leaf)) != nil {
-		return nil, fmt.Errorf("certificate: report: the inclusion proof does not lead from leaf %d to the root of the checkpoint of size %d", sr.Log.Index, cp.Size)
-	}
-	return &r, nil
 }

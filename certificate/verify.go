@@ -141,19 +141,27 @@ func checkLog(e *Envelope, p *Payload, keys KeySet) (Checkpoint, error) {
 	if !bytes.Equal(e.Log.Leaf, want) {
 		return Checkpoint{}, fmt.Errorf("log.leaf is not this certificate's event; want %s", want)
 	}
-	// A checkpoint that contains the certificate was signed after it was
-	// issued, so a key retired before then cannot vouch for it.
-	cp, err := openCheckpoint(e.Log.Checkpoint, keys, func(k TrustedKey) bool {
-		return k.NotAfter.IsZero() || !k.NotAfter.Before(p.IssuedAt)
+	return checkInclusion(e.Log, keys, p.IssuedAt)
+}
+
+// checkInclusion checks that a checkpoint of the trusted log covers the
+// leaf of lp: the checkpoint is accepted (see openCheckpoint) with a key
+// whose window had not ended at signed, and the inclusion proof leads from
+// the leaf at its index to the checkpoint's root.
+func checkInclusion(lp *LogProof, keys KeySet, signed time.Time) (Checkpoint, error) {
+	// A checkpoint that contains a signed document was signed after it, so
+	// a key retired before then cannot vouch for it.
+	cp, err := openCheckpoint(lp.Checkpoint, keys, func(k TrustedKey) bool {
+		return k.NotAfter.IsZero() || !k.NotAfter.Before(signed)
 	})
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	if e.Log.Index >= cp.Size {
-		return Checkpoint{}, fmt.Errorf("log.index %d is beyond the checkpoint's tree of %d leaves", e.Log.Index, cp.Size)
+	if lp.Index >= cp.Size {
+		return Checkpoint{}, fmt.Errorf("log.index %d is beyond the checkpoint's tree of %d leaves", lp.Index, cp.Size)
 	}
-	if err := tlog.CheckRecord(e.Log.Proof, cp.Size, cp.Root, e.Log.Index, tlog.RecordHash(e.Log.Leaf)); err != nil {
-		return Checkpoint{}, fmt.Errorf("the inclusion proof does not lead from leaf %d to the root of the checkpoint of size %d", e.Log.Index, cp.Size)
+	if err := tlog.CheckRecord(lp.Proof, cp.Size, cp.Root, lp.Index, tlog.RecordHash(lp.Leaf)); err != nil {
+		return Checkpoint{}, fmt.Errorf("the inclusion proof does not lead from leaf %d to the root of the checkpoint of size %d", lp.Index, cp.Size)
 	}
 	return cp, nil
 }

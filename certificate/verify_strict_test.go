@@ -68,6 +68,11 @@ func strictCases() []verifyCase {
 			cert: payloadBytesEdit(`"tool":"lethe-proxy 0.1.0"`, "\"tool\":\"lethe-proxy \xff\"")},
 		{name: "lone surrogate escape", want: VerdictMalformed,
 			cert: payloadBytesEdit(`"tool":"lethe-proxy 0.1.0"`, `"tool":"lethe-proxy \ud800"`)},
+		{name: "lone surrogate escape in an envelope member name", want: VerdictMalformed, cert: envelopeBytesEdit(func(t testing.TB, f *fixture, cert string) string {
+			return strings.Replace(cert, `"signature"`, `"signature\ud800"`, 1)
+		})},
+		{name: "lone surrogate escape in a payload member name", want: VerdictMalformed,
+			cert: payloadBytesEdit(`"tool":"lethe-proxy 0.1.0"`, `"tool":"lethe-proxy 0.1.0","\udc00":1`)},
 		{name: "byte order mark before the envelope", want: VerdictMalformed, cert: envelopeBytesEdit(func(t testing.TB, f *fixture, cert string) string {
 			return "\ufeff" + cert
 		})},

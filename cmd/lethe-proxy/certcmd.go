@@ -146,7 +146,7 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("reading the certificate: %v", err)
 	}
-	if isReport(cert) {
+	if certificate.IsReport(cert) {
 		return verifyReport(cert, keys, stdout)
 	}
 	r := certificate.Verify(cert, keys, now)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -9,22 +10,17 @@ import (
 	"github.com/lethe-privacy/lethe/certificate"
 )
 
-// isReport reports whether data is a signed report (lethe.report/v1: a
-// sweep's or a reconcile's) rather than a deletion certificate.
-func isReport(data []byte) bool {
-	var probe struct {
-		Version *int `json:"lethe_report"`
-	}
-	return json.Unmarshal(data, &probe) == nil && probe.Version != nil
-}
-
 // verifyReport is `lethe-proxy verify` for a signed report: it checks the
 // signature and the log proof (certificate.VerifyReport) and prints what
-// the report says, layer by layer. Exit 0 when genuine.
+// the report says, layer by layer. Exit 0 when genuine; otherwise it
+// prints the verdict, named as node/verify.mjs names it.
 func verifyReport(data []byte, keys certificate.KeySet, stdout io.Writer) int {
 	r, err := certificate.VerifyReport(data, keys)
-	if err != nil {
-		fmt.Fprintf(stdout, "verdict: invalid\nreason: %v\n", err)
+	if re := (*certificate.ReportError)(nil); errors.As(err, &re) {
+		fmt.Fprintf(stdout, "verdict: %s\nreason: %s\n", re.Verdict, re.Reason)
+		return 1
+	} else if err != nil {
+		fmt.Fprintf(stdout, "verdict: %s\nreason: %v\n", certificate.VerdictMalformed, err)
 		return 1
 	}
 	logged := "not logged"

@@ -49,5 +49,5 @@ func TestVerifyCmd_SignedReport(t *testing.T) {
 
 	code, out, _ = certCLI("", "verify", "--keys", filepath.Join(dir, "keys.json"), filepath.Join(dir, "forged.json"))
 	assert.Equal(t, 1, code)
-	assert.True(t, strings.HasPrefix(out, "verdict: invalid\n"), out)
+	assert.True(t, strings.HasPrefix(out, "verdict: bad_signature\n"), out)
 }
