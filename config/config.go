@@ -79,8 +79,13 @@ type Capture struct {
 	WAL string `yaml:"wal"`
 	// WALSlot names the follower's replication slot and publications (one
 	// slot per ledger; proxies sharing a ledger share it).
-	WALSlot string      `yaml:"wal_slot"`
-	Tables  []TableRule `yaml:"tables"`
+	WALSlot string `yaml:"wal_slot"`
+	// WALDecodingMem is logical_decoding_work_mem for the follower's
+	// replication connection: the server memory its walsender may hold a
+	// transaction in before spilling it to disk. 0 (unset) leaves the
+	// server's setting.
+	WALDecodingMem ByteSize    `yaml:"wal_decoding_mem"`
+	Tables         []TableRule `yaml:"tables"`
 }
 
 // Follows reports whether the WAL follower runs.

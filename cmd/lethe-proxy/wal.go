@@ -39,7 +39,7 @@ func prepareFollowing(c config.Capture, rules *extract.Rules, l ledger.Ledger, h
 	}
 	f, err := walfollow.New(walfollow.Config{
 		ConnString: c.Store, Name: c.WALSlot, Rules: rules, Ledger: observer, Hasher: hasher, Logger: log,
-		Forgotten: tombs.Has, LateWrite: lateWrite, Recent: recent,
+		Forgotten: tombs.Has, LateWrite: lateWrite, Recent: recent, DecodingMemKB: int64(c.WALDecodingMem) / 1024,
 	})
 	if err != nil {
 		return nil, err
