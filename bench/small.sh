@@ -10,10 +10,13 @@
 #            capture.wal: off: every insert's write-ahead intent is durable
 #            before its Sync goes on
 #   wal      lethe-proxy capturing the table with the WAL follower on (the
-#            default configuration): intents are written without waiting for
-#            fsync, the slot being the durable record of committed rows; the
-#            follower's own CPU is in the proxy's (slot lethe_small_bench,
-#            dropped at exit)
+#            default configuration, capture.intents: auto): once the follower
+#            streams the table, inserts take no write-ahead intent, the slot
+#            being the durable record of committed rows; the follower's own
+#            CPU is in the proxy's (slot lethe_small_bench, dropped at exit)
+#   walintents  as wal with capture.intents: always: every insert's intent
+#            is written (without waiting for fsync) before its Sync goes on
+#            (slot lethe_small_bench_intents, dropped at exit)
 #   nosync   (NOSYNC=1) as proxy, built with the bench-only tag
 #            lethe_bench_intent_nosync: intents are written without waiting
 #            for fsync (ledger.Options.IntentSync = ledger.IntentNoSync)
@@ -34,7 +37,7 @@
 #   CLIENTS      client counts ["4 8"]         MODES      ["extended simple"]
 #   DIM          vector dimensions [1536]      WARMUP_S   unrecorded seconds per mode and target before round 1 [2]
 #   NOSYNC       1 = add the nosync target [0]
-#   TARGETS      which targets, in order [direct relay proxy wal (nosync)]
+#   TARGETS      which targets, in order [direct relay proxy wal walintents (nosync)]
 #   SETTLE_S     seconds to let a capturing proxy commit its held confirmations
 #                after each of its runs, counted in its CPU [11]
 #   PG_DURABLE   1 = fsync and synchronous_commit on in the server for the run, as
@@ -55,7 +58,7 @@ export R=${R:-3} D=${D:-10} DIM=${DIM:-1536} WARMUP_S=${WARMUP_S:-2} SETTLE_S=${
 export CLIENTS=${CLIENTS:-4 8} MODES=${MODES:-extended simple}
 export QUIET_PCT=${QUIET_PCT:-20} QUIET_MAX=${QUIET_MAX:-60}
 NOSYNC=${NOSYNC:-0}
-DEFAULT_TARGETS="direct relay proxy wal"
+DEFAULT_TARGETS="direct relay proxy wal walintents"
 ((NOSYNC == 0)) || DEFAULT_TARGETS+=" nosync"
 TARGETS=${TARGETS:-$DEFAULT_TARGETS}
 BENCH_DB=${BENCH_DB:-lethe_bench}
@@ -73,7 +76,7 @@ for v in R D DIM WARMUP_S SETTLE_S QUIET_PCT QUIET_MAX PG_DURABLE NOSYNC; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 for t in $TARGETS; do
-    case $t in direct | relay | proxy | wal | nosync) ;; *) die "unknown target '$t' (direct, relay, proxy, wal, nosync)" ;; esac
+    case $t in direct | relay | proxy | wal | walintents | nosync) ;; *) die "unknown target '$t' (direct, relay, proxy, wal, walintents, nosync)" ;; esac
 done
 [[ $TABLE =~ ^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$ ]] || die "TABLE must be schema.table in lower case (got '$TABLE')"
 [[ $BENCH_DB =~ ^[A-Za-z0-9_]+$ ]] || die "BENCH_DB must be a plain identifier"
@@ -95,10 +98,10 @@ cleanup() {
     # shellcheck disable=SC2086 # PERF_PID is empty or one pid
     stop_pids 100 $PERF_PID "${PIDS[@]}"
     if [[ -d $OUT ]]; then cp "$WORK"/*.yaml "$WORK"/*.log "$OUT"/ 2>/dev/null || true; fi
-    if [[ " $TARGETS " == *" wal "* ]]; then
-        psql_direct -d "$BENCH_DB" -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'lethe_small_bench'" \
-            -c "DROP PUBLICATION IF EXISTS lethe_small_bench, lethe_small_bench_inserts" >/dev/null ||
-            log "WARNING: could not drop replication slot lethe_small_bench; drop it, or it keeps the server's WAL"
+    if [[ " $TARGETS " == *" wal"* ]]; then
+        psql_direct -d "$BENCH_DB" -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name IN ('lethe_small_bench', 'lethe_small_bench_intents')" \
+            -c "DROP PUBLICATION IF EXISTS lethe_small_bench, lethe_small_bench_inserts, lethe_small_bench_intents, lethe_small_bench_intents_inserts" >/dev/null ||
+            log "WARNING: could not drop replication slots lethe_small_bench*; drop them, or they keep the server's WAL"
     fi
     restore_server_durability
     rm -rf "$WORK"
@@ -125,9 +128,10 @@ dsn() { echo "host=127.0.0.1 port=$1 user=$PG_USER dbname=$BENCH_DB sslmode=disa
 # A fresh random salt per invocation: the ledgers are thrown away afterwards.
 SALT=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
 
-# start_proxy NAME BINARY CAPTURE(0|1|2): starts a lethe-proxy on a free
-# port (capturing nothing, the table with capture.wal: off, or the table
-# with the WAL follower) and exports SMALL_DSN_NAME and SMALL_PID_NAME.
+# start_proxy NAME BINARY CAPTURE(0|1|2|3): starts a lethe-proxy on a free
+# port (capturing nothing, the table with capture.wal: off, the table with
+# the WAL follower, or with the follower and capture.intents: always) and
+# exports SMALL_DSN_NAME and SMALL_PID_NAME.
 start_proxy() {
     local name=$1 bin=$2 capture=$3 port pid
     port=$(free_port)
@@ -141,9 +145,10 @@ capture:
   ledger:
     sqlite: $WORK/$name-ledger.db
   database: $BENCH_DB
-$(if ((capture == 2)); then cat <<WALCFG
+$(if ((capture >= 2)); then cat <<WALCFG
   store: "host=$PG_HOST port=$PG_PORT user=$PG_USER dbname=$BENCH_DB sslmode=disable"
-  wal_slot: lethe_small_bench
+  wal_slot: lethe_small_bench$( ((capture == 3)) && echo _intents)
+  intents: $( ((capture == 3)) && echo always || echo auto)
 WALCFG
 else echo "  wal: off"; fi)
   tables:
@@ -173,6 +178,7 @@ for t in $TARGETS; do
     relay) start_proxy relay "$WORK/lethe-proxy" 0 ;;
     proxy) start_proxy proxy "$WORK/lethe-proxy" 1; CAPTURING+=" proxy" ;;
     wal) start_proxy wal "$WORK/lethe-proxy" 2; CAPTURING+=" wal" ;;
+    walintents) start_proxy walintents "$WORK/lethe-proxy" 3; CAPTURING+=" walintents" ;;
     nosync) start_proxy nosync "$WORK/lethe-proxy-nosync" 1; CAPTURING+=" nosync" ;;
     esac
 done

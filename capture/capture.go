@@ -42,14 +42,21 @@ type Config struct {
 	// ConfirmHold is how long confirmations are held to be committed
 	// together (default DefaultConfirmHold).
 	ConfirmHold time.Duration
-	// Recent, when set, remembers the records of durable intents for the
-	// WAL follower to compare with what the server stored.
+	// Recent, when set, remembers the records of durable intents (and of
+	// followed writes) for the WAL follower to compare with what the
+	// server stored.
 	Recent *Recent
+	// Followed, when set, names the tables a WAL follower streams in
+	// full: writes to them are forwarded without a write-ahead intent,
+	// since the slot holds every committed row until the ledger has it.
+	// Nil makes an intent for every write.
+	Followed *Followed
 }
 
 // Stats are counters for metrics.
 type Stats struct {
 	Intents         atomic.Int64 // intents made durable
+	Followed        atomic.Int64 // writes to followed tables forwarded without an intent (Config.Followed)
 	Refused         atomic.Int64 // writes refused (strict mode, ledger down, forgotten subject, a relay's own limits)
 	UntrackedWrites atomic.Int64 // fail-open writes forwarded without an intent
 	DecisionErrors  atomic.Int64 // confirm/drop the ledger failed to take (intents stay pending)
@@ -134,14 +141,41 @@ func (c *Capture) Shutdown(ctx context.Context) int64 {
 // Intend is Prepare then Durable: it makes the entries for tags, which
 // are all of one table of store, durable as one write-ahead intent, or
 // explains why it cannot. It returns 0 and no refusal when there is
-// nothing to record (deletes only) or when fail-open forwarded the write
-// untracked.
+// nothing to record (deletes only), when the table is followed (Config.
+// Followed) or when fail-open forwarded the write untracked.
 func (c *Capture) Intend(store ledger.Store, tags []extract.Tag) (ledger.IntentID, *Refusal) {
 	entries, r := c.Prepare(store, tags)
 	if r != nil || len(entries) == 0 {
 		return 0, r
 	}
 	return c.Durable(entries, tags[0].Table)
+}
+
+// DDLSeen is told by a relay that DDL went through it, when the DDL is
+// sent and again once its transaction has ended: a configured table may
+// have been renamed, dropped or re-created, so writes take intents again
+// until the WAL follower has refreshed its publications (Followed).
+func (c *Capture) DDLSeen() { c.cfg.Followed.Suspend() }
+
+// followed reports whether entries, of table, need no intent because a
+// WAL follower streams the table in full (Config.Followed); if so it
+// remembers them for the follower's comparison. Unattributed entries
+// always take an intent: they are what forget and preview show of a write
+// the follower attributes only once it has committed.
+func (c *Capture) followed(entries []ledger.Entry, table string) bool {
+	if entries[0].Store != ledger.StorePostgres || !c.cfg.Followed.Has(table) {
+		return false
+	}
+	for _, e := range entries {
+		if e.Unattributed {
+			return false
+		}
+	}
+	c.Stats.Followed.Add(1)
+	if c.cfg.Recent != nil {
+		c.cfg.Recent.add(entries)
+	}
+	return true
 }
 
 // Prepare turns tags, which are all of one table of store, into ledger
@@ -159,16 +193,25 @@ func (c *Capture) Prepare(store ledger.Store, tags []extract.Tag) ([]ledger.Entr
 // Durable records entries, of table, as a write-ahead intent in the
 // ledger, waiting at most Config.IntentTimeout. When the ledger cannot
 // take it, the write is refused (CodeLedgerDown), or, with FailOpen,
-// forwarded untracked: 0 and no refusal. It is safe for concurrent use.
+// forwarded untracked: 0 and no refusal. A followed table's entries take
+// no intent: 0 and no refusal. It is safe for concurrent use.
 func (c *Capture) Durable(entries []ledger.Entry, table string) (ledger.IntentID, *Refusal) {
-	return c.StartDurable(entries, table).Wait()
+	p := c.StartDurable(entries, table)
+	if p == nil {
+		return 0, nil
+	}
+	return p.Wait()
 }
 
 // StartDurable is Durable without the wait: the intent is queued in the
 // ledger, and Wait returns what Durable would have. A relay that may
 // forward the write before its intent is durable (pgcapture's extended
-// protocol) waits only where it must.
+// protocol) waits only where it must. It returns nil when the table is
+// followed: there is nothing to wait for.
 func (c *Capture) StartDurable(entries []ledger.Entry, table string) *PendingIntent {
+	if c.followed(entries, table) {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.IntentTimeout)
 	return &PendingIntent{c: c, entries: entries, table: table, cancel: cancel, intending: c.cfg.Ledger.StartIntend(ctx, entries)}
 }

@@ -20,6 +20,12 @@
 //     that could commit a write before the write's intent is durable, so a
 //     crash can leave an intent pending but never a committed write
 //     untagged.
+//   - A write to a table a WAL follower streams in full (Config.Followed)
+//     takes no intent: StartDurable returns nil and Intend 0, and the
+//     adapter forwards it at once. The slot holds the committed row until
+//     the follower has made it durable in the ledger, which makes the
+//     follower, not the intent, the write's record; the forgotten-subject
+//     check (Prepare) still runs before it is forwarded.
 //   - When the ledger cannot take the intent the write is refused
 //     (CodeLedgerDown): capture fails closed. Config.FailOpen forwards it
 //     untracked instead, logging loudly and counting

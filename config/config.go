@@ -80,6 +80,12 @@ type Capture struct {
 	// WALSlot names the follower's replication slot and publications (one
 	// slot per ledger; proxies sharing a ledger share it).
 	WALSlot string `yaml:"wal_slot"`
+	// Intents says which writes take a write-ahead intent in the ledger
+	// before they are forwarded: "auto" (default) all but those to tables
+	// the WAL follower streams in full, whose committed rows the slot
+	// holds until the ledger has them; "always" every write, as with
+	// capture.wal: off (docs/wal.md, Modes).
+	Intents string `yaml:"intents"`
 	// WALDecodingMem is logical_decoding_work_mem for the follower's
 	// replication connection: the server memory its walsender may hold a
 	// transaction in before spilling it to disk. 0 (unset) leaves the
@@ -90,6 +96,10 @@ type Capture struct {
 
 // Follows reports whether the WAL follower runs.
 func (c Capture) Follows() bool { return len(c.Tables) > 0 && (c.WAL == "on" || c.WAL == "true") }
+
+// SkipsFollowedIntents reports whether writes to tables the WAL follower
+// streams in full go without a write-ahead intent (Intents "auto").
+func (c Capture) SkipsFollowedIntents() bool { return c.Follows() && c.Intents == "auto" }
 
 // LedgerStore says where the ledger lives: an SQLite file (default) or a
 // PostgreSQL database shared by several proxies.
@@ -191,6 +201,7 @@ func Defaults() Config {
 			RecoveryInterval:      Duration(time.Minute),
 			MaxStatementsInFlight: 100_000,
 			WAL:                   "on",
+			Intents:               "auto",
 			WALSlot:               "lethe",
 		},
 		Coverage: Coverage{

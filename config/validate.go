@@ -129,6 +129,9 @@ func (c *Config) validateCapture() []error {
 	if !slices.Contains([]string{"on", "off", "true", "false"}, cp.WAL) {
 		errs = append(errs, c.at("capture.wal", "%q is not one of on, off", cp.WAL))
 	}
+	if !slices.Contains([]string{"auto", "always"}, cp.Intents) {
+		errs = append(errs, c.at("capture.intents", "%q is not one of auto, always", cp.Intents))
+	}
 	if err := walfollow.ValidName(cp.WALSlot); err != nil {
 		errs = append(errs, c.at("capture.wal_slot", "%q cannot name a replication slot (use 1 to 50 of a-z, 0-9, _)", cp.WALSlot))
 	}

@@ -112,7 +112,7 @@ type Record struct {
 	Unreadable bool
 }
 
-// ErrAbsent is wrapped by Scan's error when the table does not exist: it
-// holds no records (an application that creates its table on first use
-// has not yet).
+// ErrAbsent is wrapped by the errors of operations (Scan among them) on a
+// table that does not exist: it holds no records (an application that
+// creates its table on first use has not yet).
 var ErrAbsent = errors.New("the table does not exist")

@@ -27,7 +27,7 @@ type SweepConfig struct {
 	// Ledger marks the records a sweep deletes as deleted, as the WAL
 	// follower marks rows it sees deleted, so that preview and forget no
 	// longer count them. Not used by a dry run.
-	Ledger ledger.Observer
+	Ledger SweepLedger
 	// Certifier signs the sweep's report and appends its event
 	// (retention.swept) to the transparency log. Not used by a dry run.
 	Certifier *Certifier
@@ -37,9 +37,13 @@ type SweepConfig struct {
 	// DryRun counts the expired records and deletes, marks and logs
 	// nothing.
 	DryRun bool
-	RunID  string // default "sweep-" and the time and a random suffix
-	Now    func() time.Time
-	Logger *slog.Logger
+	// PendingWait bounds the wait, at the end of the sweep, for proxies to
+	// confirm writes of records it deleted, which it then marks deleted
+	// again (see heldWrites; default DefaultSweepPendingWait).
+	PendingWait time.Duration
+	RunID       string // default "sweep-" and the time and a random suffix
+	Now         func() time.Time
+	Logger      *slog.Logger
 }
 
 // DefaultSweepBatch is the records per statement or request by default.
@@ -103,16 +107,26 @@ func Sweep(ctx context.Context, cfg SweepConfig) (SweepResult, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.PendingWait <= 0 {
+		cfg.PendingWait = DefaultSweepPendingWait
+	}
 	now := cfg.Now().UTC()
 	if cfg.RunID == "" {
 		cfg.RunID = NewRunID("sweep", now)
 	}
 	res := SweepResult{RunID: cfg.RunID, At: now}
-	for _, l := range cfg.Layers {
-		res.Layers = append(res.Layers, sweepLayer(ctx, cfg, l, now.Add(-l.Retain)))
+	held := make([]*heldWrites, len(cfg.Layers))
+	for i, l := range cfg.Layers {
+		if !cfg.DryRun {
+			held[i] = newHeldWrites(cfg.Ledger)
+		}
+		res.Layers = append(res.Layers, sweepLayer(ctx, cfg, l, now.Add(-l.Retain), held[i]))
 	}
 	if cfg.DryRun {
 		return res, nil
+	}
+	for i, h := range held {
+		settleHeld(ctx, cfg, &res.Layers[i], h)
 	}
 	report := certificate.Report{Kind: certificate.EventRetentionSwept, RunID: res.RunID, At: now}
 	for _, l := range res.Layers {
@@ -131,7 +145,7 @@ func Sweep(ctx context.Context, cfg SweepConfig) (SweepResult, error) {
 }
 
 // sweepLayer counts, deletes and verifies one layer.
-func sweepLayer(ctx context.Context, cfg SweepConfig, l Expiring, cutoff time.Time) SweptLayer {
+func sweepLayer(ctx context.Context, cfg SweepConfig, l Expiring, cutoff time.Time, held *heldWrites) SweptLayer {
 	out := SweptLayer{Store: l.Store(), Table: l.Name(), Cutoff: cutoff}
 	log := cfg.Logger.With("store", out.Store, "table", out.Table, "run", cfg.RunID)
 	e, err := l.Expired(ctx, cutoff)
@@ -150,7 +164,10 @@ func sweepLayer(ctx context.Context, cfg SweepConfig, l Expiring, cutoff time.Ti
 		for i, id := range ids {
 			changes[i] = ledger.Change{Kind: ledger.ChangeDelete, Store: out.Store, Table: table, RecordID: id}
 		}
-		return cfg.Ledger.Observe(ctx, changes)
+		if err := cfg.Ledger.Observe(ctx, changes); err != nil {
+			return err
+		}
+		return held.note(ctx, out.Store, table, ids)
 	})
 	if err != nil {
 		out.Err = err
@@ -169,6 +186,24 @@ func sweepLayer(ctx context.Context, cfg SweepConfig, l Expiring, cutoff time.Ti
 	log.Info("sweep: layer swept", "cutoff", cutoff, "retain_by", l.RetainBy, "expired", out.Expired, "deleted", out.Deleted,
 		"residual", out.Residual, "unreadable", out.Unreadable)
 	return out
+}
+
+// settleHeld waits for the writes of l's deleted records that proxies
+// had yet to confirm, and marks those records deleted again (heldWrites).
+func settleHeld(ctx context.Context, cfg SweepConfig, l *SweptLayer, h *heldWrites) {
+	log := cfg.Logger.With("store", l.Store, "table", l.Table, "run", cfg.RunID)
+	left, err := h.settle(ctx, cfg.PendingWait)
+	if err != nil {
+		l.Err = errors.Join(l.Err, fmt.Errorf("marking deleted the records a proxy wrote just before the sweep: %w", err))
+		log.Warn("sweep: cannot mark deleted the records a proxy wrote just before the sweep; the ledger may list them until forget or reconcile checks the store", "records", len(h.changes), "err", err)
+		return
+	}
+	if left > 0 {
+		log.Warn("sweep: writes of swept records are still unconfirmed; if a proxy confirms them later the ledger lists those records again until forget checks the store",
+			"intents", left, "waited", cfg.PendingWait)
+	} else if len(h.changes) > 0 {
+		log.Info("sweep: marked deleted again the records proxies wrote just before the sweep deleted them, now that their writes are resolved", "records", len(h.changes))
+	}
 }
 
 // sweepMethod states for the report how records were selected, deleted

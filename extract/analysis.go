@@ -83,40 +83,58 @@ type row struct {
 // a SET search_path inside sql applies to the statements that follow it.
 // A text PostgreSQL cannot parse is an error.
 func (r *Rules) Analyze(sql string, searchPath []string) ([]*Analysis, error) {
-	short, elided, ok := elide(sql)
-	if ok {
-		out, err := r.analyze(short, searchPath)
-		if err == nil {
-			for _, a := range out {
-				a.restore(elided)
-			}
-			return out, nil
+	p, err := parseForAnalysis(sql)
+	if err != nil {
+		return nil, err
+	}
+	return r.analyzeParsed(p, searchPath), nil
+}
+
+// parsedText is a statement text parsed for analysis: its shortened form
+// (elide) when that parses, else the text itself.
+type parsedText struct {
+	sql    string // the text parsed
+	res    *pg.ParseResult
+	elided elisions // what the shortened text left out; nil for the full text
+}
+
+func parseForAnalysis(sql string) (parsedText, error) {
+	if short, elided, ok := elide(sql); ok {
+		if res, err := pg.Parse(short); err == nil {
+			return parsedText{short, res, elided}, nil
 		}
 		// The shortened text did not parse: trust only the full parse.
 	}
-	return r.analyze(sql, searchPath)
-}
-
-func (r *Rules) analyze(sql string, searchPath []string) ([]*Analysis, error) {
 	res, err := pg.Parse(sql)
 	if err != nil {
-		return nil, parseError(err)
+		return parsedText{}, parseError(err)
 	}
+	return parsedText{sql: sql, res: res}, nil
+}
+
+// analyzeParsed analyses a parsed text under searchPath; it leaves the
+// parse as it is, so one parse serves several search paths.
+func (r *Rules) analyzeParsed(p parsedText, searchPath []string) []*Analysis {
 	var out []*Analysis
-	mayCall := r.writers != nil && r.writers.calls.in(sql)
-	for _, raw := range res.Stmts {
+	mayCall := r.writers != nil && r.writers.calls.in(p.sql)
+	for _, raw := range p.res.Stmts {
 		// A SET search_path earlier in the same text applies to the
 		// statements after it.
-		if p, ok := stmtSearchPath(raw.Stmt); ok {
-			searchPath = p
+		if sp, ok := stmtSearchPath(raw.Stmt); ok {
+			searchPath = sp
 			continue
 		}
 		out = append(out, r.analyzeStmt(raw.Stmt, searchPath)...)
-		out = append(out, r.serverSideWrites(raw.Stmt, statementText(sql, raw), mayCall)...)
+		out = append(out, r.serverSideWrites(raw.Stmt, statementText(p.sql, raw), mayCall)...)
 		out = append(out, r.pendingWrites(raw.Stmt)...)
 		out = append(out, r.uncoveredWrites(raw.Stmt, searchPath)...)
 	}
-	return out, nil
+	if p.elided != nil {
+		for _, a := range out {
+			a.restore(p.elided)
+		}
+	}
+	return out
 }
 
 func (r *Rules) analyzeStmt(n *pg.Node, sp []string) []*Analysis {

@@ -37,15 +37,42 @@ type DDLChange struct {
 // ADD COLUMN of a table that is not temporary count too, with no tables:
 // the table or column may need a rule (coverage, capture/coverage).
 func (r *Rules) ClassifyDDL(sql string) (DDLChange, bool) {
-	if !firstWordIs(sql, "create", "alter", "do") && !(strings.Contains(sql, ";") && mayHoldDDL(sql)) {
+	tables := tableSet{}
+	var found bool
+	switch {
+	case firstWordIs(sql, "create", "alter", "do"):
+		found = r.classifyDDL(sql, tables)
+	case strings.Contains(sql, ";") && mayHoldDDL(sql):
+		// Several statements, or a semicolon in a literal: only the
+		// statements that begin like DDL are parsed, not a whole write.
+		stmts, err := pg.SplitWithScanner(sql, true)
+		if err != nil {
+			return DDLChange{}, false // the server refuses it too
+		}
+		for _, stmt := range stmts {
+			if firstWordIs(stmt, "create", "alter", "do") && r.classifyDDL(stmt, tables) {
+				found = true
+			}
+		}
+	}
+	if !found {
 		return DDLChange{}, false
 	}
+	var c DDLChange
+	if len(tables) > 0 {
+		c.Tables = tables.names()
+	}
+	return c, true
+}
+
+// classifyDDL parses sql and adds to tables the configured tables its DDL
+// names; it reports whether it holds DDL ClassifyDDL follows.
+func (r *Rules) classifyDDL(sql string, tables tableSet) bool {
 	res, err := pg.Parse(sql)
 	if err != nil {
-		return DDLChange{}, false // the server refuses it too
+		return false // the server refuses it too
 	}
 	found := false
-	tables := tableSet{}
 	for _, raw := range res.Stmts {
 		relevant, concerns := r.ddlStmt(raw.Stmt)
 		if !relevant {
@@ -58,14 +85,7 @@ func (r *Rules) ClassifyDDL(sql string) (DDLChange, bool) {
 		}
 		tables.addAll(r.tablesNamedIn(text, concerns))
 	}
-	if !found {
-		return DDLChange{}, false
-	}
-	var c DDLChange
-	if len(tables) > 0 {
-		c.Tables = tables.names()
-	}
-	return c, true
+	return found
 }
 
 // mayHoldDDL is ClassifyDDL's filter for a text of several statements.

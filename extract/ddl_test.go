@@ -45,6 +45,9 @@ func TestClassifyDDL(t *testing.T) {
 		{`CREATE FUNCTION public.count_items() RETURNS bigint LANGUAGE sql AS $$ SELECT count(*) FROM items $$`, true, nil},
 		{`CREATE FUNCTION wrap() RETURNS void LANGUAGE sql AS $$ SELECT add_item('a', 'b') $$`, true, []string{"public.items"}},
 		{`SELECT 1; ALTER TABLE items RENAME TO items2`, true, []string{"public.items"}},
+		{`INSERT INTO items (id, user_id) VALUES ('I do; you do', 'b'); ALTER VIEW items_v RENAME TO v2; DO $$ BEGIN PERFORM 1; END $$`, true, []string{"public.items"}},
+		{`INSERT INTO items (id, user_id) VALUES ('create; alter; do', 'b')`, false, nil},
+		{`SELECT 1; CREATE TABLE broken (`, false, nil},
 		{`SELECT 'create'`, false, nil},
 		{`INSERT INTO items (id, user_id) VALUES ('a', 'b')`, false, nil},
 	}

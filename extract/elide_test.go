@@ -30,8 +30,17 @@ func analyzeBothWays(t testing.TB, r *Rules, sql string) (fast, full [][]Tag, fa
 		return out, nil
 	}
 	fast, fastErr = collect(r.Analyze(sql, nil))
-	full, fullErr = collect(r.analyze(sql, nil))
+	full, fullErr = collect(r.analyzeFull(sql))
 	return fast, full, fastErr, fullErr
+}
+
+// analyzeFull analyses sql from its full parse, never a shortened one.
+func (r *Rules) analyzeFull(sql string) ([]*Analysis, error) {
+	res, err := pg.Parse(sql)
+	if err != nil {
+		return nil, parseError(err)
+	}
+	return r.analyzeParsed(parsedText{sql: sql, res: res}, nil), nil
 }
 
 func vectorLiteral(dims, seed int) string {

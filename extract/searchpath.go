@@ -361,16 +361,13 @@ func (r *Rules) AnalyzeUnder(sql string, paths [][]string) ([]*Analysis, error) 
 	if len(paths) == 0 {
 		return r.Analyze(sql, nil)
 	}
-	out, err := r.Analyze(sql, paths[0])
-	if err != nil || len(paths) == 1 {
-		return out, err
+	parsed, err := parseForAnalysis(sql)
+	if err != nil {
+		return nil, err
 	}
+	out := r.analyzeParsed(parsed, paths[0])
 	for _, p := range paths[1:] {
-		as, err := r.Analyze(sql, p)
-		if err != nil {
-			return nil, err
-		}
-		out = mergeAnalyses(out, as)
+		out = mergeAnalyses(out, r.analyzeParsed(parsed, p))
 	}
 	return out, nil
 }

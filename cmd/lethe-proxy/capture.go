@@ -40,7 +40,8 @@ type captured struct {
 	ledger     ledger.Ledger
 	hasher     *ledger.Hasher
 	tombstones *capture.Tombstones
-	wal        *following // nil when capture.wal is off
+	followed   *capture.Followed // tables written without intents; nil with capture.intents: always
+	wal        *following        // nil when capture.wal is off
 	// engine is forget's, once built (nil without forget): the WAL
 	// follower's late-write backstop deletes through it.
 	engine *engine.Engine
@@ -103,12 +104,16 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	if cfg.Capture.Follows() {
 		recent = capture.NewRecent(0)
 	}
+	var followed *capture.Followed // tables whose writes the slot holds: no intents
+	if cfg.Capture.SkipsFollowedIntents() {
+		followed = capture.NewFollowed()
+	}
 	c := capture.New(capture.Config{
 		Rules: rules, Ledger: l, Hasher: hasher,
 		Mode: capture.Mode(cfg.Capture.Mode), FailOpen: cfg.Capture.FailOpen, Logger: log,
-		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == "flag", Recent: recent,
+		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == "flag", Recent: recent, Followed: followed,
 	})
-	out := &captured{capture: c, ledger: l, hasher: hasher, tombstones: tombs}
+	out := &captured{capture: c, ledger: l, hasher: hasher, tombstones: tombs, followed: followed}
 	if len(cfg.Capture.Tables) > 0 {
 		out.observer = pgcapture.New(c, pgcapture.Config{
 			Database: cfg.Capture.Database, MaxStatementsInFlight: cfg.Capture.MaxStatementsInFlight,
@@ -117,7 +122,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	}
 	if cfg.Capture.Follows() {
 		backstop := lateWriteBackstop(cfg, &out.engine, log)
-		if out.wal, err = prepareFollowing(cfg.Capture, rules, l, hasher, tombs, recent, backstop, log); err != nil {
+		if out.wal, err = prepareFollowing(cfg.Capture, rules, l, hasher, tombs, recent, followed, backstop, log); err != nil {
 			c.Close()
 			l.Close()
 			return nil, err
@@ -236,9 +241,9 @@ func recoverIntents(c config.Capture, l ledger.Ledger, log *slog.Logger) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	store, err := pgvector.Open(ctx, c.Store)
+	store, err := openStore(ctx, c, "recovery resolves pending intents")
 	if err != nil {
-		return fmt.Errorf("capture.store: %w", err)
+		return err
 	}
 	st, err := capture.Recover(ctx, l, idColumns, store)
 	if err != nil {
@@ -304,23 +309,20 @@ func watchWriters(cfg *config.Config, rules *extract.Rules, capt *capture.Captur
 	finder := rules.WriterFinder()
 	catalog := pgcapture.NewWriterCatalog(capt, func(ctx context.Context) (extract.Writers, error) {
 		if store == nil {
-			s, err := pgvector.Open(ctx, c.Store)
+			s, err := openStore(ctx, c, "the proxy reads the catalog")
 			if err != nil {
 				return extract.Writers{}, err
 			}
 			store = s
 		}
-		found, err := store.Writers(ctx, finder)
+		found, tables, err := store.WritersAndCoverage(ctx, finder, coverageSkip(cfg))
 		if err != nil {
 			return extract.Writers{}, err
 		}
 		if policyErr != nil {
 			return found, nil
 		}
-		tables, findings, err := checkTables(ctx, store, cfg, policy)
-		if err != nil {
-			return extract.Writers{}, err
-		}
+		findings := coverage.CheckTables(policy, tables)
 		monitor.Observe(findings)
 		if enforce {
 			found.Uncovered = uncoveredRelations(findings, tables)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/lethe-privacy/lethe/capture/coverage"
 	"github.com/lethe-privacy/lethe/config"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
 	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
 )
 
@@ -83,15 +82,12 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 
 // checkPostgres judges the tables of the database capture.store names.
 func checkPostgres(ctx context.Context, cfg *config.Config, p coverage.Policy, r *coverage.Report) error {
-	if cfg.Capture.Store == "" {
-		if cfg.Postgres.Upstream == "" && len(cfg.Capture.Tables) == 0 {
-			return nil // Pinecone alone
-		}
-		return fmt.Errorf("capture.store is not set: check reads the database's catalog through it (a connection string; give the password via PGPASSWORD or ~/.pgpass)")
+	if cfg.Capture.Store == "" && cfg.Postgres.Upstream == "" && len(cfg.Capture.Tables) == 0 {
+		return nil // Pinecone alone
 	}
-	store, err := pgvector.Open(ctx, cfg.Capture.Store)
+	store, err := openStore(ctx, cfg.Capture, "check reads the database's catalog")
 	if err != nil {
-		return fmt.Errorf("connecting with capture.store: %w", err)
+		return err
 	}
 	defer store.Close()
 	tables, findings, err := checkTables(ctx, store, cfg, p)

@@ -55,19 +55,20 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 	if !ok {
 		return nil, errors.New("forget: this ledger backend has no forget journal")
 	}
-	certifier, signer, err := newCertifier(cfg, c.ledger)
-	if err != nil {
-		return nil, err
-	}
 	ctx, stop := context.WithCancel(context.Background())
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	certifier, signer, err := announcedCertifier(octx, cfg, c.ledger, log)
+	if err != nil {
+		stop()
+		return nil, err
+	}
 	var store *pgvector.Store // nil for a proxy for Pinecone alone
 	var layers []connector.Layer
 	if len(cfg.Capture.Tables) > 0 {
-		if store, err = pgvector.Open(octx, cfg.Capture.Store); err != nil {
+		if store, err = openStore(octx, cfg.Capture, "forget deletes and verifies"); err != nil {
 			stop()
-			return nil, fmt.Errorf("capture.store: %w", err)
+			return nil, err
 		}
 		if layers, err = pgLayers(octx, store, cfg.Capture.Tables, log); err != nil {
 			store.Close()
@@ -90,27 +91,41 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 		Certifier: certifier,
 		Deadline:  fc.Deadline.D(), TokenTTL: fc.TokenTTL.D(),
 		Tombstoned: c.tombstones.Set, Logger: log, Owner: engineOwner(fc.Admin.Listen),
-		Settle: walSettle(cfg.Capture),
+		Settle: walSettle(cfg.Capture, store),
 	})
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	f.engine = e
-	if logged, err := e.AnnounceKey(octx); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("transparency log: %w", err)
-	} else if logged {
-		log.Info("signing key recorded in the transparency log (key.rotated)", "key_id", signer.KeyID())
-	}
 	e.Start(time.Minute)
 	go c.tombstones.Watch(ctx, led, cfg.Forget.TombstoneRefresh.D(), log)
 	log.Info("forget enabled", "key_id", signer.KeyID(), "log_origin", fc.LogOrigin, "layers", len(layers))
 	return f, nil
 }
 
-// newCertifier is forget's certifier (also reconcile's, for its report):
-// the signing key, the trusted keys and the transparency log kept in l.
+// announcedCertifier is newCertifier once the transparency log has
+// recorded its signing key (a key.rotated event, appended only when the
+// key is not the one that signed the log's latest checkpoint). Everything
+// that signs and logs (forget in the proxy, sweep, reconcile --adopt)
+// gets its certifier here, so that no certificate or report in the log is
+// signed by a key the log never announced.
+func announcedCertifier(ctx context.Context, cfg *config.Config, l ledger.Ledger, log *slog.Logger) (*engine.Certifier, *certificate.Signer, error) {
+	certifier, signer, err := newCertifier(cfg, l)
+	if err != nil {
+		return nil, nil, err
+	}
+	if logged, err := certifier.AnnounceKey(ctx); err != nil {
+		return nil, nil, fmt.Errorf("transparency log: recording the signing key %s: %w", signer.KeyID(), err)
+	} else if logged {
+		log.Info("signing key recorded in the transparency log (key.rotated)", "key_id", signer.KeyID())
+	}
+	return certifier, signer, nil
+}
+
+// newCertifier is the signing key, the trusted keys and the transparency
+// log kept in l; use announcedCertifier, which records the key in the log
+// first.
 func newCertifier(cfg *config.Config, l ledger.Ledger) (*engine.Certifier, *certificate.Signer, error) {
 	fc := cfg.Forget
 	pem, err := os.ReadFile(fc.SigningKey)
@@ -226,6 +241,7 @@ func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logg
 		Metrics: func() map[string]float64 {
 			m := map[string]float64{
 				"lethe_capture_intents_total":          float64(st.Intents.Load()),
+				"lethe_capture_followed_writes_total":  float64(st.Followed.Load()),
 				"lethe_capture_refused_total":          float64(st.Refused.Load()),
 				"lethe_capture_untracked_writes_total": float64(st.UntrackedWrites.Load()),
 				"lethe_capture_decision_errors_total":  float64(st.DecisionErrors.Load()),
@@ -234,6 +250,9 @@ func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logg
 			}
 			if c.wal != nil {
 				walMetrics(c.wal.follower, m)
+			}
+			if c.followed != nil {
+				m["lethe_capture_followed_tables"] = float64(c.followed.Len())
 			}
 			if c.coverage != nil {
 				m["lethe_coverage_uncovered_tables"] = float64(c.coverage.UncoveredTables())

@@ -19,7 +19,6 @@ import (
 
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -80,7 +79,7 @@ func reconcileCmd(args []string, stdout, stderr io.Writer) int {
 	if *adopt && cfg.Forget.SigningKey == "" {
 		return fail("--adopt signs a report and logs it, which needs forget configured: set forget.signing_key (and forget.log_origin) as for forget (docs/forget.md)")
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := newLogger(cfg.Log, stderr)
 	ctx, cancel := signalContext()
 	defer cancel()
 	run, err := openReconcile(ctx, cfg, *path, *adopt, log)
@@ -199,7 +198,7 @@ func openReconcile(ctx context.Context, cfg *config.Config, configPath string, a
 		run.scanners = append(run.scanners, s)
 	}
 	if adopt {
-		if run.certifier, err = reconcileCertifier(ctx, cfg, l, log); err != nil {
+		if run.certifier, _, err = announcedCertifier(ctx, cfg, l, log); err != nil {
 			return nil, err
 		}
 	}
@@ -209,18 +208,13 @@ func openReconcile(ctx context.Context, cfg *config.Config, configPath string, a
 // addTables opens capture.store and adds a scanner per configured table,
 // in the config's order.
 func (r *reconcileRun) addTables(ctx context.Context, c config.Capture) error {
-	if c.Store == "" {
-		return errors.New("capture.store is not set: reconcile reads the tables with it (the operator's own connection string, not the proxy's)")
-	}
 	rules, err := compileRules(c.Tables)
 	if err != nil {
 		return err
 	}
-	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	store, err := pgvector.Open(octx, c.Store)
+	store, err := openStore(ctx, c, "reconcile reads the tables")
 	if err != nil {
-		return fmt.Errorf("capture.store: %w", err)
+		return err
 	}
 	r.closers = append(r.closers, store.Close)
 	for _, t := range c.Tables {
@@ -235,20 +229,6 @@ func (r *reconcileRun) addTables(ctx context.Context, c config.Capture) error {
 		r.scanners = append(r.scanners, store.Scanner(st))
 	}
 	return nil
-}
-
-// reconcileCertifier is what --adopt signs and logs its report with.
-func reconcileCertifier(ctx context.Context, cfg *config.Config, l ledger.Ledger, log *slog.Logger) (*engine.Certifier, error) {
-	certifier, signer, err := newCertifier(cfg, l)
-	if err != nil {
-		return nil, err
-	}
-	if logged, err := certifier.AnnounceKey(ctx); err != nil {
-		return nil, fmt.Errorf("transparency log: %w", err)
-	} else if logged {
-		log.Warn("signing key recorded in the transparency log (key.rotated)", "key_id", signer.KeyID())
-	}
-	return certifier, nil
 }
 
 // logReport signs the adoption's report, logs its event and writes it to

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
 )
 
 // reconcile refuses to run, with exit 2 and a message naming what to fix,
@@ -50,6 +52,50 @@ capture:
 			}
 			if stdout.Len() != 0 {
 				t.Fatalf("printed counts: %s", stdout.String())
+			}
+		})
+	}
+}
+
+// reconcile logs as the proxy does, by the config's log.level and
+// log.format: here a warning (an http:// index host without an API key)
+// comes out as JSON, and not at all under log.level: error.
+func TestReconcileCmd_LogsByTheConfigsLogSettings(t *testing.T) {
+	srv := emulator.New(emulator.Config{})
+	url, err := srv.Start("127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	t.Setenv(envSalt, strings.Repeat("ab", 32))
+	t.Setenv("RECONCILE_LOG_TEST_KEY", "")
+	for _, tc := range []struct {
+		level, format string
+		wantJSONWarn  bool
+	}{
+		{"info", "json", true},
+		{"error", "text", false},
+	} {
+		t.Run(tc.level+"/"+tc.format, func(t *testing.T) {
+			path := filepath.Join(dir, tc.level+".yaml")
+			yaml := "log: {level: " + tc.level + ", format: " + tc.format + "}\n" +
+				"capture: {ledger: {sqlite: " + filepath.Join(dir, tc.level+".db") + "}}\n" +
+				"pinecone:\n  indexes:\n    - {name: docs, host: \"" + url + "\", api_key_env: RECONCILE_LOG_TEST_KEY, namespaces: [{namespace: \"*\", subjects: [user_id]}]}\n"
+			if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"reconcile", "--config", path}, nil, &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d; stderr: %s", code, stderr.String())
+			}
+			warned := strings.Contains(stderr.String(), "no Pinecone API key")
+			isJSON := strings.HasPrefix(stderr.String(), `{"time":`)
+			switch {
+			case tc.wantJSONWarn && !(warned && isJSON):
+				t.Fatalf("want the warning as a JSON line; stderr: %s", stderr.String())
+			case !tc.wantJSONWarn && warned:
+				t.Fatalf("log.level error, yet a warning was logged: %s", stderr.String())
 			}
 		})
 	}

@@ -15,7 +15,6 @@ import (
 	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
-	"github.com/lethe-privacy/lethe/ledger"
 )
 
 const sweepUsage = `Usage:
@@ -87,14 +86,14 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 			return fail(2, "opening the ledger %s: %v", where, err)
 		}
 		defer l.Close()
-		observer, ok := l.(ledger.Observer)
+		sl, ok := l.(engine.SweepLedger)
 		if !ok {
 			return fail(2, "the ledger %s cannot mark records deleted", where)
 		}
-		if sc.Certifier, _, err = newCertifier(cfg, l); err != nil {
+		if sc.Certifier, _, err = announcedCertifier(octx, cfg, l, log); err != nil {
 			return fail(2, "%v", err)
 		}
-		sc.Ledger = observer
+		sc.Ledger = sl
 	}
 	res, err := engine.Sweep(ctx, sc)
 	printSweep(stdout, res, *dryRun)
@@ -142,12 +141,9 @@ func sweepLayers(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]e
 			continue
 		}
 		if store == nil {
-			if cfg.Capture.Store == "" {
-				return nil, nil, fmt.Errorf("capture.tables %s has retain, but capture.store is not set: the sweep deletes through that connection string; set it", t.Table)
-			}
-			s, err := pgvector.Open(ctx, cfg.Capture.Store)
+			s, err := openStore(ctx, cfg.Capture, "capture.tables "+t.Table+" has retain, and the sweep deletes")
 			if err != nil {
-				return nil, nil, fmt.Errorf("capture.store: %w", err)
+				return nil, nil, err
 			}
 			store = s
 			closers = append(closers, s.Close)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/connector/pgvector"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -32,15 +33,19 @@ type following struct {
 // cannot be reached yet is retried once the follower runs, as the relay
 // itself would be.
 func prepareFollowing(c config.Capture, rules *extract.Rules, l ledger.Ledger, hasher *ledger.Hasher, tombs *capture.Tombstones, recent *capture.Recent,
-	lateWrite func(context.Context, string, string) error, log *slog.Logger) (*following, error) {
+	followed *capture.Followed, lateWrite func(context.Context, string, string) error, log *slog.Logger) (*following, error) {
 	observer, ok := l.(ledger.Observer)
 	if !ok {
 		return nil, errors.New("the ledger cannot take the WAL follower's changes")
 	}
-	f, err := walfollow.New(walfollow.Config{
+	cfg := walfollow.Config{
 		ConnString: c.Store, Name: c.WALSlot, Rules: rules, Ledger: observer, Hasher: hasher, Logger: log,
 		Forgotten: tombs.Has, LateWrite: lateWrite, Recent: recent, DecodingMemKB: int64(c.WALDecodingMem) / 1024,
-	})
+	}
+	if followed != nil { // a nil *Followed in the interface would not be nil
+		cfg.Followed = followed
+	}
+	f, err := walfollow.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -98,18 +103,16 @@ func lateWriteBackstop(cfg *config.Config, forget **engine.Engine, log *slog.Log
 
 // walSettle is forget's wait for the WAL follower (engine.Config.Settle):
 // until the slot has passed every transaction committed so far, so that
-// preview counts rows written a moment ago too. nil without the follower.
-func walSettle(c config.Capture) func(context.Context) error {
-	if !c.Follows() {
+// preview counts rows written a moment ago too; it asks through store,
+// forget's own connection to capture.store. nil without the follower.
+func walSettle(c config.Capture, store *pgvector.Store) func(context.Context) error {
+	if !c.Follows() || store == nil {
 		return nil
 	}
 	return func(ctx context.Context) error {
-		conn, err := pgx.Connect(ctx, c.Store)
-		if err != nil {
-			return err
-		}
-		defer conn.Close(context.Background())
-		return walfollow.AwaitCommitted(ctx, conn, c.WALSlot)
+		return store.WithConn(ctx, func(conn *pgx.Conn) error {
+			return walfollow.AwaitCommitted(ctx, conn, c.WALSlot)
+		})
 	}
 }
 

@@ -40,28 +40,28 @@ func walCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	if cfg.Capture.Store == "" {
-		fmt.Fprintln(stderr, "lethe-proxy wal: capture.store is not set: there is no database to ask")
-		return 1
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, cfg.Capture.Store)
+	store, err := openStore(ctx, cfg.Capture, "wal status and drop ask the database about the replication slot")
 	if err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy wal: connecting with capture.store:", err)
+		fmt.Fprintln(stderr, "lethe-proxy wal:", err)
 		return 1
 	}
-	defer conn.Close(context.Background())
+	defer store.Close()
 	name := cfg.Capture.WALSlot
 	if args[0] == "drop" {
-		if err := walfollow.Drop(ctx, conn, name); err != nil {
+		if err := store.WithConn(ctx, func(conn *pgx.Conn) error { return walfollow.Drop(ctx, conn, name) }); err != nil {
 			fmt.Fprintln(stderr, "lethe-proxy wal:", err)
 			return 1
 		}
 		fmt.Fprintf(stdout, "dropped replication slot %s and publications %s, %s_inserts; rows committed until a proxy makes them again are not in the ledger (forget still finds them by the subject predicate)\n", name, name, name)
 		return 0
 	}
-	s, err := walfollow.SlotStatus(ctx, conn, name)
+	var s walfollow.Slot
+	err = store.WithConn(ctx, func(conn *pgx.Conn) (err error) {
+		s, err = walfollow.SlotStatus(ctx, conn, name)
+		return err
+	})
 	if err != nil {
 		fmt.Fprintln(stderr, "lethe-proxy wal:", err)
 		return 1

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-privacy/lethe/connector"
 )
 
 // Table is one configured table as forget sees it.
@@ -223,7 +225,7 @@ func (s *Store) columnTypes(ctx context.Context, t Table) (map[string]string, er
 		return nil, fmt.Errorf("pgvector store: reading the columns of %s: %w", t, serverError(err))
 	}
 	if len(types) == 0 {
-		return nil, fmt.Errorf("pgvector store: %s: %w (check the rule in the config, or create the table)", t, ErrNoTable)
+		return nil, fmt.Errorf("pgvector store: %s: %w (check the rule in the config, or create the table)", t, connector.ErrAbsent)
 	}
 	return types, nil
 }

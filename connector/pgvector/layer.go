@@ -60,7 +60,7 @@ func (l *Layer) resolve(ctx context.Context) (*Match, error) {
 		return nil, err
 	}
 	m, err := l.store.MatchFor(ctx, l.table)
-	if errors.Is(err, ErrNoTable) {
+	if errors.Is(err, connector.ErrAbsent) {
 		return nil, nil // dropped since Absent looked
 	}
 	if err != nil {
@@ -84,7 +84,7 @@ func (l *Layer) gone(m *Match) {
 // missing reports whether err says the table does not exist, forgetting m
 // if so: a table that does not exist holds nothing.
 func (l *Layer) missing(m *Match, err error) bool {
-	if !errors.Is(err, ErrNoTable) {
+	if !errors.Is(err, connector.ErrAbsent) {
 		return false
 	}
 	l.gone(m)

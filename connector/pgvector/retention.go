@@ -53,7 +53,7 @@ type retentionSQL struct {
 // false when the table does not exist.
 func (r *Retention) sql(ctx context.Context) (q retentionSQL, ok bool, err error) {
 	types, err := r.store.columnTypes(ctx, r.table)
-	if errors.Is(err, ErrNoTable) {
+	if errors.Is(err, connector.ErrAbsent) {
 		return q, false, nil
 	}
 	if err != nil {

@@ -2,7 +2,6 @@ package pgvector
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -59,14 +58,6 @@ func (sc *Scanner) ScanMethod() string {
 // Scan reads every row of the table (its partitions and inheritance
 // children included, as a SELECT from it does) and calls fn per batch.
 func (sc *Scanner) Scan(ctx context.Context, fn func([]connector.Record) error) error {
-	err := sc.scan(ctx, fn)
-	if errors.Is(err, ErrNoTable) {
-		return fmt.Errorf("pgvector: scanning %s: %w", sc.Name(), connector.ErrAbsent)
-	}
-	return err
-}
-
-func (sc *Scanner) scan(ctx context.Context, fn func([]connector.Record) error) error {
 	tx, err := sc.store.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return fmt.Errorf("pgvector: scanning %s: %w", sc.Name(), serverError(err))

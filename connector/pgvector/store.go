@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lethe-privacy/lethe/connector"
 )
 
 // Store is a connection pool to the vector store.
@@ -38,6 +40,18 @@ func Open(ctx context.Context, connString string) (*Store, error) {
 	return &Store{pool: pool}, nil
 }
 
+// WithConn calls fn with one of the store's connections, for callers that
+// take a *pgx.Conn (the WAL follower's slot queries). The connection goes
+// back to the pool: fn must leave no session state behind.
+func (s *Store) WithConn(ctx context.Context, fn func(*pgx.Conn) error) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("pgvector store: %w", serverError(err))
+	}
+	defer c.Release()
+	return fn(c.Conn())
+}
+
 // Ping checks that the store answers.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
@@ -64,7 +78,7 @@ func (s *Store) Existing(ctx context.Context, table, idColumn string, ids []stri
 	if err == nil {
 		found, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	}
-	if err = noTable(serverError(err)); errors.Is(err, ErrNoTable) {
+	if err = noTable(serverError(err)); errors.Is(err, connector.ErrAbsent) {
 		return map[string]bool{}, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("pgvector store: checking %s: %w", table, err)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/extract"
 )
 
@@ -14,15 +16,13 @@ import (
 // table that does not exist holds no records, so forget finds nothing there
 // and says so, and capture tags writes to it by name once it is created.
 
-// ErrNoTable is wrapped by the errors of operations on a table that does
-// not exist (SQLSTATE 42P01, or no such relation in the catalog).
-var ErrNoTable = errors.New("the table does not exist")
-
-// noTable marks the server's undefined_table error with ErrNoTable.
+// noTable marks the server's undefined_table error (SQLSTATE 42P01) with
+// connector.ErrAbsent, which every operation on a table that does not
+// exist wraps.
 func noTable(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42P01" {
-		return fmt.Errorf("%w: %w", ErrNoTable, err)
+		return fmt.Errorf("%w: %w", connector.ErrAbsent, err)
 	}
 	return err
 }

@@ -28,27 +28,43 @@ func (s *Store) Writers(ctx context.Context, f *extract.WriterFinder) (extract.W
 // extensions' functions, which do not write application tables, and C
 // functions, whose code cannot be read.
 func (s *Store) Catalog(ctx context.Context) (extract.Catalog, error) {
-	var c extract.Catalog
+	c, _, err := s.read(ctx, true)
+	return c, err
+}
+
+// read reads the catalog's relations and, with code, its functions,
+// procedures, triggers and rules, in one snapshot; the Catalog it returns
+// holds the relations as extract sees them.
+func (s *Store) read(ctx context.Context, code bool) (extract.Catalog, []relation, error) {
+	var (
+		c    extract.Catalog
+		rels []relation
+	)
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var err error
-		if c.Routines, err = routines(ctx, tx); err != nil {
-			return fmt.Errorf("reading functions: %w", err)
+		if code {
+			if c.Routines, err = routines(ctx, tx); err != nil {
+				return fmt.Errorf("reading functions: %w", err)
+			}
+			if c.Triggers, err = triggers(ctx, tx); err != nil {
+				return fmt.Errorf("reading triggers: %w", err)
+			}
+			if c.Rules, err = rewriteRules(ctx, tx); err != nil {
+				return fmt.Errorf("reading rules: %w", err)
+			}
 		}
-		if c.Triggers, err = triggers(ctx, tx); err != nil {
-			return fmt.Errorf("reading triggers: %w", err)
-		}
-		if c.Rules, err = rewriteRules(ctx, tx); err != nil {
-			return fmt.Errorf("reading rules: %w", err)
-		}
-		if c.Relations, err = relations(ctx, tx); err != nil {
+		if rels, err = relations(ctx, tx); err != nil {
 			return fmt.Errorf("reading tables and views: %w", err)
 		}
 		return nil
 	})
 	if err != nil {
-		return extract.Catalog{}, fmt.Errorf("pgvector store: %w", serverError(err))
+		return extract.Catalog{}, nil, fmt.Errorf("pgvector store: %w", serverError(err))
 	}
-	return c, nil
+	for _, r := range rels {
+		c.Relations = append(c.Relations, r.Relation)
+	}
+	return c, rels, nil
 }
 
 // routines reads functions and procedures. PL/pgSQL's parser needs the

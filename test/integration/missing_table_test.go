@@ -14,13 +14,14 @@ import (
 
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/certificate"
+	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/connector/pgvector"
 	"github.com/lethe-privacy/lethe/extract"
 )
 
 // TestConnector_MissingTableHoldsNothing: the store answers for a
 // configured table that does not exist instead of failing: recovery finds
-// none of its records, Absent says so, and MatchFor's error is ErrNoTable.
+// none of its records, Absent says so, and MatchFor's error is connector.ErrAbsent.
 func TestConnector_MissingTableHoldsNothing(t *testing.T) {
 	db := loadTestDB(t)
 	extDropTables(t, db, "public.missing_conn_t")
@@ -41,7 +42,7 @@ func TestConnector_MissingTableHoldsNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, absent)
 	_, err = store.MatchFor(ctx, missing)
-	require.ErrorIs(t, err, pgvector.ErrNoTable)
+	require.ErrorIs(t, err, connector.ErrAbsent)
 
 	extExec(t, db, "CREATE TABLE public.missing_conn_t (id text PRIMARY KEY, user_id text)", "INSERT INTO public.missing_conn_t VALUES ('a', 'x')")
 	absent, err = store.Absent(ctx, missing)

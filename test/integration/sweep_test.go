@@ -284,3 +284,54 @@ func TestSweep_PineconeNamespaceThroughTheBinary(t *testing.T) {
 	require.Len(t, r.Layers, 1)
 	assert.Equal(t, int64(60), r.Layers[0].Done)
 }
+
+// TestSweep_PineconeRecordsWrittenJustBeforeStayDeleted: a running proxy
+// holds its confirmations for a while (capture's ConfirmHold), so records
+// upserted a moment before a sweep are still pending in the ledger when
+// the sweep deletes them; once the proxy has confirmed them, the ledger
+// must still say the swept ones are deleted.
+func TestSweep_PineconeRecordsWrittenJustBeforeStayDeleted(t *testing.T) {
+	db := loadTestDB(t)
+	pgxTable(t, db, "sw_pc_held_docs", "id text PRIMARY KEY, user_id text, embedding vector(3)")
+	em := emulator.New(emulator.Config{APIKey: "sweep-key"})
+	upstream, err := em.Start("127.0.0.1:0", nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = em.Close() })
+	pcAddr := freePort(t)
+	f := newForgetBinary(t, db, `    - {table: public.sw_pc_held_docs, id: id, subjects: [user_id]}`, fmt.Sprintf(`pinecone:
+  listen: %s
+  indexes:
+    - name: docs
+      host: %s
+      namespaces: [{namespace: notes, subjects: [user_id], retain: 7d, retain_by: created_at}]
+`, pcAddr, upstream))
+	f.env = append(f.env, "LETHE_PINECONE_API_KEY=sweep-key")
+	f.start(t)
+
+	pc, err := gopinecone.NewClient(gopinecone.NewClientParams{ApiKey: "sweep-key"})
+	require.NoError(t, err)
+	proxied, err := pc.Index(gopinecone.NewIndexConnParams{Host: "http://" + pcAddr, Namespace: "notes"})
+	require.NoError(t, err)
+	t.Cleanup(func() { proxied.Close() })
+	old, fresh := time.Now().Add(-8*24*time.Hour).Unix(), time.Now().Add(-6*24*time.Hour).Unix()
+	var vectors []*gopinecone.Vector
+	for i := range 6 {
+		at := fresh
+		if i%2 == 0 {
+			at = old
+		}
+		md, err := structpb.NewStruct(map[string]any{"user_id": "alice", "created_at": at})
+		require.NoError(t, err)
+		values := []float32{1, float32(i), 0.5}
+		vectors = append(vectors, &gopinecone.Vector{Id: fmt.Sprintf("h%d", i), Values: &values, Metadata: md})
+	}
+	_, err = proxied.UpsertVectors(ctxT(t), vectors)
+	require.NoError(t, err)
+
+	// At once, while the proxy still holds the upsert's confirmation.
+	run := f.sweep(t, "--config", f.cfg, "--report", filepath.Join(f.dir, "held-report.json"))
+	require.Equal(t, 0, run.code)
+	assert.Regexp(t, `pinecone\s+docs/notes\s+\S+\s+3\s+3\s+0\s+0\s+ok`, run.stdout)
+	f.stop(t)
+	assert.Equal(t, map[string]string{"docs/notes confirmed": "3", "docs/notes deleted": "3"}, f.ledgerCounts(t))
+}

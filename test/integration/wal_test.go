@@ -75,6 +75,9 @@ func TestWAL_RowsWrittenAroundTheProxyAreTaggedAndForgotten(t *testing.T) {
 	ctx := ctxT(t)
 	direct := connect(t, db.URL(db.Addr(), ""))
 	app := connect(t, db.URL(f.proxyAddr, "sslmode=disable"))
+	// capture.intents: auto (the default): once the follower streams the
+	// table in full, the proxy's writes to it take no intent.
+	require.Eventually(t, func() bool { return f.metrics(t)["lethe_capture_followed_tables"] == 1 }, 30*time.Second, 20*time.Millisecond)
 
 	_, err := direct.Exec(ctx, `INSERT INTO wal_docs VALUES ('m1', 'alice', '[1,2,3]'), ('m2', 'bob', '[1,2,3]')`)
 	require.NoError(t, err)
@@ -95,6 +98,8 @@ func TestWAL_RowsWrittenAroundTheProxyAreTaggedAndForgotten(t *testing.T) {
 	assert.Equal(t, 3.0, metrics["lethe_wal_rows_not_seen_by_proxy_total"], "m1 and m2 around the proxy, s1 with the subject filled in by the server")
 	assert.Equal(t, 3.0, metrics[`lethe_wal_table_rows_not_seen_by_proxy_total{table="public.wal_docs"}`], "counted per table")
 	assert.Equal(t, 1.0, metrics[`lethe_wal_table_rows_disagreeing_total{table="public.wal_docs"}`], "counted per table")
+	assert.Equal(t, 2.0, metrics["lethe_capture_followed_writes_total"], "p1 and c1 went without an intent (s1 names no subject the proxy can see)")
+	assert.Equal(t, 0.0, metrics["lethe_capture_intents_total"])
 
 	out, err := f.cli(t, "alice\n", "forget", "preview")
 	require.NoError(t, err)
@@ -325,4 +330,43 @@ func (f *forgetBinary) metrics(t *testing.T) map[string]float64 {
 		out[name] = v
 	}
 	return out
+}
+
+// A configured table renamed and re-created through the proxy leaves the
+// follower's publication until its next refresh: the proxy's writes to the
+// new table take intents meanwhile (capture.intents: auto), so none is
+// missing from the ledger, although the stream does not carry them.
+func TestWAL_TableRecreatedThroughTheProxyLosesNoRow(t *testing.T) {
+	db := loadTestDB(t)
+	pgxTable(t, db, "wal_recreated", "id text PRIMARY KEY, user_id text")
+	t.Cleanup(func() {
+		conn := connect(t, db.URL(db.Addr(), ""))
+		_, _ = conn.Exec(context.Background(), `DROP TABLE IF EXISTS wal_recreated_old`)
+	})
+	f := newForgetBinary(t, db, `    - {table: public.wal_recreated, id: id, subjects: [user_id]}`)
+	f.start(t)
+	ctx := ctxT(t)
+	app := connect(t, db.URL(f.proxyAddr, "sslmode=disable"))
+	require.Eventually(t, func() bool { return f.metrics(t)["lethe_capture_followed_tables"] == 1 }, 30*time.Second, 20*time.Millisecond)
+
+	_, err := app.Exec(ctx, `ALTER TABLE wal_recreated RENAME TO wal_recreated_old; CREATE TABLE wal_recreated (id text PRIMARY KEY, user_id text)`)
+	require.NoError(t, err)
+	const rows = 20
+	for i := range rows {
+		_, err := app.Exec(ctx, `INSERT INTO wal_recreated (id, user_id) VALUES ($1, 'nina')`, fmt.Sprint(i))
+		require.NoError(t, err)
+	}
+	metrics := f.metrics(t)
+	require.Positive(t, metrics["lethe_capture_intents_total"], "writes right after the DDL take intents")
+
+	out, err := f.cli(t, "nina\n", "forget", "preview")
+	require.NoError(t, err)
+	var pv struct {
+		Layers []struct {
+			LedgerRecords int `json:"ledger_records"`
+		} `json:"layers"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &pv), out)
+	require.Len(t, pv.Layers, 1, out)
+	assert.Equal(t, rows, pv.Layers[0].LedgerRecords, "every row written after the DDL is in the ledger: %s", out)
 }

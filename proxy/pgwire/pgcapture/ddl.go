@@ -32,14 +32,10 @@ const catalogWait = 30 * time.Second
 type ddlFollower struct {
 	tables []string // configured tables the pending DDL names, sorted
 	// waitEnd: DDL was sent whose transaction has not been seen to end;
-	// endsAt is the count of Syncs (and Queries) sent up to the one that
+	// endsAt is the count of requests (exchanges.sent) up to the one that
 	// ends the batch holding it.
 	waitEnd bool
 	endsAt  uint64
-	// syncs sent and ReadyForQuery answered, to pair them. sent is
-	// atomic so that counting a Sync takes no lock.
-	sent     atomic.Uint64
-	answered uint64
 	// active is set while DDL is pending or a catalog read is awaited:
 	// without it, rules costs one atomic load.
 	active atomic.Bool
@@ -53,9 +49,8 @@ type ddlFollower struct {
 }
 
 // noteDDL looks for DDL in the statements of one Query or Parse and, when
-// it finds some, has the session wait for the catalog (see above). It
-// returns whether it did.
-func (s *session) noteDDL(stmts ...string) bool {
+// it finds some, has the session wait for the catalog (see above).
+func (s *session) noteDDL(stmts ...string) {
 	var tables []string
 	found := false
 	for _, sql := range stmts {
@@ -71,11 +66,12 @@ func (s *session) noteDDL(stmts ...string) bool {
 		}
 	}
 	if !found {
-		return false
+		return
 	}
+	s.c.DDLSeen()
 	s.lock(func() {
 		d := &s.ddl
-		d.waitEnd, d.endsAt = true, d.sent.Load()+1
+		d.waitEnd, d.endsAt = true, s.exchanges.sent.Load()+1
 		d.active.Store(true)
 		for _, t := range tables {
 			if !slices.Contains(d.tables, t) {
@@ -85,23 +81,18 @@ func (s *session) noteDDL(stmts ...string) bool {
 		slices.Sort(d.tables)
 	})
 	s.followRules()
-	return true
 }
 
-// ddlSynced counts a Sync, Query or FunctionCall sent: each is answered by
-// one ReadyForQuery.
-func (s *session) ddlSynced() { s.ddl.sent.Add(1) }
-
-// ddlReady sees a ReadyForQuery; s.mu is held. Once the DDL's batch is
-// answered outside a transaction, the DDL has committed or rolled back:
-// the catalog is read again.
-func (s *session) ddlReady(status byte, catalog *WriterCatalog) {
+// ddlReady sees the answered-th ReadyForQuery; s.mu is held. Once the
+// DDL's batch is answered outside a transaction, the DDL has committed or
+// rolled back: the catalog is read again.
+func (s *session) ddlReady(status byte, answered uint64, catalog *WriterCatalog) {
 	d := &s.ddl
-	d.answered++
-	if !d.waitEnd || d.answered < d.endsAt || status != 'I' {
+	if !d.waitEnd || answered < d.endsAt || status != 'I' {
 		return
 	}
 	d.waitEnd = false
+	s.c.DDLSeen()
 	d.read = catalog.Request()
 	if d.read == nil {
 		d.tables = nil // nothing reads the catalog: nothing to wait for

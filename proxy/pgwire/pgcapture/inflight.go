@@ -29,7 +29,8 @@ type inflight struct {
 }
 
 // startIntent queues entries' intent for statement seq; settle waits for
-// it.
+// it. A followed table's write takes none (capture.Followed): nothing is
+// queued.
 // Past the session's bounds (limits.go) it first waits for the intents in
 // flight; a refusal among them is returned instead, and refuses the write
 // at hand, whose transaction could not commit anyway.
@@ -39,7 +40,9 @@ func (s *session) startIntent(seq uint64, entries []ledger.Entry, table string) 
 			return r
 		}
 	}
-	s.inflight = append(s.inflight, &inflight{seq: seq, entries: len(entries), intent: s.c.StartDurable(entries, table)})
+	if intent := s.c.StartDurable(entries, table); intent != nil {
+		s.inflight = append(s.inflight, &inflight{seq: seq, entries: len(entries), intent: intent})
+	}
 	return nil
 }
 

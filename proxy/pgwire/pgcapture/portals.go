@@ -22,9 +22,7 @@ type boundPortal struct {
 // come from the client side; idle from the server side.
 type portalBook struct {
 	byName map[string]boundPortal
-	sent   uint64        // messages that end in a ReadyForQuery, sent so far
-	idle   atomic.Uint64 // of those, how many had been answered when the server last reported idle
-	answer uint64        // ReadyForQuery messages seen (server side only)
+	idle   atomic.Uint64 // requests answered when the server last reported idle (exchanges)
 	// pruneAt is the size at which bind next looks for ended portals:
 	// twice what a look left, so that a transaction holding many open
 	// portals does not make every Bind walk them all.
@@ -39,29 +37,25 @@ func newPortalBook() portalBook {
 	return portalBook{byName: map[string]boundPortal{}, pruneAt: prunePortalsAt}
 }
 
-// bind records the portal name as bound now.
-func (b *portalBook) bind(name string, pt *portal) {
+// bind records the portal name as bound after sent requests
+// (exchanges.sent).
+func (b *portalBook) bind(name string, pt *portal, sent uint64) {
 	if len(b.byName) >= b.pruneAt {
 		b.prune()
 		b.pruneAt = max(prunePortalsAt, 2*len(b.byName))
 	}
-	b.byName[name] = boundPortal{pt, b.sent}
+	b.byName[name] = boundPortal{pt, sent}
 }
 
 func (b *portalBook) get(name string) *portal { return b.byName[name].portal }
 
 func (b *portalBook) close(name string) { delete(b.byName, name) }
 
-// ended records a message sent that ends in a ReadyForQuery.
-func (b *portalBook) ended() { b.sent++ }
-
-// ready records a ReadyForQuery with its transaction status. The server
-// answers in order, so the n-th ReadyForQuery answers the n-th message
-// counted by ended.
-func (b *portalBook) ready(status byte) {
-	b.answer++
+// ready records the answered-th ReadyForQuery (exchanges.answered) with
+// its transaction status.
+func (b *portalBook) ready(status byte, answered uint64) {
 	if status == 'I' {
-		b.idle.Store(b.answer)
+		b.idle.Store(answered)
 	}
 }
 

@@ -38,22 +38,23 @@ func TestSession_PortalsEndWithTheirTransaction(t *testing.T) {
 func TestSession_PortalsOutliveUnansweredSyncsAndOpenBlocks(t *testing.T) {
 	b := newPortalBook()
 	keep := &portal{}
-	b.bind("in-block", keep) // bound in an explicit block: answered 'T'
-	b.ended()
-	b.ready('T')
-	b.bind("after-sync", keep) // its Sync is not answered yet
-	b.ended()
-	b.bind("old", keep)
+	sent := uint64(0)              // requests sent (exchanges.sent)
+	b.bind("in-block", keep, sent) // bound in an explicit block: answered 'T'
+	sent++
+	b.ready('T', 1)
+	b.bind("after-sync", keep, sent) // its Sync is not answered yet
+	sent++
+	b.bind("old", keep, sent)
 	for i := range prunePortalsAt {
-		b.bind(strconv.Itoa(i), keep)
+		b.bind(strconv.Itoa(i), keep, sent)
 	}
 	b.prune()
 	require.Same(t, keep, b.get("in-block"))
 	require.Same(t, keep, b.get("after-sync"))
 	require.Same(t, keep, b.get("old"))
 
-	b.ready('I') // the second Sync: the block ended with it
-	b.bind("new", keep)
+	b.ready('I', 2) // the second Sync: the block ended with it
+	b.bind("new", keep, sent)
 	b.prune()
 	require.Nil(t, b.get("in-block"))
 	require.Nil(t, b.get("after-sync"))

@@ -84,15 +84,14 @@ func unsafeEncoding(name string) bool {
 // whether requests sent may still change them.
 type textReading struct {
 	// Written by the server side, read by the client side. A setting is
-	// stored before the ReadyForQuery that follows its report is counted,
-	// so a client side that sees the count sees the setting.
-	answered atomic.Int64 // ReadyForQuery messages
+	// stored before the session counts the ReadyForQuery that follows its
+	// report (exchanges), so a client side that sees the count sees the
+	// setting.
 	scsOff   atomic.Bool
 	encoding atomic.Pointer[string] // a client-only client_encoding; nil for any other
 
 	// The client side's own.
-	sent       int64 // Query, Sync and FunctionCall messages: each is answered by one ReadyForQuery
-	ranInBatch bool  // a Bind or Execute since the last Sync: it may have changed a setting
+	ranInBatch bool // a Bind or Execute since the last Sync: it may have changed a setting
 }
 
 // start takes the settings the server reported at startup. Absent
@@ -117,16 +116,13 @@ func (r *textReading) report(name, value string) {
 	}
 }
 
-// clientMessage counts a client message and reports whether a request
-// sent before it may still change a setting: not yet answered, or run
-// earlier in its batch.
-func (r *textReading) clientMessage(typ byte) (unsettled bool) {
-	unsettled = r.sent != r.answered.Load() || r.ranInBatch
+// clientMessage notes a client message and reports whether a request
+// sent before it may still change a setting: not yet answered (open), or
+// run earlier in its batch.
+func (r *textReading) clientMessage(typ byte, open bool) (unsettled bool) {
+	unsettled = open || r.ranInBatch
 	switch typ {
-	case 'Q', 'F':
-		r.sent++
 	case 'S':
-		r.sent++
 		r.ranInBatch = false
 	case 'B', 'E':
 		r.ranInBatch = true
@@ -134,15 +130,13 @@ func (r *textReading) clientMessage(typ byte) (unsettled bool) {
 	return unsettled
 }
 
-// serverMessage follows ParameterStatus and counts ReadyForQuery.
+// serverMessage follows ParameterStatus.
 func (r *textReading) serverMessage(m pgwire.Message) {
-	switch m.Type {
-	case 'S':
-		if name, value, err := m.ParameterStatus(); err == nil {
-			r.report(name, value)
-		}
-	case 'Z':
-		r.answered.Add(1)
+	if m.Type != 'S' {
+		return
+	}
+	if name, value, err := m.ParameterStatus(); err == nil {
+		r.report(name, value)
 	}
 }
 

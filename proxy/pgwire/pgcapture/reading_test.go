@@ -163,7 +163,7 @@ func TestSession_MisreadCostsNothingInTheDefaultSettings(t *testing.T) {
 	q := `INSERT INTO docs (id, user_id) VALUES ('a', 'b\')`
 	ready := []byte{'I'}
 	allocs := testing.AllocsPerRun(100, func() {
-		unsettled := s.reading.clientMessage('Q')
+		unsettled := s.reading.clientMessage('Q', false)
 		if s.misread(q, unsettled) != nil {
 			t.Fatal("refused")
 		}

@@ -84,6 +84,8 @@ type session struct {
 
 	// reading follows how the server reads statement text (reading.go).
 	reading textReading
+	// exchanges pairs requests with their ReadyForQuery (exchanges.go).
+	exchanges exchanges
 
 	mu sync.Mutex
 	tx *txTracker // and the session's search_path, in tx.paths
@@ -106,21 +108,19 @@ func newSession(o *Observer, info pgwire.SessionInfo) *session {
 
 func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 	s.followRules()
-	unsettled := s.reading.clientMessage(m.Type)
+	unsettled := s.reading.clientMessage(m.Type, s.exchanges.open())
 	switch m.Type {
 	case 'P', 'B', 'D', 'E', 'C':
 		s.inBatch = true
 	case 'S':
 		s.inBatch = false
-		s.portals.ended()
 	case 'Q', 'F':
 		if s.inBatch {
 			return queryInBatch
 		}
-		s.portals.ended()
 	}
 	if m.Type == 'Q' || m.Type == 'S' || m.Type == 'F' {
-		defer s.ddlSynced() // after the message's DDL, if any, is noted
+		defer s.exchanges.sent.Add(1) // after the message's DDL, if any, is noted
 	}
 	switch m.Type {
 	case 'Q':
@@ -157,12 +157,10 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 			delete(s.texts, p.Name)
 			return r
 		}
+		s.noteDDL(p.Query) // first, so that the statement is analysed once, under the rules that follow its DDL
 		st := s.prepare(p.Query, p.ParameterOIDs)
 		s.stmts[p.Name] = st
 		s.texts[p.Name] = stmtText{p.Query, p.ParameterOIDs}
-		if s.noteDDL(p.Query) {
-			return s.stmts[p.Name].refusal // analysed again under the rules that follow DDL
-		}
 		return st.refusal
 	case 'B':
 		// Only the names first: most statements write nothing of ours, and
@@ -182,14 +180,14 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 			}
 		}
 		if len(st.analyses) == 0 {
-			s.portals.bind(string(portalName), st.bare)
+			s.portals.bind(string(portalName), st.bare, s.exchanges.sent.Load())
 			return nil
 		}
 		b, err := m.Bind()
 		if err != nil {
 			return nil
 		}
-		s.portals.bind(b.DestinationPortal, s.bind(st, b))
+		s.portals.bind(b.DestinationPortal, s.bind(st, b), s.exchanges.sent.Load())
 	case 'E':
 		e, err := m.Execute()
 		if err != nil {
@@ -228,7 +226,11 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 }
 
 func (s *session) ServerMessage(m pgwire.Message) {
-	s.reading.serverMessage(m) // before the tracker, so that a counted ReadyForQuery implies its reports
+	s.reading.serverMessage(m) // before a ReadyForQuery is counted, so that the count implies its reports
+	var answered uint64
+	if m.Type == 'Z' {
+		answered = s.exchanges.answered.Add(1)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch m.Type {
@@ -243,8 +245,8 @@ func (s *session) ServerMessage(m pgwire.Message) {
 		st, err := m.TxStatus()
 		if err == nil {
 			s.tx.Ready(st)
-			s.portals.ready(st)
-			s.ddlReady(st, s.o.catalog.Load())
+			s.portals.ready(st, answered)
+			s.ddlReady(st, answered, s.o.catalog.Load())
 		}
 	}
 }

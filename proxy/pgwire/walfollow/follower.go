@@ -41,6 +41,11 @@ type Config struct {
 	// Recent, when set, is compared with every row written (Stats.Agreed,
 	// Disagreed, NotSeen): a live check of the proxy's parser.
 	Recent Recent
+	// Followed, when set, is told which configured tables are streamed in
+	// full while the slot is streamed (by this follower, or by another
+	// proxy's of the same ledger), and that none is when it is not
+	// (capture.Followed): the proxy makes no intent for their writes.
+	Followed Followed
 	// FlushInterval is how long changes wait to be committed to the
 	// ledger together (default 200ms); MaxBatch commits earlier.
 	FlushInterval time.Duration
@@ -55,6 +60,14 @@ type Config struct {
 	// decodes the walsender keeps in memory before spilling them to disk.
 	// 0 leaves the server's setting.
 	DecodingMemKB int64
+}
+
+// Followed is the proxy's set of tables it makes no intents for
+// (capture.Followed).
+type Followed interface {
+	Generation() uint64
+	Set(gen uint64, tables []string) bool
+	Suspend()
 }
 
 // Stats are counters for metrics. No personal data.
@@ -151,31 +164,37 @@ func (f *Follower) Prepare(ctx context.Context) error {
 		return fmt.Errorf("walfollow: connecting with capture.store: %w", err)
 	}
 	defer conn.Close(context.Background())
-	return f.prepare(ctx, conn)
+	_, err = f.prepare(ctx, conn)
+	return err
 }
 
-func (f *Follower) prepare(ctx context.Context, conn *pgx.Conn) error {
+// prepare checks the server, refreshes the publications and makes the
+// slot; it returns the configured tables published in full.
+func (f *Follower) prepare(ctx context.Context, conn *pgx.Conn) ([]string, error) {
 	if err := CheckServer(ctx, conn); err != nil {
-		return err
+		return nil, err
 	}
-	if err := f.refresh(ctx, conn); err != nil {
-		return err
+	full, err := f.refresh(ctx, conn)
+	if err != nil {
+		return nil, err
 	}
 	created, err := ensureSlot(ctx, conn, f.cfg.Name)
 	if created {
 		f.log.Info("wal: replication slot created; rows committed from now on are followed", "slot", f.cfg.Name)
 	}
-	return err
+	return full, err
 }
 
-func (f *Follower) refresh(ctx context.Context, conn *pgx.Conn) error {
+// refresh brings the publications in line with the catalog and returns
+// the configured tables published in full.
+func (f *Follower) refresh(ctx context.Context, conn *pgx.Conn) ([]string, error) {
 	states := map[string]string{}
-	ps, err := plan(ctx, conn, f.cfg.Rules, func(table, what string) { states[table] = what })
+	ps, full, err := plan(ctx, conn, f.cfg.Rules, func(table, what string) { states[table] = what })
 	if err != nil {
-		return err
+		return nil, err
 	}
 	f.report(states)
-	return syncPublications(ctx, conn, f.cfg.Name, ps)
+	return full, syncPublications(ctx, conn, f.cfg.Name, ps)
 }
 
 // report logs what changed in how each relation is followed since the
@@ -209,6 +228,9 @@ func (f *Follower) Run(ctx context.Context) {
 		started := time.Now()
 		err := f.follow(ctx)
 		f.Stats.Following.Store(false)
+		if f.cfg.Followed != nil && !slotInUse(err) {
+			f.cfg.Followed.Suspend()
+		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -230,6 +252,23 @@ func (f *Follower) Run(ctx context.Context) {
 	}
 }
 
+// generation is read before a refresh of the publications and given to
+// announce after it (Followed.Set).
+func (f *Follower) generation() uint64 {
+	if f.cfg.Followed == nil {
+		return 0
+	}
+	return f.cfg.Followed.Generation()
+}
+
+// announce tells Config.Followed the tables streamed in full, once the
+// slot streams and every later change to them is in it.
+func (f *Follower) announce(gen uint64, full []string) {
+	if f.cfg.Followed != nil {
+		f.cfg.Followed.Set(gen, full)
+	}
+}
+
 // slotInUse reports the server's refusal to stream a slot another
 // connection streams (SQLSTATE 55006, object in use).
 func slotInUse(err error) bool {
@@ -244,7 +283,9 @@ func (f *Follower) follow(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.Background())
-	if err := f.prepare(ctx, conn); err != nil {
+	gen := f.generation()
+	full, err := f.prepare(ctx, conn)
+	if err != nil {
 		return err
 	}
 	cfg, err := pgconn.ParseConfig(f.cfg.ConnString)
@@ -264,10 +305,16 @@ func (f *Follower) follow(ctx context.Context) error {
 	err = pglogrepl.StartReplication(ctx, repl, f.cfg.Name, 0, pglogrepl.StartReplicationOptions{
 		PluginArgs: []string{"proto_version '1'", "publication_names '" + strings.ReplaceAll(pubs, "'", "''") + "'"},
 	})
+	if slotInUse(err) {
+		// Another proxy of the ledger streams the slot: the tables are
+		// followed all the same.
+		f.announce(gen, full)
+	}
 	if err != nil {
 		return err
 	}
 	f.Stats.Following.Store(true)
+	f.announce(gen, full)
 	s := &session{f: f, conn: conn, repl: repl, dec: newDecoder(f.cfg.Rules, f.cfg.Hasher, resolver(ctx, conn, f.cfg.Rules), &f.Stats)}
 	s.dec.forgotten, s.dec.recent, s.dec.log = f.cfg.Forgotten, f.cfg.Recent, f.log
 	return s.run(ctx)

@@ -100,9 +100,12 @@ func (s *session) tick(ctx context.Context) error {
 		}
 	}
 	if !now.Before(s.refreshAt) {
-		if err := s.f.refresh(ctx, s.conn); err != nil {
+		gen := s.f.generation()
+		full, err := s.f.refresh(ctx, s.conn)
+		if err != nil {
 			return err
 		}
+		s.f.announce(gen, full)
 		s.refreshAt = now.Add(s.f.cfg.RefreshInterval)
 	}
 	if !now.Before(s.statusAt.Add(statusInterval)) || !s.confirmDue.IsZero() && !now.Before(s.confirmDue) {

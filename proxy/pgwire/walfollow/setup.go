@@ -91,13 +91,14 @@ ORDER BY n.nspname = $1 AND c.relname = $2 DESC, 1, 2`
 // "missing"; relations with no replica identity are noted as "inserts"
 // (publishing their updates would make the server refuse the
 // application's UPDATE and DELETE on them); a rule column the table lacks
-// is an error.
-func plan(ctx context.Context, conn *pgx.Conn, rules *extract.Rules, note func(table, what string)) ([]published, error) {
-	var out []published
+// is an error. full names the configured tables published in full: each
+// of their relations with a replica identity, so that every insert,
+// update, delete and truncate of them is streamed.
+func plan(ctx context.Context, conn *pgx.Conn, rules *extract.Rules, note func(table, what string)) (out []published, full []string, err error) {
 	for _, t := range rules.StoredTables() {
 		rows, err := conn.Query(ctx, catalogRelations, t.Schema(), t.Relation())
 		if err != nil {
-			return nil, fmt.Errorf("walfollow: reading table %s from the catalog: %w", t.Name(), err)
+			return nil, nil, fmt.Errorf("walfollow: reading table %s from the catalog: %w", t.Name(), err)
 		}
 		var rels []struct {
 			published
@@ -112,12 +113,12 @@ func plan(ctx context.Context, conn *pgx.Conn, rules *extract.Rules, note func(t
 			}
 			if err := rows.Scan(&r.schema, &r.relation, &r.only, &r.ident, &r.columns, &r.idColumns); err != nil {
 				rows.Close()
-				return nil, fmt.Errorf("walfollow: reading table %s from the catalog: %w", t.Name(), err)
+				return nil, nil, fmt.Errorf("walfollow: reading table %s from the catalog: %w", t.Name(), err)
 			}
 			rels = append(rels, r)
 		}
 		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("walfollow: reading table %s from the catalog: %w", t.Name(), err)
+			return nil, nil, fmt.Errorf("walfollow: reading table %s from the catalog: %w", t.Name(), err)
 		}
 		if len(rels) == 0 {
 			note(t.Name(), "missing")
@@ -126,9 +127,10 @@ func plan(ctx context.Context, conn *pgx.Conn, rules *extract.Rules, note func(t
 		want := append([]string{t.ID()}, t.Columns()...)
 		for _, c := range want {
 			if !slices.Contains(rels[0].columns, c) {
-				return nil, fmt.Errorf("walfollow: table %s has no column %q (check its rule in capture.tables)", t.Name(), c)
+				return nil, nil, fmt.Errorf("walfollow: table %s has no column %q (check its rule in capture.tables)", t.Name(), c)
 			}
 		}
+		inFull := true
 		for _, r := range rels {
 			p := r.published
 			name := r.schema + "." + r.relation
@@ -149,10 +151,14 @@ func plan(ctx context.Context, conn *pgx.Conn, rules *extract.Rules, note func(t
 			if !p.inserts {
 				note(name, "")
 			}
+			inFull = inFull && !p.inserts
 			out = append(out, p)
 		}
+		if inFull {
+			full = append(full, t.Name())
+		}
 	}
-	return out, nil
+	return out, full, nil
 }
 
 // tableList renders the relations of one publication for SET TABLE.
