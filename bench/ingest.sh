@@ -58,6 +58,10 @@
 #                public.lethe_wallag_marker, timed until they are in the
 #                ledger; 0 = capture.wal: off [1]
 #   WAL_SLOT     [lethe_ingest_bench]
+#   WAL_DECODING_MEM  capture.wal_decoding_mem of the proxy (e.g. 1GB): the walsender's
+#                logical_decoding_work_mem; empty = the server's setting []. With WAL=1
+#                the slot's spill and stream counters (pg_stat_replication_slots) and
+#                the walsender's peak RSS (VmHWM) are reported at the end
 #   PERF         1 = `perf record -e cpu-clock -g` the proxy for the whole run and
 #                print its top symbols [0]
 #   RESULTS_DIR  [bench/results]; each invocation writes RESULTS_DIR/ingest-<UTC stamp>/
@@ -80,6 +84,7 @@ PERF=${PERF:-0}
 CAPTURE=${CAPTURE:-1}
 WAL=${WAL:-1}
 WAL_SLOT=${WAL_SLOT:-lethe_ingest_bench}
+WAL_DECODING_MEM=${WAL_DECODING_MEM:-}
 PG_DURABLE=${PG_DURABLE:-1}
 RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
 
@@ -166,6 +171,7 @@ capture:
 $(if ((WAL)); then cat <<WALCFG
   store: "host=$PG_HOST port=$PG_PORT user=$PG_USER dbname=$BENCH_DB sslmode=disable"
   wal_slot: $WAL_SLOT
+${WAL_DECODING_MEM:+  wal_decoding_mem: $WAL_DECODING_MEM}
 WALCFG
 else echo "  wal: off"; fi)
   tables:
@@ -203,7 +209,7 @@ fi
     echo "go=$(go version)"
     echo "rounds=$R rows=$ROWS batch=$BATCH dim=$DIM warmup_rows=$WARMUP_ROWS paired_rows=$PAIRED_ROWS pg_durable=$PG_DURABLE (server was: $DURABILITY_WAS) capture=$CAPTURE wal=$WAL big_mb=$BIG_MB"
     echo "workloads=$WORKLOADS table=$TABLE db=$BENCH_DB"
-    echo "lethe_proxy_env=$LETHE_PROXY_ENV quiet_pct=$QUIET_PCT quiet_max_s=$QUIET_MAX perf=$PERF"
+    echo "wal_decoding_mem=${WAL_DECODING_MEM:-server} lethe_proxy_env=$LETHE_PROXY_ENV quiet_pct=$QUIET_PCT quiet_max_s=$QUIET_MAX perf=$PERF"
 } >"$OUT/meta.txt"
 
 # --- run -------------------------------------------------------------------------
@@ -211,7 +217,7 @@ fi
 dsn() { echo "host=127.0.0.1 port=$1 user=$PG_USER dbname=$BENCH_DB sslmode=disable application_name=lethe-ingest-bench"; }
 
 if ((WAL && CAPTURE)); then
-    "$WORK/wallag" -dsn "$(dsn "$PG_PORT")" -table public.lethe_wallag_marker -ledger "${LEDGER_DIR:-$WORK}/ledger.db" >"$OUT/wal-lag.txt" 2>&1 &
+    "$WORK/wallag" -dsn "$(dsn "$PG_PORT")" -table public.lethe_wallag_marker -ledger "${LEDGER_DIR:-$WORK}/ledger.db" -csv "$OUT/wal-lag.csv" >"$OUT/wal-lag.txt" 2>&1 &
     LAG_PID=$!
 fi
 INGEST_DIRECT_DSN=$(dsn "$PG_PORT") INGEST_PROXY_DSN=$(dsn "$PROXY_PORT") \
@@ -225,6 +231,14 @@ if [[ -n $LAG_PID ]]; then
     echo
     echo "WAL follower lag over the whole invocation (bench/wallag):"
     tee -a "$OUT/meta.txt" <"$OUT/wal-lag.txt"
+    # The walsender's decoding: what it spilled to disk or streamed, and its
+    # peak RSS (shared buffers it touched included).
+    echo "replication slot $WAL_SLOT (pg_stat_replication_slots, walsender VmHWM):"
+    psql_direct -d "$BENCH_DB" -F ' ' -c "SELECT 'spill_txns=' || spill_txns, 'spill_bytes=' || spill_bytes, 'stream_txns=' || stream_txns,
+            'stream_bytes=' || stream_bytes, 'total_txns=' || total_txns, 'total_bytes=' || total_bytes
+        FROM pg_stat_replication_slots WHERE slot_name = '$WAL_SLOT'" | tee -a "$OUT/meta.txt"
+    walsender=$(psql_direct -d "$BENCH_DB" -c "SELECT active_pid FROM pg_replication_slots WHERE slot_name = '$WAL_SLOT'")
+    echo "walsender_$(grep -s VmHWM "/proc/$walsender/status" | tr -s ' \t' ' ')" | tee -a "$OUT/meta.txt"
 fi
 
 if [[ -n $PERF_PID ]]; then

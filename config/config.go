@@ -85,8 +85,13 @@ type Capture struct {
 	// the WAL follower streams in full, whose committed rows the slot
 	// holds until the ledger has them; "always" every write, as with
 	// capture.wal: off (docs/wal.md, Modes).
-	Intents string      `yaml:"intents"`
-	Tables  []TableRule `yaml:"tables"`
+	Intents string `yaml:"intents"`
+	// WALDecodingMem is logical_decoding_work_mem for the follower's
+	// replication connection: the server memory its walsender may hold a
+	// transaction in before spilling it to disk. 0 (unset) leaves the
+	// server's setting.
+	WALDecodingMem ByteSize    `yaml:"wal_decoding_mem"`
+	Tables         []TableRule `yaml:"tables"`
 }
 
 // Follows reports whether the WAL follower runs.

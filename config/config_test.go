@@ -453,6 +453,38 @@ func TestParse_TheWALFollowerIsOnByDefaultAndNeedsAStore(t *testing.T) {
 	}
 }
 
+func TestParse_WALDecodingMemIsLeftToTheServerOrWithinPostgreSQLsBounds(t *testing.T) {
+	base := "postgres: {upstream: 'db:5432'}\ncapture:\n  store: host=db dbname=app\n  tables: [{table: public.notes, id: id, subjects: [user_id]}]\n"
+	cfg, err := Parse("cfg.yaml", []byte(base))
+	require.NoError(t, err)
+	assert.Zero(t, cfg.Capture.WALDecodingMem, "unset: the server's logical_decoding_work_mem")
+
+	for in, want := range map[string]ByteSize{
+		"64kB":         64 << 10,
+		"256MB":        256 << 20,
+		"1GB":          1 << 30,
+		"1GiB":         1 << 30,
+		"2097151MB":    2097151 << 20,     // the largest whole MB under PostgreSQL's ceiling
+		"2147483647kB": (1<<31 - 1) << 10, // MAX_KILOBYTES on a 64-bit server
+	} {
+		cfg, err := Parse("cfg.yaml", []byte(base+"  wal_decoding_mem: "+in+"\n"))
+		require.NoError(t, err, in)
+		assert.Equal(t, want, cfg.Capture.WALDecodingMem, in)
+	}
+
+	for in, want := range map[string]string{
+		"63kB":         "cfg.yaml:5: capture.wal_decoding_mem: 63kB is outside PostgreSQL's 64kB..2147483647kB",
+		"2147483648kB": "capture.wal_decoding_mem: 2147483648kB is outside PostgreSQL's 64kB",
+		"2048GB":       "capture.wal_decoding_mem: 2147483648kB is outside",
+		"1000000":      "capture.wal_decoding_mem: 1000000 bytes is not a whole number of kB (write e.g. 256MB)",
+		"lots":         `cfg.yaml:5: "lots" is not a size`,
+		"-64MB":        `"-64MB" is not a size`,
+	} {
+		_, err := Parse("cfg.yaml", []byte(base+"  wal_decoding_mem: "+in+"\n"))
+		require.ErrorContains(t, err, want, in)
+	}
+}
+
 func TestParse_CaptureDatabaseDefaultsToTheStoresDatabase(t *testing.T) {
 	t.Setenv("PGDATABASE", "")
 	t.Setenv("PGUSER", "")

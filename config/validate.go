@@ -135,6 +135,9 @@ func (c *Config) validateCapture() []error {
 	if err := walfollow.ValidName(cp.WALSlot); err != nil {
 		errs = append(errs, c.at("capture.wal_slot", "%q cannot name a replication slot (use 1 to 50 of a-z, 0-9, _)", cp.WALSlot))
 	}
+	if err := validDecodingMem(cp.WALDecodingMem); err != nil {
+		errs = append(errs, c.at("capture.wal_decoding_mem", "%v", err))
+	}
 	if cp.Follows() && cp.Store == "" {
 		errs = append(errs, c.at("capture.wal", "the WAL follower needs capture.store, a connection string for a role with REPLICATION that owns the tables; set it, or capture.wal: off (docs/wal.md)"))
 	}
@@ -171,6 +174,27 @@ func (c *Config) validateCapture() []error {
 		errs = append(errs, err)
 	}
 	return errs
+}
+
+// PostgreSQL's bounds for logical_decoding_work_mem, in kB (64kB to
+// MAX_KILOBYTES, INT_MAX on 64-bit servers).
+const (
+	minDecodingMemKB = 64
+	maxDecodingMemKB = 1<<31 - 1
+)
+
+// validDecodingMem checks capture.wal_decoding_mem against what PostgreSQL
+// accepts for logical_decoding_work_mem; 0 means unset.
+func validDecodingMem(b ByteSize) error {
+	switch kb := int64(b) / 1024; {
+	case b == 0:
+		return nil
+	case b%1024 != 0:
+		return fmt.Errorf("%d bytes is not a whole number of kB (write e.g. 256MB)", b)
+	case kb < minDecodingMemKB || kb > maxDecodingMemKB:
+		return fmt.Errorf("%dkB is outside PostgreSQL's 64kB..%dkB for logical_decoding_work_mem (write e.g. 256MB)", kb, maxDecodingMemKB)
+	}
+	return nil
 }
 
 func (c *Config) validateForget() []error {

@@ -6,7 +6,8 @@
 // commit to its entry in the ledger, so it includes the follower's wait
 // for transactions committed before it, decoding, and the durable ledger
 // commit. It runs until SIGINT or SIGTERM, then prints the median, p99 and
-// maximum, and the markers never seen.
+// maximum, and the markers never seen. With -csv it also writes each
+// seen marker's commit time and lag, to show when the stalls happened.
 //
 //	wallag -dsn "host=127.0.0.1 port=55432 user=lethe dbname=lethe_bench" \
 //	       -table public.lethe_wallag_marker -ledger /tmp/x/ledger.db
@@ -34,6 +35,7 @@ func main() {
 	ledgerPath := flag.String("ledger", "", "the proxy's SQLite ledger file")
 	interval := flag.Duration("interval", 100*time.Millisecond, "how often a marker is committed")
 	poll := flag.Duration("poll", 10*time.Millisecond, "how often the ledger is read")
+	csvPath := flag.String("csv", "", "write committed_unix_ms,lag_ms for each marker seen to this file")
 	flag.Parse()
 	if *dsn == "" || *table == "" || *ledgerPath == "" {
 		fmt.Fprintln(os.Stderr, "wallag: -dsn, -table and -ledger are required")
@@ -51,6 +53,7 @@ func main() {
 
 	committed := map[string]time.Time{} // marker id → commit time, until seen
 	var lags []time.Duration
+	var trace []string // committed_unix_ms,lag_ms lines for -csv
 	next, seq := time.Now(), 0
 	tick := time.NewTicker(*poll)
 	defer tick.Stop()
@@ -75,11 +78,15 @@ func main() {
 			check(rows.Scan(&id))
 			if at, ok := committed[id]; ok {
 				lags = append(lags, now.Sub(at))
+				trace = append(trace, fmt.Sprintf("%d,%.0f", at.UnixMilli(), ms(now.Sub(at))))
 				delete(committed, id)
 			}
 		}
 		check(rows.Err())
 		rows.Close()
+	}
+	if *csvPath != "" {
+		check(os.WriteFile(*csvPath, []byte("committed_unix_ms,lag_ms\n"+strings.Join(trace, "\n")+"\n"), 0o644))
 	}
 	slices.Sort(lags)
 	pct := func(p float64) time.Duration {

@@ -40,7 +40,7 @@ func prepareFollowing(c config.Capture, rules *extract.Rules, l ledger.Ledger, h
 	}
 	cfg := walfollow.Config{
 		ConnString: c.Store, Name: c.WALSlot, Rules: rules, Ledger: observer, Hasher: hasher, Logger: log,
-		Forgotten: tombs.Has, LateWrite: lateWrite, Recent: recent,
+		Forgotten: tombs.Has, LateWrite: lateWrite, Recent: recent, DecodingMemKB: int64(c.WALDecodingMem) / 1024,
 	}
 	if followed != nil { // a nil *Followed in the interface would not be nil
 		cfg.Followed = followed

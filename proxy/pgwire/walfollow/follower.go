@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,6 +55,11 @@ type Config struct {
 	// followed (default 10s). A refresh reads the catalog and changes the
 	// publications only when they differ from it.
 	RefreshInterval time.Duration
+	// DecodingMemKB, when positive, is logical_decoding_work_mem for the
+	// replication connection alone, in kB: how much of the transactions it
+	// decodes the walsender keeps in memory before spilling them to disk.
+	// 0 leaves the server's setting.
+	DecodingMemKB int64
 }
 
 // Followed is the proxy's set of tables it makes no intents for
@@ -287,6 +293,9 @@ func (f *Follower) follow(ctx context.Context) error {
 		return err
 	}
 	cfg.RuntimeParams["replication"] = "database"
+	if f.cfg.DecodingMemKB > 0 {
+		cfg.RuntimeParams["logical_decoding_work_mem"] = strconv.FormatInt(f.cfg.DecodingMemKB, 10) + "kB"
+	}
 	repl, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
