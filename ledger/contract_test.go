@@ -350,6 +350,10 @@ func runContract(t *testing.T, b backend) {
 		require.NoError(t, o.Observe(ctx, []Change{write("public.docs", "3", "alice")}))
 		require.Equal(t, key{"public.docs", "3", StateConfirmed, 0}, bySubject(t, l, "alice")[2], "written again after the truncate")
 
+		require.NoError(t, o.Observe(ctx, []Change{write("public.docs", "5", "alice"),
+			{Kind: ChangeDelete, Store: StorePostgres, Table: "public.docs", RecordID: "5"}, write("public.docs", "5", "alice")}))
+		require.Contains(t, bySubject(t, l, "alice"), key{"public.docs", "5", StateConfirmed, 0}, "changes apply in order: deleted, then written again")
+
 		require.Error(t, o.Observe(ctx, []Change{{Kind: ChangeWrite, Store: StorePostgres, Table: "public.docs"}}), "a write names its record")
 	})
 
