@@ -124,9 +124,9 @@ func TestWrongPassword_ServerErrorReachesClient(t *testing.T) {
 
 // privateCluster starts a second throwaway cluster for tests that stop or
 // restart the server, so that they cannot disturb other tests. It sits
-// beside the test cluster (its directory with -private, its port plus
-// 100), so that suites running from several checkouts at once, each with
-// a test cluster of its own, do not share it either.
+// beside the test cluster (its directory with -private, its port from
+// privatePort), so that suites running from several checkouts at once,
+// each with a test cluster of its own, do not share it either.
 func privateCluster(t *testing.T) testDB {
 	t.Helper()
 	shared := loadTestDB(t)
@@ -136,7 +136,7 @@ func privateCluster(t *testing.T) testDB {
 	}
 	sharedPort, err := strconv.Atoi(shared.Port)
 	require.NoError(t, err)
-	dir, port := base+"-private", strconv.Itoa(sharedPort+100)
+	dir, port := base+"-private", strconv.Itoa(privatePort(sharedPort))
 	script := func(cmd string) string {
 		// Output goes to a file, not a pipe: the server the script starts
 		// inherits it and would keep a pipe open for the whole test.
@@ -236,4 +236,28 @@ func TestShutdown_DrainsIdleSessionsAndLetsTransactionsFinish(t *testing.T) {
 	}
 	_, err = tryConnect(t, db.URL(p.Addr, "connect_timeout=2"))
 	require.Error(t, err, "no new sessions after shutdown")
+}
+
+// privatePort is the private cluster's port: the test cluster's plus 100,
+// moved below the kernel's range of local ports for outgoing connections
+// when it falls in it. A connection any test holds may have been given
+// that port as its own end, for as long as it lives, and the restarts the
+// private cluster's tests make would then fail to bind it.
+func privatePort(shared int) int {
+	p := shared + 100
+	lo, hi := 32768, 60999 // Linux's default range
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if l, err := strconv.Atoi(f[0]); err == nil {
+				lo = l
+			}
+			if h, err := strconv.Atoi(f[1]); err == nil {
+				hi = h
+			}
+		}
+	}
+	if p >= lo && p <= hi && p-25000 > 1024 && p-25000 < lo {
+		p -= 25000
+	}
+	return p
 }
