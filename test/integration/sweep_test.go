@@ -209,28 +209,7 @@ func portOf(t *testing.T, addr string) string {
 // exactly those from the index, the ledger marks them deleted, and the
 // report verifies.
 func TestSweep_PineconeNamespaceThroughTheBinary(t *testing.T) {
-	db := loadTestDB(t)
-	pgxTable(t, db, "sw_pc_docs", "id text PRIMARY KEY, user_id text, embedding vector(3)")
-	em := emulator.New(emulator.Config{APIKey: "sweep-key", DeleteDelay: 300 * time.Millisecond})
-	upstream, err := em.Start("127.0.0.1:0", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = em.Close() })
-	pcAddr := freePort(t)
-	f := newForgetBinary(t, db, `    - {table: public.sw_pc_docs, id: id, subjects: [user_id]}`, fmt.Sprintf(`pinecone:
-  listen: %s
-  indexes:
-    - name: docs
-      host: %s
-      namespaces: [{namespace: notes, subjects: [user_id], retain: 7d, retain_by: created_at}]
-`, pcAddr, upstream))
-	f.env = append(f.env, "LETHE_PINECONE_API_KEY=sweep-key")
-	f.start(t)
-
-	pc, err := gopinecone.NewClient(gopinecone.NewClientParams{ApiKey: "sweep-key"})
-	require.NoError(t, err)
-	proxied, err := pc.Index(gopinecone.NewIndexConnParams{Host: "http://" + pcAddr, Namespace: "notes"})
-	require.NoError(t, err)
-	t.Cleanup(func() { proxied.Close() })
+	f, proxied, direct := startPineconeSweep(t, "sw_pc_docs", emulator.Config{APIKey: "sweep-key", DeleteDelay: 300 * time.Millisecond})
 	old, fresh := time.Now().Add(-8*24*time.Hour).Unix(), time.Now().Add(-6*24*time.Hour).Unix()
 	var vectors []*gopinecone.Vector
 	var wantKept []string
@@ -247,7 +226,7 @@ func TestSweep_PineconeNamespaceThroughTheBinary(t *testing.T) {
 		values := []float32{1, float32(i), 0.5}
 		vectors = append(vectors, &gopinecone.Vector{Id: id, Values: &values, Metadata: md})
 	}
-	_, err = proxied.UpsertVectors(ctxT(t), vectors)
+	_, err := proxied.UpsertVectors(ctxT(t), vectors)
 	require.NoError(t, err)
 	// The sweep runs while the proxy is stopped, which confirms every
 	// write at the latest: only the sweep can mark the ledger then.
@@ -258,9 +237,6 @@ func TestSweep_PineconeNamespaceThroughTheBinary(t *testing.T) {
 	run := f.sweep(t, "--config", f.cfg, "--batch", "25", "--report", reportFile)
 	require.Equal(t, 0, run.code)
 	assert.Regexp(t, `pinecone\s+docs/notes\s+\S+\s+60\s+60\s+0\s+0\s+ok`, run.stdout)
-	direct, err := pc.Index(gopinecone.NewIndexConnParams{Host: upstream, Namespace: "notes"})
-	require.NoError(t, err)
-	t.Cleanup(func() { direct.Close() })
 	var kept []string
 	var token *string
 	for {
@@ -291,28 +267,7 @@ func TestSweep_PineconeNamespaceThroughTheBinary(t *testing.T) {
 // the sweep deletes them; once the proxy has confirmed them, the ledger
 // must still say the swept ones are deleted.
 func TestSweep_PineconeRecordsWrittenJustBeforeStayDeleted(t *testing.T) {
-	db := loadTestDB(t)
-	pgxTable(t, db, "sw_pc_held_docs", "id text PRIMARY KEY, user_id text, embedding vector(3)")
-	em := emulator.New(emulator.Config{APIKey: "sweep-key"})
-	upstream, err := em.Start("127.0.0.1:0", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = em.Close() })
-	pcAddr := freePort(t)
-	f := newForgetBinary(t, db, `    - {table: public.sw_pc_held_docs, id: id, subjects: [user_id]}`, fmt.Sprintf(`pinecone:
-  listen: %s
-  indexes:
-    - name: docs
-      host: %s
-      namespaces: [{namespace: notes, subjects: [user_id], retain: 7d, retain_by: created_at}]
-`, pcAddr, upstream))
-	f.env = append(f.env, "LETHE_PINECONE_API_KEY=sweep-key")
-	f.start(t)
-
-	pc, err := gopinecone.NewClient(gopinecone.NewClientParams{ApiKey: "sweep-key"})
-	require.NoError(t, err)
-	proxied, err := pc.Index(gopinecone.NewIndexConnParams{Host: "http://" + pcAddr, Namespace: "notes"})
-	require.NoError(t, err)
-	t.Cleanup(func() { proxied.Close() })
+	f, proxied, _ := startPineconeSweep(t, "sw_pc_held_docs", emulator.Config{APIKey: "sweep-key"})
 	old, fresh := time.Now().Add(-8*24*time.Hour).Unix(), time.Now().Add(-6*24*time.Hour).Unix()
 	var vectors []*gopinecone.Vector
 	for i := range 6 {
@@ -325,7 +280,7 @@ func TestSweep_PineconeRecordsWrittenJustBeforeStayDeleted(t *testing.T) {
 		values := []float32{1, float32(i), 0.5}
 		vectors = append(vectors, &gopinecone.Vector{Id: fmt.Sprintf("h%d", i), Values: &values, Metadata: md})
 	}
-	_, err = proxied.UpsertVectors(ctxT(t), vectors)
+	_, err := proxied.UpsertVectors(ctxT(t), vectors)
 	require.NoError(t, err)
 
 	// At once, while the proxy still holds the upsert's confirmation.
@@ -334,4 +289,40 @@ func TestSweep_PineconeRecordsWrittenJustBeforeStayDeleted(t *testing.T) {
 	assert.Regexp(t, `pinecone\s+docs/notes\s+\S+\s+3\s+3\s+0\s+0\s+ok`, run.stdout)
 	f.stop(t)
 	assert.Equal(t, map[string]string{"docs/notes confirmed": "3", "docs/notes deleted": "3"}, f.ledgerCounts(t))
+}
+
+// startPineconeSweep runs the proxy binary with a rule for the PostgreSQL
+// table (created here) and a Pinecone index on an emulator made with cfg,
+// whose namespace notes keeps records 7 days by their epoch created_at. It
+// returns the proxy and SDK connections to notes through it and
+// straight to the emulator.
+func startPineconeSweep(t *testing.T, table string, cfg emulator.Config) (f *forgetBinary, proxied, direct *gopinecone.IndexConnection) {
+	t.Helper()
+	db := loadTestDB(t)
+	pgxTable(t, db, table, "id text PRIMARY KEY, user_id text, embedding vector(3)")
+	em := emulator.New(cfg)
+	upstream, err := em.Start("127.0.0.1:0", nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = em.Close() })
+	pcAddr := freePort(t)
+	rule := fmt.Sprintf("    - {table: public.%s, id: id, subjects: [user_id]}", table)
+	f = newForgetBinary(t, db, rule, fmt.Sprintf(`pinecone:
+  listen: %s
+  indexes:
+    - name: docs
+      host: %s
+      namespaces: [{namespace: notes, subjects: [user_id], retain: 7d, retain_by: created_at}]
+`, pcAddr, upstream))
+	f.env = append(f.env, "LETHE_PINECONE_API_KEY=sweep-key")
+	f.start(t)
+
+	pc, err := gopinecone.NewClient(gopinecone.NewClientParams{ApiKey: "sweep-key"})
+	require.NoError(t, err)
+	proxied, err = pc.Index(gopinecone.NewIndexConnParams{Host: "http://" + pcAddr, Namespace: "notes"})
+	require.NoError(t, err)
+	t.Cleanup(func() { proxied.Close() })
+	direct, err = pc.Index(gopinecone.NewIndexConnParams{Host: upstream, Namespace: "notes"})
+	require.NoError(t, err)
+	t.Cleanup(func() { direct.Close() })
+	return f, proxied, direct
 }
