@@ -29,12 +29,7 @@ func TestPineconeLayers_HTTPSHostWithoutAKeyCannotStart(t *testing.T) {
 // Each index's rules become layers named as capture names the ledger's
 // records; the key comes from the index's own variable.
 func TestPineconeLayers_OneLayerPerRuleKeyFromItsVariable(t *testing.T) {
-	srv := emulator.New(emulator.Config{APIKey: "local-key"})
-	url, err := srv.Start("127.0.0.1:0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	url := startEmulator(t, emulator.Config{APIKey: "local-key"})
 	p := config.Pinecone{VerifyDeadline: config.Duration(time.Second), Indexes: []config.PineconeIndex{
 		{Name: "docs", Host: "https://docs-abc.svc.pinecone.io", Namespaces: []config.NamespaceRule{
 			{Namespace: "", Subjects: []string{"user_id"}}, {Namespace: "*", Subjects: []string{"owner"}}}},
@@ -99,4 +94,17 @@ func TestRulesDigest_IgnoresDescriptions(t *testing.T) {
 	if rulesDigest(tables, indexes) != before {
 		t.Fatal("a description changed the rules digest: it is documentation for the data map, not a rule")
 	}
+}
+
+// startEmulator runs a Pinecone emulator made with cfg until the test
+// ends and returns its URL.
+func startEmulator(t *testing.T, cfg emulator.Config) string {
+	t.Helper()
+	srv := emulator.New(cfg)
+	url, err := srv.Start("127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return url
 }

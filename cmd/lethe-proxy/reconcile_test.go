@@ -61,12 +61,7 @@ capture:
 // log.format: here a warning (an http:// index host without an API key)
 // comes out as JSON, and not at all under log.level: error.
 func TestReconcileCmd_LogsByTheConfigsLogSettings(t *testing.T) {
-	srv := emulator.New(emulator.Config{})
-	url, err := srv.Start("127.0.0.1:0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	url := startEmulator(t, emulator.Config{})
 	dir := t.TempDir()
 	t.Setenv(envSalt, strings.Repeat("ab", 32))
 	t.Setenv("RECONCILE_LOG_TEST_KEY", "")

@@ -18,12 +18,7 @@ import (
 // log (key.rotated) before its report's event, as the proxy does at start:
 // no report in the log is signed by a key the log never announced.
 func TestSweepCmd_AnnouncesTheKeyBeforeItsReport(t *testing.T) {
-	srv := emulator.New(emulator.Config{})
-	url, err := srv.Start("127.0.0.1:0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	url := startEmulator(t, emulator.Config{})
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
