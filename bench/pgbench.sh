@@ -396,14 +396,7 @@ run_one() {
 # --- metadata --------------------------------------------------------------------
 
 {
-    echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "git_rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    # The proxy is built from the working tree: list what differs from HEAD (bench/ aside).
-    echo "git_changes=$(git -C "$REPO" status --porcelain -- . ':!bench' 2>/dev/null | awk '{print $1 ":" $2}' | paste -sd' ')"
-    echo "nproc=$(nproc)"
-    echo "cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
-    echo "kernel=$(uname -r)"
-    echo "postgres=$(psql_direct -d postgres -c 'show server_version')"
+    host_meta # the proxy is built from the working tree: git_changes lists what differs from HEAD
     echo "pgbench=$(pgbench --version)"
     echo "pgbouncer=$(pgbouncer --version 2>&1 | head -n 1)"
     echo "go=$(go version)"
