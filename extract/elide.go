@@ -152,20 +152,24 @@ func stringLiterals(sql string, found func(start, end int)) bool {
 // and line comments), which may continue it.
 func stringEnd(sql string, i int, escapes bool) (int, bool) {
 	for i < len(sql) {
-		switch sql[i] {
-		case '\\':
-			if escapes {
-				i += 2
-				continue
-			}
-		case '\'':
-			if i+1 < len(sql) && sql[i+1] == '\'' {
-				i += 2
-				continue
-			}
-			return i, literalEnds(sql, i+1)
+		// Jump to the next quote: literals are long, and IndexByte reads
+		// many bytes per step.
+		q := strings.IndexByte(sql[i:], '\'')
+		if q < 0 {
+			return 0, false
 		}
-		i++
+		if escapes {
+			if b := strings.IndexByte(sql[i:i+q], '\\'); b >= 0 {
+				i += b + 2 // the escaped byte may be a quote
+				continue
+			}
+		}
+		i += q
+		if i+1 < len(sql) && sql[i+1] == '\'' {
+			i += 2
+			continue
+		}
+		return i, literalEnds(sql, i+1)
 	}
 	return 0, false
 }
@@ -237,15 +241,19 @@ func identCont(c byte) bool { return identStart(c) || c >= '0' && c <= '9' || c 
 // literals are made of, so that eliding it can hide no quote or subject.
 func numberArray(s string) bool {
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9', c == '.', c == ',', c == '-', c == '+', c == 'e', c == 'E',
-			c == '[', c == ']', c == '{', c == '}', c == ' ', c == '\n', c == '\t', c == '\r':
-		default:
+		if !numberArrayByte[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+var numberArrayByte = func() (t [256]bool) {
+	for _, c := range []byte("0123456789.,-+eE[]{} \n\t\r") {
+		t[c] = true
+	}
+	return t
+}()
 
 // restore puts elided literal texts back into the values an analysis keeps.
 func (a *Analysis) restore(e elisions) {

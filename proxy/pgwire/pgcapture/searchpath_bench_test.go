@@ -2,6 +2,8 @@ package pgcapture
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -135,6 +137,9 @@ func BenchmarkSession(b *testing.B) {
 		{"select/simple", nil,
 			[]pgwire.Message{wire(b, &pgproto3.Query{String: "SELECT abalance FROM pgbench_accounts WHERE aid = 42"})},
 			[]pgwire.Message{selected, ready}},
+		{"insert/simple/inline-1536", nil,
+			[]pgwire.Message{wire(b, &pgproto3.Query{String: inlineInsert(1536)})},
+			[]pgwire.Message{inserted, ready}},
 		{"insert/named",
 			[]pgwire.Message{wire(b, &pgproto3.Parse{Name: "i1", Query: insertSQL})},
 			[]pgwire.Message{wire(b, &pgproto3.Bind{PreparedStatement: "i1", Parameters: [][]byte{[]byte("doc-1"), []byte("ann")}}), wire(b, &pgproto3.Execute{}), sync},
@@ -166,4 +171,19 @@ func BenchmarkSession(b *testing.B) {
 			}
 		})
 	}
+}
+
+// inlineInsert is a one-row INSERT with its vector of dim dimensions inline
+// as a literal, as psycopg2 sends a chat memory's add.
+func inlineInsert(dim int) string {
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO docs (id, embedding, user_id) VALUES ('doc-1', '[")
+	for d := 0; d < dim; d++ {
+		if d > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, "0.%06d", d*7919%999983)
+	}
+	sb.WriteString("]', 'ann')")
+	return sb.String()
 }
