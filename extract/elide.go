@@ -27,7 +27,7 @@ type elisions map[string]string
 // to restore them; ok is false when nothing was elided (or the text could
 // not be scanned with certainty), and the caller parses sql as it is.
 func elide(sql string) (string, elisions, bool) {
-	if len(sql) < elideMinText || strings.Contains(sql, "lethe_elided_") {
+	if len(sql) < elideMinText || strings.Contains(sql, placeholderPrefix) {
 		return sql, nil, false
 	}
 	var b strings.Builder
@@ -40,7 +40,7 @@ func elide(sql string) (string, elisions, bool) {
 		if b.Len() == 0 {
 			b.Grow(len(sql) / 4)
 		}
-		ph := "lethe_elided_" + strconv.Itoa(len(out))
+		ph := placeholderPrefix + strconv.Itoa(len(out))
 		out[ph] = sql[start:end]
 		b.WriteString(sql[last:start])
 		b.WriteString(ph)
@@ -257,13 +257,17 @@ var numberArrayByte = func() (t [256]bool) {
 
 // restore puts elided literal texts back into the values an analysis keeps.
 func (a *Analysis) restore(e elisions) {
-	fix := func(v *value) {
+	a.fill(func(v *value) {
 		if v.kind == valConst {
 			if orig, ok := e[v.text]; ok {
 				v.text = orig
 			}
 		}
-	}
+	})
+}
+
+// fill calls fix with each value an analysis keeps from its statement.
+func (a *Analysis) fill(fix func(*value)) {
 	for i := range a.rows {
 		fix(&a.rows[i].id)
 		for j := range a.rows[i].cols {

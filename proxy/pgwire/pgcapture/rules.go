@@ -24,16 +24,16 @@ type stmtText struct {
 
 // followRules picks up rules put in force since the last client message,
 // and the end of DDL the session waits for (ddl.go): the cached analyses
-// are dropped and every prepared statement is analysed again (a statement
-// calling a function the new rules know to write a configured table is
-// refused or recorded from its next Execute). It costs one atomic load and
-// one lock when nothing changed.
+// (by text and by shape) are dropped and every prepared statement is
+// analysed again (a statement calling a function the new rules know to
+// write a configured table is refused or recorded from its next Execute).
+// It costs one atomic load and one lock when nothing changed.
 func (s *session) followRules() {
 	r := s.ddl.rules(s, s.c.Rules())
 	if r == s.rules {
 		return
 	}
-	s.rules = r
+	s.rules, s.shapes = r, r.Shapes()
 	clear(s.byText)
 	for name, t := range s.texts {
 		s.stmts[name] = s.prepare(t.sql, t.types)

@@ -103,3 +103,20 @@ func TestWriterCatalog_WatchRetriesAndStopsWithTheCapture(t *testing.T) {
 		t.Fatal("Watch did not stop when the capture closed")
 	}
 }
+
+// A simple-protocol INSERT whose shape was analysed under the old rules is
+// analysed again under the new ones: psycopg2 sends the same INSERT with
+// other literals for ever.
+func TestSession_NewRulesReanalyseInsertShapes(t *testing.T) {
+	s, _ := memSession(t, capture.Strict)
+	defer s.c.Close()
+	c := &conversation{t: t, s: s}
+	c.client(query("INSERT INTO messages (id, body) VALUES ('m1', 'hello')")).server(done("INSERT 0 1"), ready('I'))
+	assert.Empty(t, c.refusals, "messages is not configured and fires nothing yet")
+
+	s.c.SetRules(s.c.Rules().WithWriters(extract.Writers{Fired: []extract.FiredRelation{
+		{Schema: "public", Name: "messages", By: "trigger embed_message", Events: extract.OnInsert, Tables: []string{"public.docs"}},
+	}}))
+	c.client(query("INSERT INTO messages (id, body) VALUES ('m2', 'again')")).server(ready('I'))
+	assert.Equal(t, []string{capture.CodeUnattributed}, c.refusals, "the trigger's write to docs cannot be attributed")
+}

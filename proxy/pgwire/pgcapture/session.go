@@ -61,11 +61,12 @@ type session struct {
 	stmts         map[string]*prepared // by name; "" is the unnamed statement
 	portals       portalBook           // portals.go
 	byText        map[analysisKey]*prepared
-	// rules are the rules stmts and byText were analysed with; texts are
-	// the prepared statements' texts, to analyse them again when the rules
-	// change (rules.go).
-	rules *extract.Rules
-	texts map[string]stmtText
+	// rules are the rules stmts, byText and shapes were analysed with;
+	// texts are the prepared statements' texts, to analyse them again when
+	// the rules change (rules.go).
+	rules  *extract.Rules
+	shapes *extract.Shapes
+	texts  map[string]stmtText
 
 	copyDec  *extract.CopyDecoder
 	copyReq  uint64 // the COPY statement in the tracker
@@ -101,6 +102,7 @@ func newSession(o *Observer, info pgwire.SessionInfo) *session {
 		reset: startupSearchPath(info.Parameters),
 		rules: c.Rules(), texts: map[string]stmtText{}, o: o,
 	}
+	s.shapes = s.rules.Shapes()
 	s.tx = newTxTracker(c, s.reset)
 	s.reading.start(info.ServerParameters)
 	return s
@@ -316,7 +318,7 @@ func (s *session) analysed(sql string, e effect, types []uint32, key string, pat
 // table no rule covers (coverage.mode enforce), or in strict mode when its
 // writes cannot be attributed.
 func (s *session) analyze(sql string, paths [][]string) ([]*extract.Analysis, *pgwire.Refusal) {
-	as, err := s.rules.AnalyzeUnder(sql, s.resolvable(paths))
+	as, err := s.shapes.AnalyzeUnder(sql, s.resolvable(paths))
 	if err != nil {
 		if s.c.Mode() == capture.Strict {
 			return nil, s.refuseErr("it names a configured table but could not be parsed", err)
