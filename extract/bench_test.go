@@ -114,6 +114,27 @@ func BenchmarkAnalyzeInlineVectors(b *testing.B) {
 	}
 }
 
+// BenchmarkShapesInlineVector analyses one-row INSERTs of one shape with
+// their 1536-dimension vector inline, as psycopg2 sends a chat memory's
+// add: each text but the first reuses the shape's analysis.
+func BenchmarkShapesInlineVector(b *testing.B) {
+	c := testRules(b).Shapes()
+	texts := []string{inlineVectorInsert(1, 1536), strings.Replace(inlineVectorInsert(1, 1536), "user-0", "user-1", 1)}
+	b.SetBytes(int64(len(texts[0])))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		as, err := c.AnalyzeUnder(texts[i%2], nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := as[0].Tags(Params{}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
 // inlineVectorInsert is an INSERT of rows vectors of dim dimensions as
 // literals, with an upsert clause as Supabase vecs writes it (500 rows of
 // 384 dimensions are about 1.7 MB).
