@@ -260,7 +260,7 @@ func (a *Analysis) restore(e elisions) {
 	a.fill(func(v *value) {
 		if v.kind == valConst {
 			if orig, ok := e[v.text]; ok {
-				v.text = orig
+				v.text = strings.Clone(orig) // not a slice of the whole text
 			}
 		}
 	})

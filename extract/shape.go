@@ -200,7 +200,9 @@ func (a *Analysis) withLiterals(literals []string) *Analysis {
 			return
 		}
 		if i, err := strconv.Atoi(v.text[len(placeholderPrefix):]); err == nil && i < len(literals) {
-			v.text = literals[i]
+			// A copy: the text the literal came from (a 15 KB Query) must
+			// not live as long as the tags made from its values.
+			v.text = strings.Clone(literals[i])
 		}
 	})
 	return &out

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -155,4 +156,37 @@ func FuzzShapes(f *testing.F) {
 		}
 		requireSameAsFull(t, c, other, paths)
 	})
+}
+
+// The tags of a Query live on (in the ledger's queue, in the proxy's
+// memory of what it read) long after the Query: their values must not be
+// slices of its text, which would keep the whole 15 KB text alive with
+// each tag.
+func TestShapes_TagsDoNotHoldTheText(t *testing.T) {
+	c := testRules(t).Shapes()
+	vector := "[" + strings.Repeat("0.25,", 1535) + "0.5]"
+	for _, sql := range []string{
+		`INSERT INTO docs (id, embedding, user_id) VALUES ('a', '` + vector + `', 'ann')`, // analysed by shape
+		`INSERT INTO docs (id, embedding, user_id) VALUES ('b', '` + vector + `', 'bob')`, // the shape reused
+		`INSERT INTO docs (id, user_id) VALUES ('` + vector + `', 'carol') RETURNING 'x'`, // elided, in full
+	} {
+		as, err := c.AnalyzeUnder(sql, nil)
+		require.NoError(t, err)
+		require.Len(t, as, 1)
+		tags, err := as[0].Tags(Params{})
+		require.NoError(t, err)
+		require.Len(t, tags, 1)
+		for _, s := range append([]string{tags[0].ID}, tags[0].Subjects...) {
+			require.False(t, within(s, sql), "a %d-byte value is a slice of the statement's text", len(s))
+		}
+	}
+}
+
+// within reports whether s's bytes lie inside text's.
+func within(s, text string) bool {
+	if len(s) == 0 {
+		return false
+	}
+	p, start := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.StringData(text)))
+	return p >= start && p < start+uintptr(len(text))
 }
