@@ -74,7 +74,7 @@ func plainContent(s string) bool {
 // maxShapes bounds a Shapes; past it, it starts again empty. Shapes longer
 // than maxShapeText are not kept.
 const (
-	maxShapes    = 256
+	maxShapes    = 64
 	maxShapeText = 4 << 10
 )
 
