@@ -52,7 +52,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 		if len(stmts) > 1 {
 			p.eff = s.effectOf(sql)
 		}
-		if mentions && s.rules.Mentions(sql) {
+		if mentions && (len(stmts) == 1 || s.rules.Mentions(sql)) {
 			var paths [][]string
 			s.lock(func() { _, paths = s.tx.paths.after(before) })
 			as, refusal := s.analyze(sql, paths)
