@@ -39,6 +39,28 @@ type recorder struct {
 	// unsynced counts the changes committed without a fsync since the
 	// last durable flight was cut.
 	unsynced int
+
+	// long sums the flights of a transaction read in several batches, up
+	// to its durable one; recorded holds the sums once that has landed,
+	// until the session takes them for its log.
+	long, recorded *longTx
+}
+
+// longTx is what recording one transaction read in several batches took.
+type longTx struct {
+	flights, changes int
+	ledger           time.Duration // the flights' ledger writes, summed
+	from, to         time.Time     // the first flight's start, the last one's end
+}
+
+func (t *longTx) add(f *flight) {
+	if t.flights == 0 {
+		t.from = f.started
+	}
+	t.flights++
+	t.changes += len(f.changes)
+	t.ledger += f.took
+	t.to = f.started.Add(f.took)
 }
 
 // flight is one batch on its way into the ledger.
@@ -53,6 +75,8 @@ type flight struct {
 	// the unsynced ones before it.
 	recorded int
 	late     []lateWrite // for the backstop, once durable
+	started  time.Time
+	took     time.Duration // the ledger write's
 	done     chan struct{}
 	err      error // set before done closes
 }
@@ -143,12 +167,30 @@ func (r *recorder) land() (landed bool, err error) {
 	if f.err != nil {
 		return true, f.err
 	}
+	switch {
+	case !f.durable:
+		if r.long == nil {
+			r.long = &longTx{}
+		}
+		r.long.add(f)
+	case r.long != nil:
+		r.long.add(f)
+		r.recorded, r.long = r.long, nil
+	}
 	clear(f.changes)
 	r.spare = f.changes[:0]
 	if f.durable && f.covers > r.durableAt {
 		r.durableAt = f.covers
 	}
 	return true, nil
+}
+
+// takeRecorded returns, once, the sums of a transaction read in several
+// batches whose durable flight has landed; nil if there is none.
+func (r *recorder) takeRecorded() *longTx {
+	t := r.recorded
+	r.recorded = nil
+	return t
 }
 
 // confirmable is the position the session may confirm: the end of the
@@ -180,7 +222,10 @@ func (f *flight) run(ctx context.Context, l ledger.Observer, afterDurable func(c
 	if f.durable {
 		observe = l.Observe
 	}
-	if err := observe(ctx, f.changes); err != nil {
+	f.started = time.Now()
+	err := observe(ctx, f.changes)
+	f.took = time.Since(f.started)
+	if err != nil {
 		f.err = fmt.Errorf("walfollow: recording %d changes in the ledger: %w", len(f.changes), err)
 		return
 	}

@@ -165,6 +165,7 @@ func TestRecorder_FlightsMidTransactionSkipTheFsync(t *testing.T) {
 			_, err := r.land()
 			require.NoError(t, err)
 			require.Equal(t, pglogrepl.LSN(0), r.confirmable(0))
+			require.Nil(t, r.takeRecorded(), "the transaction is not recorded before its durable flight lands")
 		}
 	}
 	r.committed()
@@ -176,4 +177,9 @@ func TestRecorder_FlightsMidTransactionSkipTheFsync(t *testing.T) {
 	require.Equal(t, []string{"nosync", "nosync", "nosync", "sync"}, l.calls)
 	require.Equal(t, end, r.confirmable(end))
 	require.Len(t, l.durable, 35)
+	long := r.takeRecorded()
+	require.NotNil(t, long, "the sums of the transaction, for the log")
+	require.Equal(t, 4, long.flights)
+	require.Equal(t, 35, long.changes)
+	require.Nil(t, r.takeRecorded(), "taken once")
 }

@@ -156,6 +156,12 @@ func (s *session) land(ctx context.Context) error {
 	if err != nil || !landed {
 		return err
 	}
+	if t := s.rec.takeRecorded(); t != nil {
+		// What a big transaction costs the lag after its rows arrive: the
+		// ledger writes (ledger_ms) within the whole recording (span_ms).
+		s.f.log.Info("wal: recorded a transaction read in several batches", "changes", t.changes, "batches", t.flights,
+			"ledger_ms", t.ledger.Milliseconds(), "span_ms", t.to.Sub(t.from).Milliseconds())
+	}
 	if s.rec.confirmable(s.committed) > s.flushed {
 		return s.status(ctx, false)
 	}
