@@ -15,11 +15,12 @@ import (
 //
 // A batch that holds only changes of the transaction being read goes to
 // the ledger with ObserveNoSync: the session could confirm nothing after
-// it anyway. Every other batch goes with Observe, whose fsync makes it and every earlier
-// batch durable; only the landing of such a batch moves the position the
-// session may confirm. A batch cut without a fsync keeps its last change
-// back for the next one, so that the batch that ends a transaction is
-// never empty and always has an Observe to make it durable.
+// it anyway. Every other batch goes with Observe, whose fsync makes it and
+// every earlier batch durable; only the landing of such a batch moves the
+// position the session may confirm. A batch cut without a fsync keeps its
+// last change back for the next one, so that the batch that ends a
+// transaction is never empty and always has an Observe to make it
+// durable.
 //
 // Memory is bounded by two batches: the one filling and the one in
 // flight. The session reads, cuts and lands on one goroutine; only the
