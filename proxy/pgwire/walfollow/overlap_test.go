@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,7 +99,7 @@ func TestFollower_BigTransactionIsFsyncedOnceAtItsEnd(t *testing.T) {
 	require.GreaterOrEqual(t, len(calls), 10, "1000 rows in batches of 100: %v", calls)
 	require.Equal(t, "sync", calls[len(calls)-1], "the batch that ends the transaction is durable: %v", calls)
 	require.Equal(t, 1, countOf(calls, "sync"), "one fsync for the whole transaction: %v", calls)
-	require.Len(t, f.records("bob"), 1000)
+	require.Equal(t, 1000, len(f.records("bob")), "every row in the ledger")
 	require.Equal(t, int64(1001), fl.Stats.Recorded.Load(), "every change counted once durable")
 	require.Equal(t, int64(1001), fl.Stats.Rows.Load(), "each row read once: the session never restarted")
 }
@@ -120,6 +121,36 @@ func TestFollower_ServerHearsFromItWhileTheLedgerWrites(t *testing.T) {
 	f.awaitCommitted()
 	require.Len(t, f.records("alice"), 3)
 	require.Equal(t, int64(3), fl.Stats.Rows.Load(), "each row read once: the server never ended the session")
+}
+
+// failFirstNoSync refuses its first ObserveNoSync.
+type failFirstNoSync struct {
+	ledger.Observer
+	failed atomic.Bool
+}
+
+func (l *failFirstNoSync) ObserveNoSync(ctx context.Context, c []ledger.Change) error {
+	if l.failed.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: test ledger down", ledger.ErrUnavailable)
+	}
+	return l.Observer.ObserveNoSync(ctx, c)
+}
+
+// TestFollower_AFailedBatchMidTransactionIsReadAgain: a ledger error on a
+// batch written in the background ends the session like any other, and
+// the next session reads the transaction again from the confirmed
+// position.
+func TestFollower_AFailedBatchMidTransactionIsReadAgain(t *testing.T) {
+	f := newFixture(t, docsDDL, docsRules()...)
+	l := &failFirstNoSync{Observer: f.ledger}
+	fl := f.run(Config{Ledger: l, MaxBatch: 100, FlushInterval: 20 * time.Millisecond}, 0)
+
+	f.exec(`INSERT INTO ` + f.schema + `.docs (id, owner) SELECT 'b' || g, 'bob' FROM generate_series(1, 1000) g`)
+	f.awaitCommitted()
+	require.True(t, l.failed.Load(), "a batch in the middle of the transaction was refused")
+	require.Equal(t, 1000, len(f.records("bob")), "every row in the ledger")
+	require.Greater(t, fl.Stats.Rows.Load(), int64(1000), "the transaction was read again")
+	require.Equal(t, int64(1000), fl.Stats.Recorded.Load(), "counted once, when durable")
 }
 
 func countOf(calls []string, kind string) int {
