@@ -357,6 +357,34 @@ func runContract(t *testing.T, b backend) {
 		require.Error(t, o.Observe(ctx, []Change{{Kind: ChangeWrite, Store: StorePostgres, Table: "public.docs"}}), "a write names its record")
 	})
 
+	t.Run("ObserveNoSyncIsVisibleAtOnceAndALaterObserveMakesItDurable", func(t *testing.T) {
+		open, _ := b.newStore(t)
+		l := open(t)
+		o := l.(Observer)
+		write := func(id, subject string) Change {
+			return Change{Kind: ChangeWrite, Store: StorePostgres, Table: "public.docs", RecordID: id, Subjects: []SubjectHash{testHasher.Hash(subject)}}
+		}
+		require.NoError(t, o.ObserveNoSync(ctx, []Change{write("1", "alice"), write("2", "alice")}))
+		require.Equal(t, []key{{"public.docs", "1", StateConfirmed, 0}, {"public.docs", "2", StateConfirmed, 0}},
+			bySubject(t, l, "alice"), "visible to readers before any durable commit")
+		require.NoError(t, o.ObserveNoSync(ctx, []Change{{Kind: ChangeDelete, Store: StorePostgres, Table: "public.docs", RecordID: "2"}, write("3", "alice")}))
+		require.NoError(t, o.ObserveNoSync(ctx, nil))
+		require.Error(t, o.ObserveNoSync(ctx, []Change{{Kind: ChangeWrite, Store: StorePostgres, Table: "public.docs"}}), "checked as Observe checks")
+		require.NoError(t, o.Observe(ctx, []Change{write("4", "alice")}))
+		want := []key{
+			{"public.docs", "1", StateConfirmed, 0},
+			{"public.docs", "2", StateDeleted, 0},
+			{"public.docs", "3", StateConfirmed, 0},
+			{"public.docs", "4", StateConfirmed, 0},
+		}
+		require.Equal(t, want, bySubject(t, l, "alice"), "applied in order, across transactions")
+		require.NoError(t, l.Close())
+
+		l = open(t)
+		defer l.Close()
+		require.Equal(t, want, bySubject(t, l, "alice"), "the earlier transactions are kept with the durable one")
+	})
+
 	t.Run("HoldsOnlyTheExactConfirmedRecordAndSubject", func(t *testing.T) {
 		l := fresh(t)
 		h, ok := l.(Holder)

@@ -37,10 +37,22 @@ type Change struct {
 // itself before deleting anything.
 type Observer interface {
 	// Observe applies changes in order in one transaction and returns once
-	// it is durable (fsynced): the follower acknowledges the changes to
-	// the server only then. Applying the same changes again gives the same
-	// ledger.
+	// it is durable (fsynced), and with it every transaction ObserveNoSync
+	// committed before: the follower acknowledges changes to the server
+	// only then. Applying the same changes again gives the same ledger. An
+	// Observe of no changes does nothing, and makes nothing durable.
 	Observe(ctx context.Context, changes []Change) error
+	// ObserveNoSync applies changes as Observe does, in one transaction,
+	// and returns once it is committed without waiting for the disk: the
+	// changes are visible to every reader of the ledger at once and
+	// survive the end of the proxy's process, but a crash of the
+	// operating system or of the ledger's server may lose them, and then
+	// it loses the latest such transactions, whole. They are durable once
+	// a later Observe of at least one change returns. It is for the rows
+	// of a transaction still being read, which the follower acknowledges
+	// to nobody before the transaction's last rows are recorded by
+	// Observe.
+	ObserveNoSync(ctx context.Context, changes []Change) error
 }
 
 func validChange(c Change) error {

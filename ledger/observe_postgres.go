@@ -10,6 +10,18 @@ import (
 // Observe implements Observer in one transaction, committed with
 // synchronous_commit on (the pool's setting).
 func (l *Postgres) Observe(ctx context.Context, changes []Change) error {
+	return l.observe(ctx, changes, true)
+}
+
+// ObserveNoSync implements Observer in one transaction committed with
+// synchronous_commit off: the server returns before its WAL is flushed.
+// A later commit with synchronous_commit on waits for the WAL to be
+// flushed up to its own commit record, which lies past this one.
+func (l *Postgres) ObserveNoSync(ctx context.Context, changes []Change) error {
+	return l.observe(ctx, changes, false)
+}
+
+func (l *Postgres) observe(ctx context.Context, changes []Change, durable bool) error {
 	if err := validChanges(changes); err != nil {
 		return err
 	}
@@ -18,6 +30,9 @@ func (l *Postgres) Observe(ctx context.Context, changes []Change) error {
 	}
 	now := time.Now()
 	b := &pgx.Batch{}
+	if !durable {
+		b.Queue("SET LOCAL synchronous_commit = off")
+	}
 	for _, c := range changes {
 		switch c.Kind {
 		case ChangeWrite:

@@ -8,6 +8,20 @@ import (
 
 // Observe implements Observer in one durable transaction of the writer.
 func (l *SQLite) Observe(ctx context.Context, changes []Change) error {
+	return l.observe(ctx, changes, l.durableTx)
+}
+
+// ObserveNoSync implements Observer in one transaction of the writer
+// committed with synchronous=NORMAL: SQLite appends it to the WAL without
+// an fsync. The next FULL commit on the writer (Observe's, forget's, the
+// transparency log's) fsyncs the WAL file, and with it these frames,
+// which lie before its own; a checkpoint fsyncs the WAL before it copies
+// frames into the database.
+func (l *SQLite) ObserveNoSync(ctx context.Context, changes []Change) error {
+	return l.observe(ctx, changes, l.noSyncTx)
+}
+
+func (l *SQLite) observe(ctx context.Context, changes []Change, inTx func(context.Context, func(*sql.Tx) error) error) error {
 	if err := validChanges(changes); err != nil {
 		return err
 	}
@@ -15,7 +29,7 @@ func (l *SQLite) Observe(ctx context.Context, changes []Change) error {
 		return nil
 	}
 	ts := time.Now().UnixMicro()
-	return l.durableTx(ctx, func(tx *sql.Tx) error {
+	return inTx(ctx, func(tx *sql.Tx) error {
 		write, err := tx.PrepareContext(ctx, `
 			INSERT INTO entries (store, tbl, record_id, subject, unattributed, state, intent_id, updated_at)
 			VALUES (?, ?, ?, ?, 0, 'confirmed', 0, ?)
@@ -46,4 +60,32 @@ func (l *SQLite) Observe(ctx context.Context, changes []Change) error {
 		}
 		return nil
 	})
+}
+
+// noSyncTx runs fn in one transaction on the writer connection, committed
+// with synchronous=NORMAL (relaxedSync); the writer is FULL again
+// afterwards for the durable writers that share it.
+func (l *SQLite) noSyncTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	conn, err := l.w.Conn(ctx)
+	if err != nil {
+		return unavailable(err)
+	}
+	defer conn.Close()
+	restore, err := relaxedSync(ctx, conn)
+	if err != nil {
+		return unavailable(err)
+	}
+	defer restore()
+	tx, err := conn.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
+	if err != nil {
+		return unavailable(err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return unavailable(err)
+	}
+	return nil
 }

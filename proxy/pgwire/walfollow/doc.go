@@ -22,7 +22,14 @@
 //   - The slot's confirmed flush position advances only after the
 //     ledger's transaction holding the changes is durable, so a crash of
 //     the proxy, the ledger or the server loses no committed row: the
-//     server sends again everything after the confirmed position.
+//     server sends again everything after the confirmed position. The
+//     rows of a transaction still being read go to the ledger without a
+//     fsync (ledger.Observer.ObserveNoSync); the batch that ends it is
+//     fsynced, and only that moves the confirmed position.
+//   - The follower reads on while a batch is written to the ledger, with
+//     at most one batch in the air and one filling, and keeps reporting
+//     to the server meanwhile, so a long ledger write neither stalls the
+//     stream nor trips wal_sender_timeout.
 //   - A slot serves one consumer at a time, so among proxies sharing a
 //     ledger (and the slot name) one follows and the others wait for it to
 //     let go.

@@ -132,7 +132,10 @@ type Follower struct {
 	cfg   Config
 	log   *slog.Logger
 	noted map[string]string // how each relation was followed at the last refresh (see report)
-	Stats Stats
+	// statusEvery is how often the server hears from the follower at
+	// least (statusInterval; shorter in tests of wal_sender_timeout).
+	statusEvery time.Duration
+	Stats       Stats
 }
 
 // New returns a Follower; Run starts it.
@@ -153,7 +156,7 @@ func New(cfg Config) (*Follower, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Follower{cfg: cfg, log: log.With("component", "wal"), noted: map[string]string{}}, nil
+	return &Follower{cfg: cfg, log: log.With("component", "wal"), noted: map[string]string{}, statusEvery: statusInterval}, nil
 }
 
 // Prepare checks the server and makes the publications and the slot, so

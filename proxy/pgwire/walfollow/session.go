@@ -9,23 +9,23 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
-	"github.com/lethe-privacy/lethe/ledger"
 )
 
 // statusInterval is how often the server hears from the follower when
 // nothing else happens; well inside wal_sender_timeout's default (60s).
+// The server hears it while a batch is written to the ledger too.
 const statusInterval = 10 * time.Second
 
-// session is one replication connection's life.
+// session is one replication connection's life. It reads and decodes the
+// stream on one goroutine, while its recorder writes the previous batch
+// to the ledger on another.
 type session struct {
 	f    *Follower
 	conn *pgx.Conn      // catalog lookups and publication refreshes
 	repl *pgconn.PgConn // the replication stream
 	dec  *decoder
 	msg  message // reused for every message
-
-	batch   []ledger.Change
-	batchAt time.Time // when the first change of batch was read
+	rec  recorder
 
 	inTx      bool
 	committed pglogrepl.LSN // end of the last transaction read in full
@@ -33,7 +33,8 @@ type session struct {
 	statusAt  time.Time
 	refreshAt time.Time
 	// readDeadline is the deadline armed on the replication socket: the
-	// next thing due (tick).
+	// next thing due (tick). Zero when the socket's deadline is not known
+	// (a landing flight moved it).
 	readDeadline time.Time
 	// confirmDue, when set, is when to report a position keepalives
 	// moved: at most once per confirmInterval, since a confirmation
@@ -48,13 +49,28 @@ func (s *session) run(ctx context.Context) error {
 	// each one): the end of ctx closes the socket instead, which ends a
 	// read in progress.
 	defer context.AfterFunc(ctx, func() { s.repl.Conn().Close() })()
+	// A flight still in the air when the session ends lands first: the
+	// next session applies the changes after the confirmed position again,
+	// and an older write of the same records must not land after those.
+	defer s.awaitFlight()
 	for {
+		if err := s.land(ctx); err != nil {
+			return err
+		}
 		if err := s.tick(ctx); err != nil {
 			return err
 		}
-		deadline := s.statusAt.Add(statusInterval)
-		if len(s.batch) > 0 {
-			deadline = minTime(deadline, s.batchAt.Add(s.f.cfg.FlushInterval))
+		if s.rec.full(s.f.cfg.MaxBatch) {
+			// At most one batch in the air and one filling: read no more
+			// until the flight lands.
+			if err := s.waitForFlight(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		deadline := s.statusAt.Add(s.f.statusEvery)
+		if due, ok := s.rec.deadline(s.f.cfg.FlushInterval); ok {
+			deadline = minTime(deadline, due)
 		}
 		deadline = minTime(deadline, s.refreshAt)
 		if !s.confirmDue.IsZero() {
@@ -69,12 +85,18 @@ func (s *session) run(ctx context.Context) error {
 			}
 			s.readDeadline = deadline
 		}
+		// A flight that landed before the deadline was armed may have had
+		// its wake-up overwritten: look after arming, before reading.
+		if s.rec.flight != nil && s.rec.flight.landed() {
+			continue
+		}
 		msg, err := s.repl.ReceiveMessage(context.Background())
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			if pgconn.Timeout(err) {
+				s.readDeadline = time.Time{} // due, or moved by a landing flight: arm afresh
 				continue
 			}
 			return err
@@ -90,14 +112,12 @@ func (s *session) run(ctx context.Context) error {
 	}
 }
 
-// tick does what is due: commit the batch, refresh the publications,
-// report the position.
+// tick does what is due: send the batch to the ledger, refresh the
+// publications, report the position.
 func (s *session) tick(ctx context.Context) error {
 	now := time.Now()
-	if len(s.batch) > 0 && (len(s.batch) >= s.f.cfg.MaxBatch || now.Sub(s.batchAt) >= s.f.cfg.FlushInterval) {
-		if err := s.flush(ctx); err != nil {
-			return err
-		}
+	if s.rec.due(now, s.f.cfg.MaxBatch, s.f.cfg.FlushInterval) {
+		s.launch(ctx, now)
 	}
 	if !now.Before(s.refreshAt) {
 		gen := s.f.generation()
@@ -108,32 +128,85 @@ func (s *session) tick(ctx context.Context) error {
 		s.f.announce(gen, full)
 		s.refreshAt = now.Add(s.f.cfg.RefreshInterval)
 	}
-	if !now.Before(s.statusAt.Add(statusInterval)) || !s.confirmDue.IsZero() && !now.Before(s.confirmDue) {
+	if !now.Before(s.statusAt.Add(s.f.statusEvery)) || !s.confirmDue.IsZero() && !now.Before(s.confirmDue) {
 		return s.status(ctx, false)
 	}
 	return nil
 }
 
-// flush makes the batch durable in the ledger, then confirms to the
-// server every transaction read in full.
-func (s *session) flush(ctx context.Context) error {
-	if err := s.f.cfg.Ledger.Observe(ctx, s.batch); err != nil {
-		return fmt.Errorf("walfollow: recording %d changes in the ledger: %w", len(s.batch), err)
+// launch cuts the batch and writes it to the ledger in the background.
+// When the write is done, a read deadline in the past wakes the reading
+// loop (a read in progress ends with a timeout), which lands the flight.
+func (s *session) launch(ctx context.Context, now time.Time) {
+	f, lateTaken := s.rec.cut(now, s.committed, s.dec.late)
+	if lateTaken {
+		s.dec.late = nil
 	}
-	s.f.Stats.Recorded.Add(int64(len(s.batch)))
-	clear(s.batch)
-	s.batch = s.batch[:0]
-	if err := s.lateWrites(ctx); err != nil {
-		return err
-	}
-	return s.status(ctx, false)
+	go func() {
+		f.run(ctx, s.f.cfg.Ledger, s.afterDurable)
+		s.repl.Conn().SetReadDeadline(time.Now())
+	}()
 }
 
-// lateWrites hands the late writes read so far to the backstop, or only
-// logs them when there is none. On an error the session ends, and the
-// rows are read and handed over again.
-func (s *session) lateWrites(ctx context.Context) error {
-	for _, w := range s.dec.late {
+// land takes back a flight that is done, and confirms what it made
+// durable; a failed flight ends the session, and the next one reads its
+// changes again from the confirmed position.
+func (s *session) land(ctx context.Context) error {
+	landed, err := s.rec.land()
+	if err != nil || !landed {
+		return err
+	}
+	if t := s.rec.takeRecorded(); t != nil {
+		// What a big transaction costs the lag after its rows arrive: the
+		// ledger writes (ledger_ms) within the whole recording (span_ms).
+		s.f.log.Info("wal: recorded a transaction read in several batches", "changes", t.changes, "batches", t.flights,
+			"ledger_ms", t.ledger.Milliseconds(), "span_ms", t.to.Sub(t.from).Milliseconds())
+	}
+	if s.rec.confirmable(s.committed) > s.flushed {
+		return s.status(ctx, false)
+	}
+	return nil
+}
+
+// waitForFlight waits until the flight lands, and keeps the server
+// hearing from the follower meanwhile.
+func (s *session) waitForFlight(ctx context.Context) error {
+	for {
+		timer := time.NewTimer(time.Until(s.statusAt.Add(s.f.statusEvery)))
+		select {
+		case <-s.rec.flight.done:
+			timer.Stop()
+			return s.land(ctx)
+		case <-timer.C:
+			if err := s.status(ctx, false); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+// awaitFlight waits for the flight in the air, if any, to end.
+func (s *session) awaitFlight() {
+	if s.rec.flight != nil {
+		<-s.rec.flight.done
+	}
+}
+
+// afterDurable runs on the flight's goroutine once its changes, and every
+// earlier flight's, are durable.
+func (s *session) afterDurable(ctx context.Context, f *flight) error {
+	s.f.Stats.Recorded.Add(int64(f.recorded))
+	return s.lateWrites(ctx, f.late)
+}
+
+// lateWrites hands late writes to the backstop, or only logs them when
+// there is none. On an error the session ends, and the rows are read and
+// handed over again.
+func (s *session) lateWrites(ctx context.Context, late []lateWrite) error {
+	for _, w := range late {
 		s.f.log.Warn("wal: a committed row is about a forgotten subject (a late write)", "table", w.table,
 			"subject_hmac", s.f.cfg.Hasher.Hash(w.subject).String(), "backstop", s.f.cfg.LateWrite != nil)
 		if s.f.cfg.LateWrite == nil {
@@ -143,16 +216,13 @@ func (s *session) lateWrites(ctx context.Context) error {
 			return fmt.Errorf("walfollow: deleting a late write in %s: %w", w.table, err)
 		}
 	}
-	clear(s.dec.late)
-	s.dec.late = s.dec.late[:0]
 	return nil
 }
 
-// status confirms what is durable: every transaction read in full when
-// nothing waits for the ledger.
+// status confirms what is durable (recorder.confirmable).
 func (s *session) status(ctx context.Context, reply bool) error {
-	if len(s.batch) == 0 && s.committed > s.flushed {
-		s.flushed = s.committed
+	if pos := s.rec.confirmable(s.committed); pos > s.flushed {
+		s.flushed = pos
 		s.f.Stats.Flushed.Store(uint64(s.flushed))
 	}
 	s.statusAt, s.confirmDue = time.Now(), time.Time{}
@@ -179,7 +249,7 @@ func (s *session) copyData(ctx context.Context, data []byte) error {
 		if k.ReplyRequested {
 			return s.status(ctx, false)
 		}
-		if advanced && len(s.batch) == 0 && s.confirmDue.IsZero() {
+		if advanced && s.rec.confirmable(s.committed) > s.flushed && s.confirmDue.IsZero() {
 			// Confirming soon lets the server recycle WAL the configured
 			// tables had no part in, and lets a wait for the slot
 			// (AwaitCommitted) end.
@@ -208,17 +278,18 @@ func (s *session) message(ctx context.Context, data []byte) error {
 	case 'C':
 		s.inTx = false
 		s.committed = pglogrepl.LSN(m.commitEnd)
+		s.rec.committed()
 		return nil
 	}
-	n := len(s.batch)
+	n := len(s.rec.batch)
 	var err error
-	s.batch, err = s.dec.change(m, s.batch)
+	s.rec.batch, err = s.dec.change(m, s.rec.batch)
 	if err != nil {
 		return err
 	}
-	if len(s.batch) > n {
+	if len(s.rec.batch) > n {
 		if n == 0 {
-			s.batchAt = time.Now()
+			s.rec.batchAt = time.Now()
 		}
 		s.f.Stats.Rows.Add(1)
 	}

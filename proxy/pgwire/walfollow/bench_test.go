@@ -1,0 +1,94 @@
+package walfollow
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+// BenchmarkFollower_100000RowTransaction is the follower's part of the lag
+// behind a big transaction: one op is an INSERT of 100,000 small rows
+// (no vectors, so the server decodes little) in one transaction, timed
+// from its commit until the slot is confirmed past it, that is until
+// every row is durable in an SQLite ledger. Needs the test cluster.
+//
+//	go test -run XXX -bench Follower_100000 -benchtime 3x ./proxy/pgwire/walfollow/
+func BenchmarkFollower_100000RowTransaction(b *testing.B) {
+	ctx := context.Background()
+	connStr := os.Getenv("LETHE_TEST_PG_PORT")
+	if connStr == "" {
+		b.Skip(`LETHE_TEST_PG_PORT is not set: start the test cluster (scripts/testdb.sh start; eval "$(scripts/testdb.sh env)")`)
+	}
+	connStr = fmt.Sprintf("host=%s port=%s user=%s password=%s dbname=%s connect_timeout=5",
+		os.Getenv("LETHE_TEST_PG_HOST"), os.Getenv("LETHE_TEST_PG_PORT"), os.Getenv("LETHE_TEST_PG_USER"),
+		os.Getenv("LETHE_TEST_PG_PASSWORD"), os.Getenv("LETHE_TEST_PG_DB"))
+	conn, err := pgx.Connect(ctx, connStr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	name := fmt.Sprintf("walf_bench_%d", os.Getpid())
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+name+"; CREATE TABLE "+name+".docs (id text PRIMARY KEY, owner text)"); err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Exec(context.Background(), "DROP SCHEMA "+name+" CASCADE")
+	s, err := extract.ParseSubject("owner")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rules, err := extract.NewRules([]extract.Rule{{Table: name + ".docs", ID: "id", Subjects: []extract.Subject{s}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := ledger.OpenSQLite(filepath.Join(b.TempDir(), "ledger.db"), ledger.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	fl, err := New(Config{ConnString: connStr, Name: name, Rules: rules, Ledger: l, Hasher: hasher,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := fl.Prepare(ctx); err != nil {
+		b.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); fl.Run(runCtx) }()
+	defer func() {
+		cancel()
+		<-done
+		for i := 0; i < 50 && Drop(context.Background(), conn, name) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+
+	var waited time.Duration
+	for i := range b.N {
+		if _, err := conn.Exec(ctx, fmt.Sprintf(`INSERT INTO %s.docs SELECT 'r%d-' || g, 'user' || (g %% 1000) FROM generate_series(1, 100000) g`,
+			name, i)); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		wait, stop := context.WithTimeout(ctx, 5*time.Minute)
+		err := AwaitCommitted(wait, conn, name)
+		stop()
+		if err != nil {
+			b.Fatal(err)
+		}
+		waited += time.Since(start)
+	}
+	b.ReportMetric(float64(waited.Milliseconds())/float64(b.N), "ms/commit-to-durable")
+	b.ReportMetric(0, "ns/op")
+}
