@@ -24,6 +24,13 @@ func (l *SQLite) durableTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = FULL"); err != nil {
 		return unavailable(err)
 	}
+	return inTx(ctx, conn, fn)
+}
+
+// inTx runs fn in one transaction on conn, the writer connection, and
+// commits it; fn's error is returned as it is, the database's as
+// ErrUnavailable.
+func inTx(ctx context.Context, conn *sql.Conn, fn func(*sql.Tx) error) error {
 	tx, err := conn.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
 	if err != nil {
 		return unavailable(err)

@@ -76,16 +76,5 @@ func (l *SQLite) noSyncTx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return unavailable(err)
 	}
 	defer restore()
-	tx, err := conn.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
-	if err != nil {
-		return unavailable(err)
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return unavailable(err)
-	}
-	return nil
+	return inTx(ctx, conn, fn)
 }
