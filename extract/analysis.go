@@ -95,7 +95,7 @@ func (r *Rules) Analyze(sql string, searchPath []string) ([]*Analysis, error) {
 type parsedText struct {
 	sql    string // the text parsed
 	res    *pg.ParseResult
-	elided elisions // what the shortened text left out; nil for the full text
+	elided []string // what the shortened text left out; nil for the full text
 }
 
 func parseForAnalysis(sql string) (parsedText, error) {

@@ -20,37 +20,53 @@ var (
 	elideMinLiteral = 512
 )
 
-// elisions maps placeholders to the literal texts they replace.
-type elisions map[string]string
+// elide returns sql with long number-array literals replaced by
+// placeholders, and their texts to restore; ok is false when nothing was
+// elided (or the text could not be scanned with certainty), and the caller
+// parses sql as it is.
+func elide(sql string) (string, []string, bool) {
+	if len(sql) < elideMinText {
+		return sql, nil, false
+	}
+	return takeOut(sql, func(start, end int) bool {
+		return end-start >= elideMinLiteral && numberArray(sql[start:end])
+	})
+}
 
-// elide returns sql with long number-array literals replaced, and the map
-// to restore them; ok is false when nothing was elided (or the text could
-// not be scanned with certainty), and the caller parses sql as it is.
-func elide(sql string) (string, elisions, bool) {
-	if len(sql) < elideMinText || strings.Contains(sql, placeholderPrefix) {
+// placeholderPrefix starts every placeholder, followed by the index of the
+// literal it stands for; a text that holds it is never taken apart, so no
+// placeholder can be confused with the client's own text.
+const placeholderPrefix = "lethe_elided_"
+
+// takeOut returns sql with the content of each literal that take selects
+// (given its content's bounds) replaced by a placeholder, and those
+// contents in order. ok is false when none was taken out, the text cannot
+// be scanned with certainty (stringLiterals) or it holds the prefix. The
+// statement's structure is unchanged: only the inside of literals is.
+func takeOut(sql string, take func(start, end int) bool) (out string, literals []string, ok bool) {
+	if strings.Contains(sql, placeholderPrefix) {
 		return sql, nil, false
 	}
 	var b strings.Builder
-	out := elisions{}
 	last := 0 // sql[last:] is not yet copied to b
-	ok := stringLiterals(sql, func(start, end int) {
-		if end-start < elideMinLiteral || !numberArray(sql[start:end]) {
+	ok = stringLiterals(sql, func(start, end int) {
+		if !take(start, end) {
 			return
 		}
 		if b.Len() == 0 {
-			b.Grow(len(sql) / 4)
+			b.Grow(256)
 		}
-		ph := placeholderPrefix + strconv.Itoa(len(out))
-		out[ph] = sql[start:end]
 		b.WriteString(sql[last:start])
-		b.WriteString(ph)
+		b.WriteString(placeholderPrefix)
+		b.WriteString(strconv.Itoa(len(literals)))
+		literals = append(literals, sql[start:end])
 		last = end
 	})
-	if !ok || len(out) == 0 {
+	if !ok || len(literals) == 0 {
 		return sql, nil, false
 	}
 	b.WriteString(sql[last:])
-	return b.String(), out, true
+	return b.String(), literals, true
 }
 
 // stringLiterals calls found with the bounds of the content (between the
@@ -255,13 +271,16 @@ var numberArrayByte = func() (t [256]bool) {
 	return t
 }()
 
-// restore puts elided literal texts back into the values an analysis keeps.
-func (a *Analysis) restore(e elisions) {
+// restore puts the literals takeOut took out back into the values an
+// analysis keeps. Each is a copy: the text it came from (a 15 KB Query)
+// must not live as long as the tags made from the analysis.
+func (a *Analysis) restore(literals []string) {
 	a.fill(func(v *value) {
-		if v.kind == valConst {
-			if orig, ok := e[v.text]; ok {
-				v.text = strings.Clone(orig) // not a slice of the whole text
-			}
+		if v.kind != valConst || !strings.HasPrefix(v.text, placeholderPrefix) {
+			return
+		}
+		if i, err := strconv.Atoi(v.text[len(placeholderPrefix):]); err == nil && i < len(literals) {
+			v.text = strings.Clone(literals[i])
 		}
 	})
 }

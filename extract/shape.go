@@ -2,7 +2,6 @@ package extract
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -23,44 +22,16 @@ import (
 // a literal in a WHERE or ON CONFLICT clause are). Any other text is
 // analysed in full every time.
 
-// placeholderPrefix starts every placeholder; a text that holds it is never
-// taken apart, so no placeholder can be confused with the client's own text.
-const placeholderPrefix = "lethe_elided_"
-
 // shapeOf returns sql with the content of each plain '…' literal replaced by
-// a placeholder, and those contents in order; ok is false when the text
-// cannot be scanned with certainty (stringLiterals) or holds the prefix.
-// A literal is plain when no prefix (E, N, U&, B, X, a type name) comes
-// right before its quote and its content is plain (plainContent): its
-// value is then its content, under any standard_conforming_strings.
+// a placeholder, and those contents in order (takeOut). A literal is plain
+// when no prefix (E, N, U&, B, X, a type name) comes right before its
+// quote and its content is plain (plainContent): its value is then its
+// content, under any standard_conforming_strings.
 func shapeOf(sql string) (shape string, literals []string, ok bool) {
-	if strings.Contains(sql, placeholderPrefix) {
-		return "", nil, false
-	}
-	var b strings.Builder
-	last := 0 // sql[last:] is not yet copied to b
-	ok = stringLiterals(sql, func(start, end int) {
-		if start >= 2 && (identCont(sql[start-2]) || sql[start-2] == '&') {
-			return
-		}
-		content := sql[start:end]
-		if !plainContent(content) {
-			return
-		}
-		if b.Len() == 0 {
-			b.Grow(256)
-		}
-		b.WriteString(sql[last:start])
-		b.WriteString(placeholderPrefix)
-		b.WriteString(strconv.Itoa(len(literals)))
-		literals = append(literals, content)
-		last = end
+	return takeOut(sql, func(start, end int) bool {
+		prefixed := start >= 2 && (identCont(sql[start-2]) || sql[start-2] == '&')
+		return !prefixed && plainContent(sql[start:end])
 	})
-	if !ok || len(literals) == 0 {
-		return "", nil, false
-	}
-	b.WriteString(sql[last:])
-	return b.String(), literals, true
 }
 
 // plainContent reports whether a literal's value is its content and the
@@ -185,8 +156,8 @@ func shapeKey(shape string, paths [][]string) string {
 	return b.String()
 }
 
-// withLiterals returns a copy of a, analysed from a shape, with each
-// placeholder among its values replaced by the literal it stands for.
+// withLiterals returns a copy of a, analysed from a shape, with the
+// shape's literals put back (restore).
 func (a *Analysis) withLiterals(literals []string) *Analysis {
 	out := *a
 	out.rows = slices.Clone(a.rows)
@@ -195,15 +166,6 @@ func (a *Analysis) withLiterals(literals []string) *Analysis {
 	}
 	out.sets = slices.Clone(a.sets)
 	out.ids = slices.Clone(a.ids)
-	out.fill(func(v *value) {
-		if v.kind != valConst || !strings.HasPrefix(v.text, placeholderPrefix) {
-			return
-		}
-		if i, err := strconv.Atoi(v.text[len(placeholderPrefix):]); err == nil && i < len(literals) {
-			// A copy: the text the literal came from (a 15 KB Query) must
-			// not live as long as the tags made from its values.
-			v.text = strings.Clone(literals[i])
-		}
-	})
+	out.restore(literals)
 	return &out
 }
