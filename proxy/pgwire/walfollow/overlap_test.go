@@ -111,8 +111,10 @@ func TestFollower_BigTransactionIsFsyncedOnceAtItsEnd(t *testing.T) {
 // ended it, and the rows were read again by the next session.
 func TestFollower_ServerHearsFromItWhileTheLedgerWrites(t *testing.T) {
 	f := newFixture(t, docsDDL, docsRules()...)
-	l := &callLog{Observer: f.ledger, slow: 5 * time.Second}
-	fl := f.run(Config{ConnString: f.connStr + " wal_sender_timeout=1s", Ledger: l, MaxBatch: 100, FlushInterval: 20 * time.Millisecond},
+	// The write outlasts the timeout several times over; the follower
+	// reports every 100 ms, far inside it even on a loaded host.
+	l := &callLog{Observer: f.ledger, slow: 8 * time.Second}
+	fl := f.run(Config{ConnString: f.connStr + " wal_sender_timeout=2s", Ledger: l, MaxBatch: 100, FlushInterval: 20 * time.Millisecond},
 		100*time.Millisecond)
 
 	for i := range 3 {
