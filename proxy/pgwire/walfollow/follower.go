@@ -318,7 +318,7 @@ func (f *Follower) follow(ctx context.Context) error {
 	}
 	f.Stats.Following.Store(true)
 	f.announce(gen, full)
-	s := &session{f: f, conn: conn, repl: repl, dec: newDecoder(f.cfg.Rules, f.cfg.Hasher, resolver(ctx, conn, f.cfg.Rules), &f.Stats)}
+	s := &session{f: f, conn: conn, repl: repl, rec: recorder{maxBatch: f.cfg.MaxBatch}, dec: newDecoder(f.cfg.Rules, f.cfg.Hasher, resolver(ctx, conn, f.cfg.Rules), &f.Stats)}
 	s.dec.forgotten, s.dec.recent, s.dec.log = f.cfg.Forgotten, f.cfg.Recent, f.log
 	return s.run(ctx)
 }

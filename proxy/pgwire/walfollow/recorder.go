@@ -9,45 +9,67 @@ import (
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
-// recorder hands the changes a session reads to the ledger in batches,
-// one batch at a time in the background while the session reads on, and
-// says which position the session may confirm to the server.
-//
-// A batch that holds only changes of the transaction being read goes to
-// the ledger with ObserveNoSync: the session could confirm nothing after
-// it anyway. Every other batch goes with Observe, whose fsync makes it and
-// every earlier batch durable; only the landing of such a batch moves the
-// position the session may confirm. A batch cut without a fsync keeps its
-// last change back for the next one, so that the batch that ends a
-// transaction is never empty and always has an Observe to make it
-// durable.
-//
-// Memory is bounded by two batches: the one filling and the one in
-// flight. The session reads, cuts and lands on one goroutine; only the
-// flight's ledger write runs on another.
-type recorder struct {
-	batch   []ledger.Change // filling
-	batchAt time.Time       // when batch's first change was read, or its last one kept back
-	spare   []ledger.Change // a landed flight's changes, emptied, for the next batch
-	flight  *flight         // the batch being written, if any
+// readAhead is how many flights' worth of changes the session reads ahead
+// of the ledger: enough to read a big transaction to its end, so that the
+// transactions behind it can overtake it (see heldTx).
+const readAhead = 40
 
-	// complete is how many changes at the start of batch belong to
-	// transactions read in full (committed).
+// recorder hands the changes a session reads to the ledger in flights,
+// one at a time in the background while the session reads on, and says
+// which position the session may confirm to the server.
+//
+// A flight that ends a transaction goes with Observe, whose fsync makes
+// it and every earlier flight durable; only the landing of such a flight
+// moves the position the session may confirm. A flight of changes of a
+// transaction still being read, or of a held transaction's first chunks,
+// goes with ObserveNoSync. No flight takes the last change read of the
+// transaction being read, so that the transaction's end always has a
+// change to go with.
+//
+// A transaction read in full whose changes fill more than one flight is
+// held (heldTx): it goes in chunks, and the transactions read after it
+// overtake it between two chunks when they touch none of its records.
+//
+// Memory is bounded: the session reads no more while readAhead flights'
+// worth of changes wait and a flight is in the air.
+type recorder struct {
+	maxBatch int // the most changes one flight takes
+
+	batch   []ledger.Change // read, waiting for a flight, in stream order
+	batchAt time.Time       // when batch's oldest change was read
+	// ends are the transactions read in full that have changes in batch,
+	// in order; complete is the sum of their counts, the changes at the
+	// start of batch that belong to them.
+	ends     []txEnd
 	complete int
-	// durableAt is the position the last durable flight landed covers:
-	// every change before it is durable.
+	held     *heldTx
+	spare    []ledger.Change // a landed flight's changes, emptied, for the next one
+	flight   *flight         // the flight in the air, if any
+
+	// durableAt is the position the durable flights landed cover: every
+	// change before it is durable.
 	durableAt pglogrepl.LSN
+	// overtaken is the end of the last transaction that overtook the held
+	// one and is durable: durableAt moves to it with the held one's end.
+	overtaken pglogrepl.LSN
 	// unsynced counts the changes committed without a fsync since the
 	// last durable flight was cut.
 	unsynced int
 
-	// long sums the flights of a transaction read in several batches, up
-	// to its durable one; recorded holds the sums once that has landed,
-	// until the session takes them for its log.
+	// long sums the flights of a transaction read or held in several
+	// flights, up to its durable one; recorded holds the sums once that
+	// has landed, until the session takes them for its log.
 	long, recorded *longTx
 }
 
-// longTx is what recording one transaction read in several batches took.
+// txEnd is one transaction read in full.
+type txEnd struct {
+	changes int           // how many of its changes are in batch
+	end     pglogrepl.LSN // the position after its commit
+	late    []lateWrite   // its rows about forgotten subjects
+}
+
+// longTx is what recording one transaction in several flights took.
 type longTx struct {
 	flights, changes int
 	ledger           time.Duration // the flights' ledger writes, summed
@@ -64,13 +86,16 @@ func (t *longTx) add(f *flight) {
 	t.to = f.started.Add(f.took)
 }
 
-// flight is one batch on its way into the ledger.
+// flight is one batch of changes on its way into the ledger.
 type flight struct {
 	changes []ledger.Change
 	durable bool
-	// covers, for a durable flight, is the end of the last transaction
-	// read in full at its cut: every change before it is in this flight
-	// or an earlier one.
+	// overtakes: the flight holds transactions read after the held one,
+	// which is not durable yet.
+	overtakes bool
+	// covers, for a durable flight, is the end of the last transaction it
+	// holds in full: every change before it is in this flight or an
+	// earlier one (or in the held transaction, when it overtakes).
 	covers pglogrepl.LSN
 	// recorded is how many changes this flight makes durable: its own and
 	// the unsynced ones before it.
@@ -82,75 +107,125 @@ type flight struct {
 	err      error // set before done closes
 }
 
-// committed notes that every change of the batch belongs to a
-// transaction read in full.
-func (r *recorder) committed() {
+// commit notes the end of the transaction being read, with its late
+// writes.
+func (r *recorder) commit(end pglogrepl.LSN, late []lateWrite) {
+	n := len(r.batch) - r.complete
+	if n == 0 && len(late) == 0 {
+		// Nothing of it waits (no followed change, or every one already
+		// flew in a durable flight): the session's committed position
+		// covers it.
+		return
+	}
+	r.ends = append(r.ends, txEnd{changes: n, end: end, late: late})
 	r.complete = len(r.batch)
 }
 
-// cuttable is how many changes of the batch the next flight would take,
-// and whether it would be durable.
-func (r *recorder) cuttable() (n int, durable bool) {
-	durable = r.complete > 0
-	n = len(r.batch)
-	if !durable && n > 0 {
-		n-- // kept back for the Observe that ends the transaction
+// pending is how many changes wait for a flight.
+func (r *recorder) pending() int {
+	n := len(r.batch)
+	if r.held != nil {
+		n += len(r.held.changes)
 	}
-	return n, durable
+	return n
 }
 
-// due reports whether a flight should leave now: none is in the air and
-// the batch is full or has waited interval.
-func (r *recorder) due(now time.Time, maxBatch int, interval time.Duration) bool {
+// cuttable is how many changes of batch the next flight would take
+// outside of a held transaction.
+func (r *recorder) cuttable() int {
+	n := min(len(r.batch), r.maxBatch)
+	if n > r.complete && n == len(r.batch) {
+		n-- // kept back for the transaction's end
+	}
+	return n
+}
+
+// due reports whether a flight should leave now: none is in the air, and
+// a transaction is held, or the batch is full or has waited interval.
+func (r *recorder) due(now time.Time, interval time.Duration) bool {
 	if r.flight != nil {
 		return false
 	}
-	if n, _ := r.cuttable(); n == 0 {
+	if r.held != nil || r.holdable() {
+		return true
+	}
+	if r.cuttable() == 0 {
 		return false
 	}
-	return len(r.batch) >= maxBatch || now.Sub(r.batchAt) >= interval
+	return len(r.batch) >= r.maxBatch || now.Sub(r.batchAt) >= interval
 }
 
 // deadline is when the batch is due by age, if a flight could leave then.
 func (r *recorder) deadline(interval time.Duration) (time.Time, bool) {
-	if r.flight != nil {
-		return time.Time{}, false
-	}
-	if n, _ := r.cuttable(); n == 0 {
+	if r.flight != nil || r.cuttable() == 0 {
 		return time.Time{}, false
 	}
 	return r.batchAt.Add(interval), true
 }
 
 // full reports whether the session must wait for the flight before it
-// reads on: the batch is full and cannot leave while a flight is in the
-// air.
-func (r *recorder) full(maxBatch int) bool {
-	return r.flight != nil && len(r.batch) >= maxBatch
+// reads on.
+func (r *recorder) full() bool {
+	return r.flight != nil && r.pending() >= readAhead*r.maxBatch
 }
 
-// cut takes the batch into a new flight, which the caller starts (run);
-// committed is the end of the last transaction read in full.
-// late, the late writes read so far, goes with a durable flight to the
-// backstop (lateTaken); a flight without a fsync leaves them to the
-// caller for a later, durable one.
-func (r *recorder) cut(now time.Time, committed pglogrepl.LSN, late []lateWrite) (f *flight, lateTaken bool) {
-	n, durable := r.cuttable()
-	f = &flight{changes: r.batch[:n:n], durable: durable, covers: committed, done: make(chan struct{})}
-	rest := append(r.spare[:0], r.batch[n:]...)
-	r.batch, r.spare = rest, nil
-	if len(rest) > 0 {
+// cut takes the next flight's changes, which the caller starts (run).
+// Call it only when due.
+func (r *recorder) cut(now time.Time) *flight {
+	if r.held == nil && r.holdable() {
+		r.hold()
+	}
+	f := &flight{done: make(chan struct{})}
+	if r.held == nil {
+		r.takeBatch(f, r.cuttable())
+	} else if n := r.overtakers(); n > 0 {
+		r.takeBatch(f, n)
+		f.overtakes = true
+	} else {
+		r.takeHeld(f)
+	}
+	if f.durable {
+		f.recorded = len(f.changes) + r.unsynced
+		r.unsynced = 0
+	} else {
+		r.unsynced += len(f.changes)
+	}
+	if len(r.batch) > 0 {
 		r.batchAt = now
 	}
-	if durable {
-		f.recorded = n + r.unsynced
-		f.late = late
-		r.complete, r.unsynced = 0, 0
-	} else {
-		r.unsynced += n
-	}
 	r.flight = f
-	return f, durable
+	return f
+}
+
+// takeBatch moves the first n changes of batch into f: durable when they
+// end at least one transaction.
+func (r *recorder) takeBatch(f *flight, n int) {
+	f.changes = append(r.spare[:0], r.batch[:n]...)
+	r.spare = nil
+	r.dropFront(n)
+	for len(r.ends) > 0 && r.ends[0].changes <= n {
+		e := r.ends[0]
+		n -= e.changes
+		f.durable, f.covers = true, e.end
+		f.late = append(f.late, e.late...)
+		r.ends = r.ends[1:]
+	}
+	if len(r.ends) > 0 {
+		r.ends[0].changes -= n
+	}
+}
+
+// dropFront removes the first n changes of batch, which went into a
+// flight or a held transaction. The array's front is not reused: the next
+// growth of batch copies what is left into a new one.
+func (r *recorder) dropFront(n int) {
+	clear(r.batch[:n])
+	if n == len(r.batch) {
+		r.batch = r.batch[:0]
+	} else {
+		r.batch = r.batch[n:]
+	}
+	r.complete = max(0, r.complete-n)
 }
 
 // land takes the flight back once it is done: landed is false while it
@@ -158,10 +233,7 @@ func (r *recorder) cut(now time.Time, committed pglogrepl.LSN, late []lateWrite)
 // durableAt; a failed flight's error is returned.
 func (r *recorder) land() (landed bool, err error) {
 	f := r.flight
-	if f == nil {
-		return false, nil
-	}
-	if !f.landed() {
+	if f == nil || !f.landed() {
 		return false, nil
 	}
 	r.flight = nil
@@ -169,6 +241,8 @@ func (r *recorder) land() (landed bool, err error) {
 		return true, f.err
 	}
 	switch {
+	case f.overtakes:
+		r.overtaken = max(r.overtaken, f.covers)
 	case !f.durable:
 		if r.long == nil {
 			r.long = &longTx{}
@@ -178,16 +252,17 @@ func (r *recorder) land() (landed bool, err error) {
 		r.long.add(f)
 		r.recorded, r.long = r.long, nil
 	}
+	if f.durable && !f.overtakes {
+		r.durableAt = max(r.durableAt, f.covers, r.overtaken)
+		r.overtaken = 0
+	}
 	clear(f.changes)
 	r.spare = f.changes[:0]
-	if f.durable && f.covers > r.durableAt {
-		r.durableAt = f.covers
-	}
 	return true, nil
 }
 
-// takeRecorded returns, once, the sums of a transaction read in several
-// batches whose durable flight has landed; nil if there is none.
+// takeRecorded returns, once, the sums of a transaction recorded in
+// several flights whose durable flight has landed; nil if there is none.
 func (r *recorder) takeRecorded() *longTx {
 	t := r.recorded
 	r.recorded = nil
@@ -198,7 +273,7 @@ func (r *recorder) takeRecorded() *longTx {
 // last transaction read in full when everything read is durable, else
 // what the durable flights landed cover.
 func (r *recorder) confirmable(committed pglogrepl.LSN) pglogrepl.LSN {
-	if len(r.batch) == 0 && r.flight == nil && r.unsynced == 0 {
+	if r.pending() == 0 && r.flight == nil && r.unsynced == 0 {
 		return committed
 	}
 	return r.durableAt

@@ -60,9 +60,9 @@ func (s *session) run(ctx context.Context) error {
 		if err := s.tick(ctx); err != nil {
 			return err
 		}
-		if s.rec.full(s.f.cfg.MaxBatch) {
-			// At most one batch in the air and one filling: read no more
-			// until the flight lands.
+		if s.rec.full() {
+			// The ledger is readAhead flights behind: read no more until
+			// the flight lands.
 			if err := s.waitForFlight(ctx); err != nil {
 				return err
 			}
@@ -116,7 +116,7 @@ func (s *session) run(ctx context.Context) error {
 // publications, report the position.
 func (s *session) tick(ctx context.Context) error {
 	now := time.Now()
-	if s.rec.due(now, s.f.cfg.MaxBatch, s.f.cfg.FlushInterval) {
+	if s.rec.due(now, s.f.cfg.FlushInterval) {
 		s.launch(ctx, now)
 	}
 	if !now.Before(s.refreshAt) {
@@ -138,10 +138,7 @@ func (s *session) tick(ctx context.Context) error {
 // When the write is done, a read deadline in the past wakes the reading
 // loop (a read in progress ends with a timeout), which lands the flight.
 func (s *session) launch(ctx context.Context, now time.Time) {
-	f, lateTaken := s.rec.cut(now, s.committed, s.dec.late)
-	if lateTaken {
-		s.dec.late = nil
-	}
+	f := s.rec.cut(now)
 	go func() {
 		f.run(ctx, s.f.cfg.Ledger, s.afterDurable)
 		s.repl.Conn().SetReadDeadline(time.Now())
@@ -278,7 +275,8 @@ func (s *session) message(ctx context.Context, data []byte) error {
 	case 'C':
 		s.inTx = false
 		s.committed = pglogrepl.LSN(m.commitEnd)
-		s.rec.committed()
+		s.rec.commit(s.committed, s.dec.late)
+		s.dec.late = nil
 		return nil
 	}
 	n := len(s.rec.batch)
