@@ -112,9 +112,9 @@ type flight struct {
 func (r *recorder) commit(end pglogrepl.LSN, late []lateWrite) {
 	n := len(r.batch) - r.complete
 	if n == 0 && len(late) == 0 {
-		// Nothing of it waits (no followed change, or every one already
-		// flew in a durable flight): the session's committed position
-		// covers it.
+		// No change of a followed table (one with changes has at least its
+		// last here: no flight takes that before the end is read): the
+		// session's committed position covers it.
 		return
 	}
 	r.ends = append(r.ends, txEnd{changes: n, end: end, late: late})
