@@ -12,9 +12,10 @@ import (
 // other order: they touch none of its records, truncate none of its
 // tables, and write to none it truncates.
 //
-// Only the position the session may confirm keeps the stream's order: it
-// moves past the held transaction and those that overtook it once the
-// held one's last chunk is durable. After a restart the server sends them
+// Those that overtake it are committed without a fsync, as its chunks
+// are, and only the position the session may confirm keeps the stream's
+// order: it moves past the held transaction and those that overtook it
+// once the held one's last chunk, fsynced, has made them all durable. After a restart the server sends them
 // all again, and recording the same changes again gives the same ledger.
 type heldTx struct {
 	changes []ledger.Change // not yet in a flight

@@ -21,8 +21,8 @@ const readAhead = 40
 // A flight that ends a transaction goes with Observe, whose fsync makes
 // it and every earlier flight durable; only the landing of such a flight
 // moves the position the session may confirm. A flight of changes of a
-// transaction still being read, or of a held transaction's first chunks,
-// goes with ObserveNoSync. No flight takes the last change read of the
+// transaction still being read, of a held transaction's first chunks, or
+// of the transactions that overtake it, goes with ObserveNoSync. No flight takes the last change read of the
 // transaction being read, so that the transaction's end always has a
 // change to go with.
 //
@@ -90,12 +90,13 @@ func (t *longTx) add(f *flight) {
 type flight struct {
 	changes []ledger.Change
 	durable bool
-	// overtakes: the flight holds transactions read after the held one,
-	// which is not durable yet.
+	// overtakes: the flight holds transactions read after the held one
+	// (see heldTx), and is not durable.
 	overtakes bool
-	// covers, for a durable flight, is the end of the last transaction it
-	// holds in full: every change before it is in this flight or an
-	// earlier one (or in the held transaction, when it overtakes).
+	// covers, for a durable or overtaking flight, is the end of the last
+	// transaction it holds in full: every change before it is in this
+	// flight or an earlier one (or in the held transaction, when it
+	// overtakes).
 	covers pglogrepl.LSN
 	// recorded is how many changes this flight makes durable: its own and
 	// the unsynced ones before it.
@@ -180,7 +181,11 @@ func (r *recorder) cut(now time.Time) *flight {
 		r.takeBatch(f, r.cuttable())
 	} else if n := r.overtakers(); n > 0 {
 		r.takeBatch(f, n)
-		f.overtakes = true
+		// Without a fsync, which would flush the held transaction's
+		// chunks too, again and again: its last chunk makes them durable,
+		// and takes their late writes to the backstop.
+		f.overtakes, f.durable = true, false
+		r.held.late, f.late = append(r.held.late, f.late...), nil
 	} else {
 		r.takeHeld(f)
 	}

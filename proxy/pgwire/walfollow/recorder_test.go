@@ -309,7 +309,7 @@ func TestRecorder_LaterTransactionsOvertakeAHeldOne(t *testing.T) {
 	}
 	r.commit(100, []lateWrite{{table: "t", subject: "a"}})
 	r.batch = append(r.batch, write("b"))
-	r.commit(200, nil)
+	r.commit(200, []lateWrite{{table: "t", subject: "b"}})
 	r.batch = append(r.batch, ledger.Change{Kind: ledger.ChangeDelete, Store: ledger.StorePostgres, Table: "t", RecordID: "a5"})
 	r.commit(300, nil)
 	r.batch = append(r.batch, write("d"))
@@ -337,9 +337,10 @@ func TestRecorder_LaterTransactionsOvertakeAHeldOne(t *testing.T) {
 		confirmable = append(confirmable, r.confirmable(400))
 	}
 	require.Equal(t, []string{"b", "a0", "a1", "a2", "a3", "a4", "a5", "a5", "d"}, order)
-	require.Equal(t, []string{"sync", "nosync", "sync", "sync"}, l.calls)
+	require.Equal(t, []string{"nosync", "nosync", "sync", "sync"}, l.calls, "only the end of the held transaction, and what follows it, is fsynced")
 	require.Equal(t, []pglogrepl.LSN{0, 0, 200, 400}, confirmable)
-	require.Equal(t, [][]lateWrite{nil, {{table: "t", subject: "a"}}, nil}, late, "the held transaction's late write waits for its last chunk")
+	require.Equal(t, [][]lateWrite{{{table: "t", subject: "a"}, {table: "t", subject: "b"}}, nil}, late,
+		"late writes wait for the held transaction's last chunk, which makes theirs durable")
 }
 
 // TestRecorder_ReadsAheadBounded: while a flight is in the air the session
