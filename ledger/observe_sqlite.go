@@ -22,8 +22,7 @@ func (l *SQLite) ObserveNoSync(ctx context.Context, changes []Change) error {
 }
 
 // observe writes each run of writes between two deletes or truncates as
-// one confirmation of intent 0 (confirmEntries), which keeps their order
-// among themselves, and applies the deletes and truncates between runs.
+// one confirmation of intent 0 (confirmEntries).
 func (l *SQLite) observe(ctx context.Context, changes []Change, inTx func(context.Context, func(*sql.Tx) error) error) error {
 	if err := validChanges(changes); err != nil {
 		return err
@@ -33,25 +32,9 @@ func (l *SQLite) observe(ctx context.Context, changes []Change, inTx func(contex
 	}
 	ts := time.Now().UnixMicro()
 	return inTx(ctx, func(tx *sql.Tx) error {
-		run := make([]Entry, 0, len(changes)) // a write names one subject, mostly
-		writeRun := func() error {
-			if len(run) == 0 {
-				return nil
-			}
-			err := l.confirmEntries(ctx, tx, run, 0, ts)
-			run = run[:0]
-			return err
-		}
-		for _, c := range changes {
-			if c.Kind == ChangeWrite {
-				for _, s := range c.Subjects {
-					run = append(run, Entry{Store: c.Store, Table: c.Table, RecordID: c.RecordID, Subject: s})
-				}
-				continue
-			}
-			if err := writeRun(); err != nil {
-				return unavailable(err)
-			}
+		return unavailable(observedRuns(changes, func(run []Entry) error {
+			return l.confirmEntries(ctx, tx, run, 0, ts)
+		}, func(c Change) error {
 			var err error
 			switch c.Kind {
 			case ChangeDelete:
@@ -61,11 +44,8 @@ func (l *SQLite) observe(ctx context.Context, changes []Change, inTx func(contex
 				_, err = tx.ExecContext(ctx, `UPDATE entries SET state = 'deleted', updated_at = ?
 					WHERE store = ? AND tbl = ? AND state <> 'deleted'`, ts, string(c.Store), c.Table)
 			}
-			if err != nil {
-				return unavailable(err)
-			}
-		}
-		return unavailable(writeRun())
+			return err
+		}))
 	})
 }
 
