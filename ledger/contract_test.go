@@ -357,6 +357,74 @@ func runContract(t *testing.T, b backend) {
 		require.Error(t, o.Observe(ctx, []Change{{Kind: ChangeWrite, Store: StorePostgres, Table: "public.docs"}}), "a write names its record")
 	})
 
+	// One Observe call holding every shape a follower's batch can have:
+	// the writes between two deletes or truncates may be written together,
+	// and must leave the ledger as if each change were applied alone.
+	t.Run("ObserveAppliesOneBatchInOrderAndKeepsTheConfirmingIntent", func(t *testing.T) {
+		l := fresh(t)
+		o := l.(Observer)
+		proxy := intend(t, l, entry("public.docs", "1", "alice"), entry("public.docs", "2", "alice"), entry("public.docs", "r100", "zed"))
+		require.NoError(t, l.Confirm(ctx, proxy))
+		require.NoError(t, l.MarkDeleted(ctx, StorePostgres, "public.docs", []string{"2"}))
+		write := func(table, id string, subjects ...string) Change {
+			c := Change{Kind: ChangeWrite, Store: StorePostgres, Table: table, RecordID: id}
+			for _, s := range subjects {
+				c.Subjects = append(c.Subjects, testHasher.Hash(s))
+			}
+			return c
+		}
+		del := func(id string) Change {
+			return Change{Kind: ChangeDelete, Store: StorePostgres, Table: "public.docs", RecordID: id}
+		}
+		changes := []Change{
+			write("public.docs", "1", "alice", "bob"), // confirmed by the proxy: stays its; bob is new
+			write("public.docs", "2", "alice"),        // deleted: confirmed again, still the proxy's
+			write("public.docs", "3", "alice"),
+			write("public.docs", "3", "alice"), // twice in one run of writes
+			write("public.docs", "4", "alice"),
+			del("4"),
+			write("public.docs", "4", "alice"), // written, deleted, written again
+			write("public.docs", "5", "alice"),
+			del("5"), // written, then deleted
+			write("public.docs", "6", "alice", "alice"),
+			write("public.notes", "1", "alice"),
+			{Kind: ChangeTruncate, Store: StorePostgres, Table: "public.notes"},
+			write("public.notes", "2", "alice"),
+		}
+		// A run longer than any one INSERT, with a record the proxy
+		// confirmed and a record written twice far apart.
+		for i := range 300 {
+			changes = append(changes, write("public.docs", fmt.Sprintf("r%03d", i), "zed"))
+		}
+		changes = append(changes, write("public.docs", "r150", "zed"))
+		want := func(t *testing.T) {
+			require.Equal(t, []key{
+				{"public.docs", "1", StateConfirmed, proxy},
+				{"public.docs", "2", StateConfirmed, proxy},
+				{"public.docs", "3", StateConfirmed, 0},
+				{"public.docs", "4", StateConfirmed, 0},
+				{"public.docs", "5", StateDeleted, 0},
+				{"public.docs", "6", StateConfirmed, 0},
+				{"public.notes", "1", StateDeleted, 0},
+				{"public.notes", "2", StateConfirmed, 0},
+			}, bySubject(t, l, "alice"))
+			require.Equal(t, []key{{"public.docs", "1", StateConfirmed, 0}}, bySubject(t, l, "bob"))
+			zed := bySubject(t, l, "zed")
+			require.Len(t, zed, 300, "r000…r299, r100 the proxy's")
+			for _, k := range zed {
+				if k.RecordID == "r100" {
+					require.Equal(t, key{"public.docs", "r100", StateConfirmed, proxy}, k)
+					continue
+				}
+				require.Equal(t, key{"public.docs", k.RecordID, StateConfirmed, 0}, k)
+			}
+		}
+		require.NoError(t, o.Observe(ctx, changes))
+		want(t)
+		require.NoError(t, o.ObserveNoSync(ctx, changes))
+		want(t)
+	})
+
 	t.Run("ObserveNoSyncIsVisibleAtOnceAndALaterObserveMakesItDurable", func(t *testing.T) {
 		open, _ := b.newStore(t)
 		l := open(t)

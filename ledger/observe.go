@@ -77,3 +77,34 @@ func validChanges(changes []Change) error {
 	}
 	return nil
 }
+
+// observedRuns walks changes in order: it calls write with each run of
+// writes between two deletes or truncates, as entries (one per record and
+// subject, in order), and other with each delete and truncate. A backend
+// may write a run as a whole: every write of a run confirms with intent 0
+// at the same time, so their order within it does not change the ledger.
+// write must not keep the slice it is given.
+func observedRuns(changes []Change, write func([]Entry) error, other func(Change) error) error {
+	run := make([]Entry, 0, len(changes)) // a write names one subject, mostly
+	for _, c := range changes {
+		if c.Kind == ChangeWrite {
+			for _, s := range c.Subjects {
+				run = append(run, Entry{Store: c.Store, Table: c.Table, RecordID: c.RecordID, Subject: s})
+			}
+			continue
+		}
+		if len(run) > 0 {
+			if err := write(run); err != nil {
+				return err
+			}
+			run = run[:0]
+		}
+		if err := other(c); err != nil {
+			return err
+		}
+	}
+	if len(run) == 0 {
+		return nil
+	}
+	return write(run)
+}

@@ -21,6 +21,8 @@ func (l *SQLite) ObserveNoSync(ctx context.Context, changes []Change) error {
 	return l.observe(ctx, changes, l.noSyncTx)
 }
 
+// observe writes each run of writes between two deletes or truncates as
+// one confirmation of intent 0 (confirmEntries).
 func (l *SQLite) observe(ctx context.Context, changes []Change, inTx func(context.Context, func(*sql.Tx) error) error) error {
 	if err := validChanges(changes); err != nil {
 		return err
@@ -30,23 +32,11 @@ func (l *SQLite) observe(ctx context.Context, changes []Change, inTx func(contex
 	}
 	ts := time.Now().UnixMicro()
 	return inTx(ctx, func(tx *sql.Tx) error {
-		write, err := tx.PrepareContext(ctx, `
-			INSERT INTO entries (store, tbl, record_id, subject, unattributed, state, intent_id, updated_at)
-			VALUES (?, ?, ?, ?, 0, 'confirmed', 0, ?)
-			ON CONFLICT (store, tbl, record_id, subject, unattributed) DO UPDATE SET
-				state = 'confirmed', updated_at = excluded.updated_at`)
-		if err != nil {
-			return unavailable(err)
-		}
-		defer write.Close()
-		for _, c := range changes {
+		return unavailable(observedRuns(changes, func(run []Entry) error {
+			return l.confirmEntries(ctx, tx, run, 0, ts)
+		}, func(c Change) error {
+			var err error
 			switch c.Kind {
-			case ChangeWrite:
-				for _, s := range c.Subjects {
-					if _, err := write.ExecContext(ctx, string(c.Store), c.Table, c.RecordID, s[:], ts); err != nil {
-						return unavailable(err)
-					}
-				}
 			case ChangeDelete:
 				_, err = tx.ExecContext(ctx, `UPDATE entries SET state = 'deleted', updated_at = ?
 					WHERE store = ? AND tbl = ? AND record_id = ? AND state <> 'deleted'`, ts, string(c.Store), c.Table, c.RecordID)
@@ -54,11 +44,8 @@ func (l *SQLite) observe(ctx context.Context, changes []Change, inTx func(contex
 				_, err = tx.ExecContext(ctx, `UPDATE entries SET state = 'deleted', updated_at = ?
 					WHERE store = ? AND tbl = ? AND state <> 'deleted'`, ts, string(c.Store), c.Table)
 			}
-			if err != nil {
-				return unavailable(err)
-			}
-		}
-		return nil
+			return err
+		}))
 	})
 }
 

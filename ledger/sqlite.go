@@ -32,7 +32,8 @@ type SQLite struct {
 	// each prepared on its file's writer or readers.
 	stmts map[string]*sql.Stmt
 	// inserts[k] confirms 1<<k entries (sqlite_confirm.go); insertArgs is
-	// their reused argument list. Only the decisions' committer uses them.
+	// their reused argument list. They are used only inside a transaction
+	// of the writer, which has one connection: by one caller at a time.
 	inserts    [insertSizes]*sql.Stmt
 	insertArgs []any
 	owner      int64 // this handle's row in owners (see owners.go)
@@ -225,13 +226,17 @@ var sqliteWrites = map[string]string{
 	// The fallback of confirmEntries: one statement over the entries as
 	// a JSON array (see entriesJSON), which SQLite walks in C, in order,
 	// so later entries win as with a multi-row INSERT. ("WHERE true"
-	// settles SQLite's ON-after-SELECT parsing ambiguity.)
+	// settles SQLite's ON-after-SELECT parsing ambiguity.) Intent 0 is
+	// the WAL follower's (Observer): it confirms a record again but
+	// leaves it to the intent that last confirmed it.
 	"confirm_upsert": `
 		INSERT INTO entries (store, tbl, record_id, subject, unattributed, state, intent_id, updated_at)
 		SELECT e.value ->> 0, e.value ->> 1, e.value ->> 2, unhex(e.value ->> 3), e.value ->> 4, 'confirmed', ?2, ?3
 		FROM json_each(?1) AS e WHERE true
 		ON CONFLICT (store, tbl, record_id, subject, unattributed) DO UPDATE SET
-			state = 'confirmed', intent_id = excluded.intent_id, updated_at = excluded.updated_at`,
+			state = 'confirmed',
+			intent_id = CASE excluded.intent_id WHEN 0 THEN entries.intent_id ELSE excluded.intent_id END,
+			updated_at = excluded.updated_at`,
 	"delete_records": `
 		UPDATE entries SET state = 'deleted', updated_at = ?
 		WHERE store = ? AND tbl = ? AND record_id IN (SELECT value FROM json_each(?)) AND state <> 'deleted'`,

@@ -11,7 +11,8 @@ import (
 	"github.com/mattn/go-sqlite3"
 )
 
-// A confirmation writes an intent's entries into entries. The common case,
+// A confirmation writes an intent's entries into entries, and the WAL
+// follower's observed writes the same way with intent 0. The common case,
 // records new to the ledger, goes through plain multi-row INSERTs with the
 // values bound as they are. SQLite keeps a statement journal, a copy of
 // every page a statement changes, for any statement that writes several
@@ -55,7 +56,9 @@ func (l *SQLite) prepareConfirmInserts() error {
 	return nil
 }
 
-// confirmEntries writes entries as confirmed by intent, inside tx.
+// confirmEntries writes entries as confirmed by intent, inside tx, in
+// order. Intent 0 (an observed fact) writes new records with intent 0 and
+// leaves a record the ledger has to the intent that last confirmed it.
 func (l *SQLite) confirmEntries(ctx context.Context, tx *sql.Tx, entries []Entry, intent IntentID, ts int64) error {
 	for rest := entries; len(rest) > 0; {
 		k := min(bits.Len(uint(len(rest)))-1, insertSizes-1)
