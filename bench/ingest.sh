@@ -62,6 +62,9 @@
 #                logical_decoding_work_mem; empty = the server's setting []. With WAL=1
 #                the slot's spill and stream counters (pg_stat_replication_slots) and
 #                the walsender's peak RSS (VmHWM) are reported at the end
+#   VECTOR_STORAGE  the embedding column's STORAGE (plain, main, external, extended);
+#                empty = the type's own (extended: a 1536-dimension vector is
+#                TOASTed, and the walsender decodes its TOAST chunks) []
 #   PERF         1 = `perf record -e cpu-clock -g` the proxy for the whole run and
 #                print its top symbols [0]
 #   RESULTS_DIR  [bench/results]; each invocation writes RESULTS_DIR/ingest-<UTC stamp>/

@@ -53,6 +53,10 @@ type config struct {
 	quietMax                   time.Duration
 	clkTck                     int64
 	outDir                     string
+	// vectorStorage, when set, is the embedding column's STORAGE (plain,
+	// main, external, extended): how the server stores a vector too big
+	// to stay inline by default, which the WAL follower's decoding pays.
+	vectorStorage string
 }
 
 const prog benchenv.Prog = "ingest"
@@ -76,6 +80,8 @@ func loadConfig() config {
 		clkTck:     int64(prog.EnvInt("CLK_TCK", 100)),
 		outDir:     os.Getenv("OUT_DIR"),
 		workloads:  strings.Fields(os.Getenv("WORKLOADS")),
+
+		vectorStorage: strings.ToLower(os.Getenv("VECTOR_STORAGE")),
 	}
 	if len(c.workloads) == 0 {
 		c.workloads = []string{"extended", "simple", "copy"}
@@ -87,6 +93,9 @@ func loadConfig() config {
 	}
 	if c.directDSN == "" || c.proxyDSN == "" || c.table == "" || c.proxyPID == 0 {
 		prog.Fatalf("INGEST_DIRECT_DSN, INGEST_PROXY_DSN, INGEST_TABLE and INGEST_PROXY_PID are required (run bench/ingest.sh)")
+	}
+	if !slices.Contains([]string{"", "plain", "main", "external", "extended"}, c.vectorStorage) {
+		prog.Fatalf("VECTOR_STORAGE must be plain, main, external or extended (got %q)", c.vectorStorage)
 	}
 	if c.rows < 1 || c.rounds < 1 || c.batch < 1 || c.dim < 1 || c.dim > 16000 {
 		prog.Fatalf("ROWS, R, BATCH must be >= 1 and DIM in 1..16000")
@@ -189,6 +198,12 @@ func (b *bench) setup(ctx context.Context) {
 		prog.Fatalf("%v", err)
 	}
 	b.vectorOID = oid
+	if b.cfg.vectorStorage != "" {
+		alter := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN embedding SET STORAGE %s", b.cfg.table, b.cfg.vectorStorage)
+		if _, err := b.admin.Exec(ctx, alter).ReadAll(); err != nil {
+			prog.Fatalf("%s: %s", alter, benchdb.Describe(err))
+		}
+	}
 }
 
 func (b *bench) truncate(ctx context.Context) error {
