@@ -7,16 +7,17 @@ import (
 
 // heldTx is a transaction read in full whose changes fill more than one
 // flight. Its changes go to the ledger in chunks of a flight each, without
-// a fsync but for the last. Between two chunks, the transactions read after it go first
-// (overtake it) when none of their changes could end differently in the
-// other order: they touch none of its records, truncate none of its
-// tables, and write to none it truncates.
+// a fsync but for the last. Between two chunks, the transactions read
+// after it go first (overtake it) when none of their changes could end
+// differently in the other order: they touch none of its records,
+// truncate none of its tables, and write to none it truncates.
 //
-// Those that overtake it are committed without a fsync, as its chunks
-// are, and only the position the session may confirm keeps the stream's
-// order: it moves past the held transaction and those that overtook it
-// once the held one's last chunk, fsynced, has made them all durable. After a restart the server sends them
-// all again, and recording the same changes again gives the same ledger.
+// Those that overtake it are committed without a fsync too, and only the
+// position the session may confirm keeps the stream's order: it moves
+// past the held transaction and those that overtook it once the held
+// one's last chunk, fsynced, has made them all durable. After a restart
+// the server sends them all again, and recording the same changes again
+// gives the same ledger.
 type heldTx struct {
 	changes []ledger.Change // not yet in a flight
 	end     pglogrepl.LSN
