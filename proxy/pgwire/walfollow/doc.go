@@ -26,10 +26,14 @@
 //     rows of a transaction still being read go to the ledger without a
 //     fsync (ledger.Observer.ObserveNoSync); the batch that ends it is
 //     fsynced, and only that moves the confirmed position.
-//   - The follower reads on while a batch is written to the ledger, with
-//     at most one batch in the air and one filling, and keeps reporting
-//     to the server meanwhile, so a long ledger write neither stalls the
-//     stream nor trips wal_sender_timeout.
+//   - The follower reads on while a batch is written to the ledger, one
+//     batch in the air and up to readAhead batches' worth waiting, and
+//     keeps reporting to the server meanwhile, so a long ledger write
+//     neither stalls the stream nor trips wal_sender_timeout.
+//   - Transactions read after a big one (more than a batch) overtake it
+//     in the ledger between two of its batches when they touch none of
+//     its records (heldTx); the confirmed position still moves in stream
+//     order, past them all once the big one is durable.
 //   - A slot serves one consumer at a time, so among proxies sharing a
 //     ledger (and the slot name) one follows and the others wait for it to
 //     let go.
