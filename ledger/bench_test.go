@@ -403,3 +403,37 @@ func BenchmarkObserve1000Rows(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkObserve1000Deletes is the WAL follower's ledger write for 1000
+// committed deletes in one batch (SQLite, without a fsync), such as a
+// forget's or an application's DELETE of many rows; the rows were
+// recorded first, outside the timing.
+//
+//	go test -run XXX -bench Observe1000Deletes -benchtime 30x -count 3 ./ledger/
+func BenchmarkObserve1000Deletes(b *testing.B) {
+	l, err := OpenSQLite(filepath.Join(b.TempDir(), "ledger.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	// Cancellable, as the follower's is (see BenchmarkObserve1000Rows).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	writes, deletes := make([]Change, 1000), make([]Change, 1000)
+	for i := range b.N {
+		b.StopTimer()
+		for j := range writes {
+			id := strconv.Itoa(i*1000 + j)
+			writes[j] = Change{Kind: ChangeWrite, Store: StorePostgres, Table: "public.docs", RecordID: id,
+				Subjects: []SubjectHash{testHasher.Hash(strconv.Itoa(j))}}
+			deletes[j] = Change{Kind: ChangeDelete, Store: StorePostgres, Table: "public.docs", RecordID: id}
+		}
+		if err := l.ObserveNoSync(ctx, writes); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := l.ObserveNoSync(ctx, deletes); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

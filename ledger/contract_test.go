@@ -373,9 +373,10 @@ func runContract(t *testing.T, b backend) {
 			}
 			return c
 		}
-		del := func(id string) Change {
-			return Change{Kind: ChangeDelete, Store: StorePostgres, Table: "public.docs", RecordID: id}
+		delIn := func(table, id string) Change {
+			return Change{Kind: ChangeDelete, Store: StorePostgres, Table: table, RecordID: id}
 		}
+		del := func(id string) Change { return delIn("public.docs", id) }
 		changes := []Change{
 			write("public.docs", "1", "alice", "bob"), // confirmed by the proxy: stays its; bob is new
 			write("public.docs", "2", "alice"),        // deleted: confirmed again, still the proxy's
@@ -397,6 +398,9 @@ func runContract(t *testing.T, b backend) {
 			changes = append(changes, write("public.docs", fmt.Sprintf("r%03d", i), "zed"))
 		}
 		changes = append(changes, write("public.docs", "r150", "zed"))
+		// A run of deletes over two tables, then one of them written again.
+		changes = append(changes, write("public.docs", "7", "alice"), write("public.docs", "8", "alice"), write("public.notes", "3", "alice"),
+			del("7"), del("8"), delIn("public.notes", "3"), write("public.docs", "8", "alice"))
 		want := func(t *testing.T) {
 			require.Equal(t, []key{
 				{"public.docs", "1", StateConfirmed, proxy},
@@ -405,8 +409,11 @@ func runContract(t *testing.T, b backend) {
 				{"public.docs", "4", StateConfirmed, 0},
 				{"public.docs", "5", StateDeleted, 0},
 				{"public.docs", "6", StateConfirmed, 0},
+				{"public.docs", "7", StateDeleted, 0},
+				{"public.docs", "8", StateConfirmed, 0},
 				{"public.notes", "1", StateDeleted, 0},
 				{"public.notes", "2", StateConfirmed, 0},
+				{"public.notes", "3", StateDeleted, 0},
 			}, bySubject(t, l, "alice"))
 			require.Equal(t, []key{{"public.docs", "1", StateConfirmed, 0}}, bySubject(t, l, "bob"))
 			zed := bySubject(t, l, "zed")

@@ -80,31 +80,54 @@ func validChanges(changes []Change) error {
 
 // observedRuns walks changes in order: it calls write with each run of
 // writes between two deletes or truncates, as entries (one per record and
-// subject, in order), and other with each delete and truncate. A backend
-// may write a run as a whole: every write of a run confirms with intent 0
-// at the same time, so their order within it does not change the ledger.
-// write must not keep the slice it is given.
-func observedRuns(changes []Change, write func([]Entry) error, other func(Change) error) error {
+// subject, in order), deletes with each run of deletes of one table, as
+// their record ids, and truncate with each truncate. A backend may write
+// a run as a whole: every write of a run confirms with intent 0 at the
+// same time, and every delete of a run marks its record deleted, so their
+// order within it does not change the ledger. write and deletes must not
+// keep the slices they are given.
+func observedRuns(changes []Change, write func([]Entry) error, deletes func(store Store, table string, ids []string) error, truncate func(Change) error) error {
 	run := make([]Entry, 0, len(changes)) // a write names one subject, mostly
+	var ids []string
+	var deleted Change // the table of the deletes in ids
+	flush := func() error {
+		var err error
+		switch {
+		case len(run) > 0:
+			err = write(run)
+		case len(ids) > 0:
+			err = deletes(deleted.Store, deleted.Table, ids)
+		}
+		run, ids = run[:0], ids[:0]
+		return err
+	}
 	for _, c := range changes {
-		if c.Kind == ChangeWrite {
+		switch {
+		case c.Kind == ChangeWrite:
+			if len(ids) > 0 {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
 			for _, s := range c.Subjects {
 				run = append(run, Entry{Store: c.Store, Table: c.Table, RecordID: c.RecordID, Subject: s})
 			}
-			continue
-		}
-		if len(run) > 0 {
-			if err := write(run); err != nil {
+		case c.Kind == ChangeDelete:
+			if len(run) > 0 || len(ids) > 0 && (c.Store != deleted.Store || c.Table != deleted.Table) {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			deleted = c
+			ids = append(ids, c.RecordID)
+		default:
+			if err := flush(); err != nil {
 				return err
 			}
-			run = run[:0]
-		}
-		if err := other(c); err != nil {
-			return err
+			if err := truncate(c); err != nil {
+				return err
+			}
 		}
 	}
-	if len(run) == 0 {
-		return nil
-	}
-	return write(run)
+	return flush()
 }

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -59,15 +60,13 @@ func (l *Postgres) observe(ctx context.Context, changes []Change, durable bool) 
 		}
 		b.Queue(l.q(pgObserveWrites), stores, tables, ids, subjects, now)
 		return nil
+	}, func(store Store, table string, ids []string) error {
+		// Copied for the same reason: observedRuns reuses ids.
+		b.Queue(l.q(pgMarkDeleted), now, string(store), table, slices.Clone(ids))
+		return nil
 	}, func(c Change) error {
-		switch c.Kind {
-		case ChangeDelete:
-			b.Queue(l.q(`UPDATE ledger.entries SET state = 'deleted', updated_at = $1
-				WHERE store = $2 AND tbl = $3 AND record_id = $4 AND state <> 'deleted'`), now, string(c.Store), c.Table, c.RecordID)
-		case ChangeTruncate:
-			b.Queue(l.q(`UPDATE ledger.entries SET state = 'deleted', updated_at = $1
-				WHERE store = $2 AND tbl = $3 AND state <> 'deleted'`), now, string(c.Store), c.Table)
-		}
+		b.Queue(l.q(`UPDATE ledger.entries SET state = 'deleted', updated_at = $1
+			WHERE store = $2 AND tbl = $3 AND state <> 'deleted'`), now, string(c.Store), c.Table)
 		return nil
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"time"
 )
 
@@ -22,7 +23,8 @@ func (l *SQLite) ObserveNoSync(ctx context.Context, changes []Change) error {
 }
 
 // observe writes each run of writes between two deletes or truncates as
-// one confirmation of intent 0 (confirmEntries).
+// one confirmation of intent 0 (confirmEntries), and each run of deletes
+// of one table as one MarkDeleted does.
 func (l *SQLite) observe(ctx context.Context, changes []Change, inTx func(context.Context, func(*sql.Tx) error) error) error {
 	if err := validChanges(changes); err != nil {
 		return err
@@ -34,16 +36,16 @@ func (l *SQLite) observe(ctx context.Context, changes []Change, inTx func(contex
 	return inTx(ctx, func(tx *sql.Tx) error {
 		return unavailable(observedRuns(changes, func(run []Entry) error {
 			return l.confirmEntries(ctx, tx, run, 0, ts)
-		}, func(c Change) error {
-			var err error
-			switch c.Kind {
-			case ChangeDelete:
-				_, err = tx.ExecContext(ctx, `UPDATE entries SET state = 'deleted', updated_at = ?
-					WHERE store = ? AND tbl = ? AND record_id = ? AND state <> 'deleted'`, ts, string(c.Store), c.Table, c.RecordID)
-			case ChangeTruncate:
-				_, err = tx.ExecContext(ctx, `UPDATE entries SET state = 'deleted', updated_at = ?
-					WHERE store = ? AND tbl = ? AND state <> 'deleted'`, ts, string(c.Store), c.Table)
+		}, func(store Store, table string, ids []string) error {
+			list, err := json.Marshal(ids)
+			if err != nil {
+				return err
 			}
+			_, err = tx.StmtContext(ctx, l.stmts["delete_records"]).ExecContext(ctx, ts, string(store), table, string(list))
+			return err
+		}, func(c Change) error {
+			_, err := tx.ExecContext(ctx, `UPDATE entries SET state = 'deleted', updated_at = ?
+				WHERE store = ? AND tbl = ? AND state <> 'deleted'`, ts, string(c.Store), c.Table)
 			return err
 		}))
 	})
