@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"time"
 )
 
@@ -37,12 +36,7 @@ func (l *SQLite) observe(ctx context.Context, changes []Change, inTx func(contex
 		return unavailable(observedRuns(changes, func(run []Entry) error {
 			return l.confirmEntries(ctx, tx, run, 0, ts)
 		}, func(store Store, table string, ids []string) error {
-			list, err := json.Marshal(ids)
-			if err != nil {
-				return err
-			}
-			_, err = tx.StmtContext(ctx, l.stmts["delete_records"]).ExecContext(ctx, ts, string(store), table, string(list))
-			return err
+			return l.markDeleted(ctx, tx, ts, store, table, ids)
 		}, func(c Change) error {
 			_, err := tx.ExecContext(ctx, `UPDATE entries SET state = 'deleted', updated_at = ?
 				WHERE store = ? AND tbl = ? AND state <> 'deleted'`, ts, string(c.Store), c.Table)

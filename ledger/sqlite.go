@@ -318,14 +318,19 @@ func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request, pe
 		return err
 
 	case opMarkDeleted:
-		ids, err := json.Marshal(r.recordIDs)
-		if err != nil {
-			return err
-		}
-		_, err = exec("delete_records", ts, string(r.store), r.table, string(ids))
-		return err
+		return l.markDeleted(ctx, tx, ts, r.store, r.table, r.recordIDs)
 	}
 	return fmt.Errorf("ledger: request kind %d does not go to the ledger file", r.kind)
+}
+
+// markDeleted marks the records of table with these ids deleted, inside tx.
+func (l *SQLite) markDeleted(ctx context.Context, tx *sql.Tx, ts int64, store Store, table string, recordIDs []string) error {
+	ids, err := json.Marshal(recordIDs)
+	if err != nil {
+		return err
+	}
+	_, err = tx.StmtContext(ctx, l.stmts["delete_records"]).ExecContext(ctx, ts, string(store), table, string(ids))
+	return err
 }
 
 // Close commits the writes already submitted, removes this handle from

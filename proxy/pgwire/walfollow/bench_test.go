@@ -38,9 +38,7 @@ func BenchmarkFollower_100000RowTransaction(b *testing.B) {
 
 func benchmarkBigTransaction(b *testing.B, sqlite bool) {
 	ctx := context.Background()
-	connStr := fmt.Sprintf("host=%s port=%s user=%s password=%s dbname=%s connect_timeout=5",
-		os.Getenv("LETHE_TEST_PG_HOST"), os.Getenv("LETHE_TEST_PG_PORT"), os.Getenv("LETHE_TEST_PG_USER"),
-		os.Getenv("LETHE_TEST_PG_PASSWORD"), os.Getenv("LETHE_TEST_PG_DB"))
+	connStr := testConnString(b)
 	conn, err := pgx.Connect(ctx, connStr)
 	if err != nil {
 		b.Fatal(err)

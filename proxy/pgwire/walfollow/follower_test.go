@@ -19,7 +19,7 @@ import (
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
-func testConnString(t *testing.T) string {
+func testConnString(t testing.TB) string {
 	t.Helper()
 	if os.Getenv("LETHE_TEST_PG_PORT") == "" {
 		t.Fatal(`LETHE_TEST_PG_PORT is not set: run scripts/test.sh, or start the test cluster with scripts/testdb.sh start and eval "$(scripts/testdb.sh env)"`)
