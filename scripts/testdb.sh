@@ -56,6 +56,14 @@ is_running() {
     as_pg "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" status >/dev/null 2>&1
 }
 
+# binary_replaced: the running postmaster's executable was deleted or
+# replaced on disk since it started (a package upgrade).
+binary_replaced() {
+    local pid
+    pid=$(head -1 "$PGDATA_DIR/postmaster.pid" 2>/dev/null) || return 1
+    [[ $(readlink "/proc/$pid/exe" 2>/dev/null) == *" (deleted)" ]]
+}
+
 # psql as the bootstrap superuser over the unix socket (local trust).
 psql_admin() {
     # client_min_messages: hide "already exists, skipping" notices on re-runs.
@@ -207,6 +215,12 @@ cmd_start() {
     if is_running && [[ $(psql_admin -d postgres -tAc 'SHOW wal_level') != logical ]]; then
         log "restarting: the cluster predates wal_level = logical"
         write_conf
+        as_pg "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w -t 60 stop >/dev/null
+    fi
+    if is_running && binary_replaced; then
+        # A package upgrade replaced the server's files under it: the old
+        # server would load the new version's libraries (plpgsql) and fail.
+        log "restarting: PostgreSQL was upgraded while the cluster ran"
         as_pg "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w -t 60 stop >/dev/null
     fi
     if is_running; then
