@@ -57,6 +57,10 @@
 #                every write): marker rows committed every 100 ms into
 #                public.lethe_wallag_marker, timed until they are in the
 #                ledger; 0 = capture.wal: off [1]
+#                With WAL=1, each run ends when the follower's slot is confirmed
+#                past it (at most CATCHUP_MAX_S [300] seconds later): the
+#                follower's work for a run is in that run's proxy CPU, not in the
+#                next run's time. The wait is logged and in runs.csv (caught_up_s)
 #   WAL_SLOT     [lethe_ingest_bench]
 #   WAL_DECODING_MEM  capture.wal_decoding_mem of the proxy (e.g. 1GB): the walsender's
 #                logical_decoding_work_mem; empty = the server's setting []. With WAL=1
@@ -219,12 +223,14 @@ fi
 
 dsn() { echo "host=127.0.0.1 port=$1 user=$PG_USER dbname=$BENCH_DB sslmode=disable application_name=lethe-ingest-bench"; }
 
+FOLLOWED_SLOT=""
 if ((WAL && CAPTURE)); then
+    FOLLOWED_SLOT=$WAL_SLOT
     "$WORK/wallag" -dsn "$(dsn "$PG_PORT")" -table public.lethe_wallag_marker -ledger "${LEDGER_DIR:-$WORK}/ledger.db" -csv "$OUT/wal-lag.csv" >"$OUT/wal-lag.txt" 2>&1 &
     LAG_PID=$!
 fi
 INGEST_DIRECT_DSN=$(dsn "$PG_PORT") INGEST_PROXY_DSN=$(dsn "$PROXY_PORT") \
-    INGEST_PROXY_PID=$PROXY_PID INGEST_TABLE=$TABLE OUT_DIR=$OUT \
+    INGEST_PROXY_PID=$PROXY_PID INGEST_TABLE=$TABLE OUT_DIR=$OUT INGEST_WAL_SLOT=$FOLLOWED_SLOT \
     "$WORK/ingest" 2> >(tee "$OUT/ingest.log" >&2)
 
 if [[ -n $LAG_PID ]]; then

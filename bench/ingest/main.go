@@ -57,6 +57,12 @@ type config struct {
 	// main, external, extended): how the server stores a vector too big
 	// to stay inline by default, which the WAL follower's decoding pays.
 	vectorStorage string
+	// walSlot, when set, is the WAL follower's slot: after each run the
+	// bench waits (at most catchupMax) until the slot is confirmed past
+	// the run, so the follower's work for a run is counted in that run's
+	// proxy CPU and does not slow the next one.
+	walSlot    string
+	catchupMax time.Duration
 }
 
 const prog benchenv.Prog = "ingest"
@@ -82,6 +88,8 @@ func loadConfig() config {
 		workloads:  strings.Fields(os.Getenv("WORKLOADS")),
 
 		vectorStorage: strings.ToLower(os.Getenv("VECTOR_STORAGE")),
+		walSlot:       os.Getenv("INGEST_WAL_SLOT"),
+		catchupMax:    time.Duration(prog.EnvInt("CATCHUP_MAX_S", 300)) * time.Second,
 	}
 	if len(c.workloads) == 0 {
 		c.workloads = []string{"extended", "simple", "copy"}
@@ -116,7 +124,8 @@ type run struct {
 	proxyTicks        int64 // proxy utime+stime during the run
 	maxRSSKB, hwmKB   int64 // largest sampled VmRSS during the run; VmHWM after it
 	waited            time.Duration
-	hostBusyPct       float64 // whole host's CPU use during the run (2 cores = 100 %)
+	caughtUp          time.Duration // from the run's end until the follower's slot was past it
+	hostBusyPct       float64       // whole host's CPU use during the run (2 cores = 100 %)
 	rowsPerSec, usRow float64
 }
 
@@ -173,8 +182,8 @@ func main() {
 				if r.err != nil {
 					status = "FAILED: " + r.err.Error()
 				}
-				prog.Logf("round %d %-8s %-6s %8.0f rows/s  %6.2fs  proxy %6.1f µs/row  rss %s  host busy %3.0f%% (waited %.0fs) %s",
-					r.round, r.workload, r.target, r.rowsPerSec, r.secs, r.usRow, mib(r.maxRSSKB), r.hostBusyPct, r.waited.Seconds(), status)
+				prog.Logf("round %d %-8s %-6s %8.0f rows/s  %6.2fs  proxy %6.1f µs/row  rss %s  host busy %3.0f%% (waited %.0fs, follower caught up %.1fs later) %s",
+					r.round, r.workload, r.target, r.rowsPerSec, r.secs, r.usRow, mib(r.maxRSSKB), r.hostBusyPct, r.waited.Seconds(), r.caughtUp.Seconds(), status)
 			}
 		}
 	}
@@ -209,6 +218,32 @@ func (b *bench) setup(ctx context.Context) {
 func (b *bench) truncate(ctx context.Context) error {
 	_, err := b.admin.Exec(ctx, "TRUNCATE "+b.cfg.table).ReadAll()
 	return err
+}
+
+// awaitSlot waits until the WAL follower's slot is confirmed past the
+// server's WAL position at the call: the follower has recorded every row
+// written so far. It returns how long that took.
+func (b *bench) awaitSlot(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	res := b.admin.ExecParams(ctx, "SELECT pg_current_wal_insert_lsn()::text", nil, nil, nil, nil).Read()
+	if res.Err != nil {
+		return 0, res.Err
+	}
+	args := [][]byte{res.Rows[0][0], []byte(b.cfg.walSlot)}
+	for {
+		res := b.admin.ExecParams(ctx, `SELECT coalesce(bool_or(confirmed_flush_lsn >= $1::pg_lsn), false) FROM pg_replication_slots WHERE slot_name = $2`,
+			args, nil, nil, nil).Read()
+		if res.Err != nil {
+			return 0, res.Err
+		}
+		if string(res.Rows[0][0]) == "t" {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > b.cfg.catchupMax {
+			return time.Since(start), fmt.Errorf("the follower's slot %s has not caught up with the run after %s (CATCHUP_MAX_S)", b.cfg.walSlot, b.cfg.catchupMax)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func (b *bench) count(ctx context.Context) (int, error) {
@@ -249,6 +284,9 @@ func (b *bench) runOne(ctx context.Context, round int, w, t string, n int, quiet
 	}
 	r.secs = time.Since(start).Seconds()
 	hb1, ht1 := procstat.HostCPU()
+	if b.cfg.walSlot != "" && r.err == nil {
+		r.caughtUp, r.err = b.awaitSlot(ctx)
+	}
 	if t == "proxy" {
 		// The proxy commits its held confirmations up to ten seconds
 		// after the last statement: let it, so that this work is counted
@@ -410,7 +448,7 @@ func report(cfg config, runs []run, big *run, pr *paired) {
 	var files []io.Writer
 	if cfg.outDir != "" {
 		if f, err := os.Create(filepath.Join(cfg.outDir, "runs.csv")); err == nil {
-			fmt.Fprintln(f, "round,workload,target,rows,secs,rows_per_s,proxy_cpu_ticks,proxy_cpu_us_per_row,proxy_max_rss_kb,proxy_hwm_kb,host_busy_pct,waited_s,error")
+			fmt.Fprintln(f, "round,workload,target,rows,secs,rows_per_s,proxy_cpu_ticks,proxy_cpu_us_per_row,proxy_max_rss_kb,proxy_hwm_kb,host_busy_pct,waited_s,caught_up_s,error")
 			all := runs
 			if big != nil {
 				all = append(slices.Clone(runs), *big)
@@ -420,8 +458,8 @@ func report(cfg config, runs []run, big *run, pr *paired) {
 				if r.err != nil {
 					e = strings.ReplaceAll(r.err.Error(), ",", ";")
 				}
-				fmt.Fprintf(f, "%d,%s,%s,%d,%.3f,%.1f,%d,%.2f,%d,%d,%.1f,%.0f,%s\n", r.round, r.workload, r.target, r.rows, r.secs,
-					r.rowsPerSec, r.proxyTicks, r.usRow, r.maxRSSKB, r.hwmKB, r.hostBusyPct, r.waited.Seconds(), e)
+				fmt.Fprintf(f, "%d,%s,%s,%d,%.3f,%.1f,%d,%.2f,%d,%d,%.1f,%.0f,%.2f,%s\n", r.round, r.workload, r.target, r.rows, r.secs,
+					r.rowsPerSec, r.proxyTicks, r.usRow, r.maxRSSKB, r.hwmKB, r.hostBusyPct, r.waited.Seconds(), r.caughtUp.Seconds(), e)
 			}
 			f.Close()
 		}
