@@ -34,6 +34,11 @@
 //     in the ledger between two of its batches when they touch none of
 //     its records (heldTx); the confirmed position still moves in stream
 //     order, past them all once the big one is durable.
+//   - A relation that joins the publication while the slot exists (a
+//     table created, or dropped and created again, around the proxy) had
+//     rows the stream will never carry: the follower reads them at the
+//     next transaction boundary and records them before anything after
+//     (adopt).
 //   - A slot serves one consumer at a time, so among proxies sharing a
 //     ledger (and the slot name) one follows and the others wait for it to
 //     let go.

@@ -132,6 +132,11 @@ type Follower struct {
 	cfg   Config
 	log   *slog.Logger
 	noted map[string]string // how each relation was followed at the last refresh (see report)
+	// adopting are the relations that joined the publications while the
+	// slot existed and whose earlier rows are not yet durable in the
+	// ledger (see session.adopt). Like noted, only Prepare and then Run's
+	// sessions touch it.
+	adopting []published
 	// statusEvery is how often the server hears from the follower at
 	// least (statusInterval; shorter in tests of wal_sender_timeout).
 	statusEvery time.Duration
@@ -172,32 +177,38 @@ func (f *Follower) Prepare(ctx context.Context) error {
 }
 
 // prepare checks the server, refreshes the publications and makes the
-// slot; it returns the configured tables published in full.
+// slot; it returns the configured tables published in full. Relations
+// that joined the publications while the slot existed are to be adopted;
+// a slot created now follows rows committed from now on (older ones are
+// for reconcile --adopt).
 func (f *Follower) prepare(ctx context.Context, conn *pgx.Conn) ([]string, error) {
 	if err := CheckServer(ctx, conn); err != nil {
 		return nil, err
 	}
-	full, err := f.refresh(ctx, conn)
+	full, joined, err := f.refresh(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
 	created, err := ensureSlot(ctx, conn, f.cfg.Name)
 	if created {
 		f.log.Info("wal: replication slot created; rows committed from now on are followed", "slot", f.cfg.Name)
+	} else {
+		f.toAdopt(joined)
 	}
 	return full, err
 }
 
 // refresh brings the publications in line with the catalog and returns
-// the configured tables published in full.
-func (f *Follower) refresh(ctx context.Context, conn *pgx.Conn) ([]string, error) {
+// the configured tables published in full, and the relations it added.
+func (f *Follower) refresh(ctx context.Context, conn *pgx.Conn) (full []string, joined []published, err error) {
 	states := map[string]string{}
 	ps, full, err := plan(ctx, conn, f.cfg.Rules, func(table, what string) { states[table] = what })
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f.report(states)
-	return full, syncPublications(ctx, conn, f.cfg.Name, ps)
+	joined, err = syncPublications(ctx, conn, f.cfg.Name, ps)
+	return full, joined, err
 }
 
 // report logs what changed in how each relation is followed since the

@@ -60,6 +60,11 @@ func (s *session) run(ctx context.Context) error {
 		if err := s.tick(ctx); err != nil {
 			return err
 		}
+		if len(s.f.adopting) > 0 && !s.inTx {
+			if err := s.adopt(ctx); err != nil {
+				return err
+			}
+		}
 		if s.rec.full() {
 			// The ledger is readAhead flights behind: read no more until
 			// the flight lands.
@@ -121,10 +126,11 @@ func (s *session) tick(ctx context.Context) error {
 	}
 	if !now.Before(s.refreshAt) {
 		gen := s.f.generation()
-		full, err := s.f.refresh(ctx, s.conn)
+		full, joined, err := s.f.refresh(ctx, s.conn)
 		if err != nil {
 			return err
 		}
+		s.f.toAdopt(joined)
 		s.f.announce(gen, full)
 		s.refreshAt = now.Add(s.f.cfg.RefreshInterval)
 	}

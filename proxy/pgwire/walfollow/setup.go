@@ -60,6 +60,7 @@ func CheckServer(ctx context.Context, conn *pgx.Conn) error {
 // published is one relation as the publications carry it: a configured
 // table, or an inheritance child of one.
 type published struct {
+	table            string // the configured table it belongs to
 	schema, relation string
 	// only leaves the relation's inheritance children out: each is
 	// published on its own, by its own replica identity. (A partitioned
@@ -133,6 +134,7 @@ func plan(ctx context.Context, conn *pgx.Conn, rules *extract.Rules, note func(t
 		inFull := true
 		for _, r := range rels {
 			p := r.published
+			p.table = t.Name()
 			name := r.schema + "." + r.relation
 			switch {
 			case r.ident == "f":
@@ -185,8 +187,9 @@ func tableList(ps []published, inserts bool) string {
 }
 
 // syncPublications makes both publications exist and carry exactly the
-// planned tables and columns.
-func syncPublications(ctx context.Context, conn *pgx.Conn, name string, ps []published) error {
+// planned tables and columns. joined are the relations it added to one:
+// their rows committed before are not in the stream.
+func syncPublications(ctx context.Context, conn *pgx.Conn, name string, ps []published) (joined []published, err error) {
 	for _, pub := range []struct {
 		name    string
 		publish string
@@ -195,16 +198,16 @@ func syncPublications(ctx context.Context, conn *pgx.Conn, name string, ps []pub
 		ident := pgx.Identifier{pub.name}.Sanitize()
 		var exists bool
 		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)", pub.name).Scan(&exists); err != nil {
-			return fmt.Errorf("walfollow: reading publication %s: %w", pub.name, err)
+			return nil, fmt.Errorf("walfollow: reading publication %s: %w", pub.name, err)
 		}
 		if !exists {
 			if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE PUBLICATION %s WITH (publish = '%s', publish_via_partition_root = true)", ident, pub.publish)); err != nil {
-				return fmt.Errorf("walfollow: creating publication %s (the role needs CREATE on the database): %w", pub.name, err)
+				return nil, fmt.Errorf("walfollow: creating publication %s (the role needs CREATE on the database): %w", pub.name, err)
 			}
 		}
-		same, current, err := publicationIs(ctx, conn, pub.name, ps, pub.inserts)
+		same, have, current, err := publicationIs(ctx, conn, pub.name, ps, pub.inserts)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if same {
 			continue // ALTER PUBLICATION locks every table: only when something changed
@@ -216,16 +219,22 @@ func syncPublications(ctx context.Context, conn *pgx.Conn, name string, ps []pub
 			sql = "ALTER PUBLICATION " + ident + " DROP TABLE " + strings.Join(current, ", ")
 		}
 		if _, err := conn.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("walfollow: setting the tables of publication %s (the role must own them): %w", pub.name, err)
+			return nil, fmt.Errorf("walfollow: setting the tables of publication %s (the role must own them): %w", pub.name, err)
+		}
+		for _, p := range ps {
+			if _, ok := have[p.schema+"."+p.relation]; !ok && p.inserts == pub.inserts {
+				joined = append(joined, p)
+			}
 		}
 	}
-	return nil
+	return joined, nil
 }
 
 // publicationIs reports whether publication name holds exactly the
 // relations of ps with the given inserts flag, each with its column list,
-// and returns the relations it holds (quoted), for dropping them.
-func publicationIs(ctx context.Context, conn *pgx.Conn, name string, ps []published, inserts bool) (bool, []string, error) {
+// and returns the relations it holds: have by name, quoted for dropping
+// them.
+func publicationIs(ctx context.Context, conn *pgx.Conn, name string, ps []published, inserts bool) (same bool, have map[string]string, quoted []string, err error) {
 	rows, err := conn.Query(ctx, `
 		SELECT format('%I.%I', n.nspname, c.relname), n.nspname || '.' || c.relname,
 			CASE WHEN pr.prattrs IS NULL THEN '*'
@@ -234,21 +243,20 @@ func publicationIs(ctx context.Context, conn *pgx.Conn, name string, ps []publis
 		JOIN pg_class c ON c.oid = pr.prrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE p.pubname = $1`, name)
 	if err != nil {
-		return false, nil, fmt.Errorf("walfollow: reading publication %s: %w", name, err)
+		return false, nil, nil, fmt.Errorf("walfollow: reading publication %s: %w", name, err)
 	}
-	have := map[string]string{}
-	var quoted []string
+	have = map[string]string{}
 	for rows.Next() {
 		var q, rel, cols string
 		if err := rows.Scan(&q, &rel, &cols); err != nil {
 			rows.Close()
-			return false, nil, fmt.Errorf("walfollow: reading publication %s: %w", name, err)
+			return false, nil, nil, fmt.Errorf("walfollow: reading publication %s: %w", name, err)
 		}
 		have[rel] = cols
 		quoted = append(quoted, q)
 	}
 	if err := rows.Err(); err != nil {
-		return false, nil, fmt.Errorf("walfollow: reading publication %s: %w", name, err)
+		return false, nil, nil, fmt.Errorf("walfollow: reading publication %s: %w", name, err)
 	}
 	want := map[string]string{}
 	for _, p := range ps {
@@ -263,7 +271,7 @@ func publicationIs(ctx context.Context, conn *pgx.Conn, name string, ps []publis
 		}
 		want[p.schema+"."+p.relation] = cols
 	}
-	return maps.Equal(have, want), quoted, nil
+	return maps.Equal(have, want), have, quoted, nil
 }
 
 // ensureSlot creates the slot unless it exists, and refuses one that
