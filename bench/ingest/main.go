@@ -213,6 +213,31 @@ func (b *bench) setup(ctx context.Context) {
 			prog.Fatalf("%s: %s", alter, benchdb.Describe(err))
 		}
 	}
+	if b.cfg.walSlot != "" {
+		// The table was created again after the proxy started: the first
+		// run starts once the follower streams it (its refresh, every 10 s).
+		b.awaitPublished(ctx)
+	}
+}
+
+// awaitPublished waits until the follower's publication holds the table.
+func (b *bench) awaitPublished(ctx context.Context) {
+	start := time.Now()
+	args := [][]byte{[]byte(b.cfg.walSlot), []byte(b.cfg.table)}
+	for {
+		res := b.admin.ExecParams(ctx, `SELECT count(*) FROM pg_publication_tables WHERE pubname = $1 AND schemaname || '.' || tablename = $2`,
+			args, nil, nil, nil).Read()
+		if res.Err != nil {
+			prog.Fatalf("reading publication %s: %s", b.cfg.walSlot, benchdb.Describe(res.Err))
+		}
+		if string(res.Rows[0][0]) != "0" {
+			return
+		}
+		if time.Since(start) > time.Minute {
+			prog.Fatalf("the follower has not published %s after a minute", b.cfg.table)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func (b *bench) truncate(ctx context.Context) error {
