@@ -92,11 +92,17 @@ func (d *CopyDecoder) End() ([]Tag, error) {
 	return tags, nil
 }
 
+// keepBuf is the largest buffer kept from one CopyData message to the
+// next. Clients send COPY data in chunks of tens of kilobytes: releasing
+// such a buffer after each would cost an allocation per message, and the
+// garbage collector's work.
+const keepBuf = 1 << 20
+
 // consume drops the first n bytes of buf, keeping its memory bounded: after
 // a huge row the big array is released instead of kept for the next ones.
 func (d *CopyDecoder) consume(n int) {
 	rest := len(d.buf) - n
-	if cap(d.buf) > 64<<10 && rest < cap(d.buf)/4 {
+	if cap(d.buf) > keepBuf && rest < cap(d.buf)/4 {
 		nb := make([]byte, rest, max(rest, 4<<10))
 		copy(nb, d.buf[n:])
 		d.buf = nb
