@@ -2,12 +2,14 @@ package walfollow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lethe-privacy/lethe/ledger"
 )
@@ -98,7 +100,7 @@ func (s *session) adoptRows(ctx context.Context, p published) (changes []ledger.
 	}
 	rows, err := s.conn.Query(ctx, fmt.Sprintf("SELECT %s FROM %s LIMIT %d", strings.Join(list, ", "), from, maxAdopt+1))
 	if err != nil {
-		return nil, 0, fmt.Errorf("walfollow: reading the rows of %s.%s: %w", p.schema, p.relation, err)
+		return nil, 0, readError(p, err)
 	}
 	defer rows.Close()
 	r := &relation{table: t, id: 0, subjects: make([]int, len(columns)-1)}
@@ -129,7 +131,17 @@ func (s *session) adoptRows(ctx context.Context, p published) (changes []ledger.
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, n, fmt.Errorf("walfollow: reading the rows of %s.%s: %w", p.schema, p.relation, err)
+		return nil, n, readError(p, err)
 	}
 	return changes, n, nil
+}
+
+// readError is nil for a relation dropped since it joined: it holds
+// nothing, and retrying would stop the follower for good.
+func readError(p published, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+		return nil
+	}
+	return fmt.Errorf("walfollow: reading the rows of %s.%s: %w", p.schema, p.relation, err)
 }

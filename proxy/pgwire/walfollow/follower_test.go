@@ -256,7 +256,7 @@ func TestFollower_TagsEveryCommittedRowFromItsStoredValues(t *testing.T) {
 // table created with rows in one transaction, an inheritance child created
 // with rows, and the table dropped and created again with other rows,
 // while the follower runs, while the ledger refuses them, and while no
-// follower runs.
+// follower runs; and a relation dropped before its rows were read.
 func TestFollower_RowsATableHeldWhenItJoinedAreRecorded(t *testing.T) {
 	f := newFixture(t, "", extract.Rule{Table: "later", ID: "id", Subjects: subjects("user_id")})
 	down := &failing{Observer: f.ledger}
@@ -264,6 +264,8 @@ func TestFollower_RowsATableHeldWhenItJoinedAreRecorded(t *testing.T) {
 		FlushInterval: 20 * time.Millisecond, RefreshInterval: 100 * time.Millisecond})
 	require.NoError(t, err)
 	require.NoError(t, fl.Prepare(context.Background()))
+	// A relation that joined and was dropped before its rows were read.
+	fl.adopting = []published{{table: f.schema + ".later", schema: f.schema, relation: "gone", only: true}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); fl.Run(ctx) }()
