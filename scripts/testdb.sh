@@ -56,6 +56,8 @@ is_running() {
     as_pg "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" status >/dev/null 2>&1
 }
 
+stop_server() { as_pg "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w -t 60 stop >/dev/null; }
+
 # binary_replaced: the running postmaster's executable was deleted or
 # replaced on disk since it started (a package upgrade).
 binary_replaced() {
@@ -215,13 +217,13 @@ cmd_start() {
     if is_running && [[ $(psql_admin -d postgres -tAc 'SHOW wal_level') != logical ]]; then
         log "restarting: the cluster predates wal_level = logical"
         write_conf
-        as_pg "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w -t 60 stop >/dev/null
+        stop_server
     fi
     if is_running && binary_replaced; then
         # A package upgrade replaced the server's files under it: the old
         # server would load the new version's libraries (plpgsql) and fail.
         log "restarting: PostgreSQL was upgraded while the cluster ran"
-        as_pg "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w -t 60 stop >/dev/null
+        stop_server
     fi
     if is_running; then
         log "already running (port $PORT, data $PGDATA_DIR)"
@@ -276,7 +278,7 @@ cmd_stop() {
     need_priv
     if is_running; then
         log "stopping"
-        as_pg "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w -t 60 stop >/dev/null
+        stop_server
     else
         log "not running"
     fi

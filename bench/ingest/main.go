@@ -32,12 +32,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lethe-privacy/lethe/bench/internal/benchdb"
 	"github.com/lethe-privacy/lethe/bench/internal/benchenv"
 	"github.com/lethe-privacy/lethe/bench/internal/median"
 	"github.com/lethe-privacy/lethe/bench/internal/procstat"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
 
 type config struct {
@@ -132,6 +134,7 @@ type run struct {
 type bench struct {
 	cfg       config
 	admin     *pgconn.PgConn // direct: setup, TRUNCATE, checks
+	walConn   *pgx.Conn      // direct, with a follower: waits for its slot
 	conns     map[string]*pgconn.PgConn
 	vectorOID uint32
 	gen       *rowGen
@@ -146,6 +149,11 @@ func main() {
 	var err error
 	if b.admin, err = pgconn.Connect(ctx, cfg.directDSN); err != nil {
 		prog.Fatalf("connect direct: %v", err)
+	}
+	if cfg.walSlot != "" {
+		if b.walConn, err = pgx.Connect(ctx, cfg.directDSN); err != nil {
+			prog.Fatalf("connect direct: %v", err)
+		}
 	}
 	b.setup(ctx)
 	for _, t := range targets {
@@ -245,30 +253,17 @@ func (b *bench) truncate(ctx context.Context) error {
 	return err
 }
 
-// awaitSlot waits until the WAL follower's slot is confirmed past the
-// server's WAL position at the call: the follower has recorded every row
-// written so far. It returns how long that took.
+// awaitSlot waits until the WAL follower's slot is confirmed past every
+// row written so far (walfollow.AwaitCommitted), at most catchupMax, and
+// returns how long that took.
 func (b *bench) awaitSlot(ctx context.Context) (time.Duration, error) {
 	start := time.Now()
-	res := b.admin.ExecParams(ctx, "SELECT pg_current_wal_insert_lsn()::text", nil, nil, nil, nil).Read()
-	if res.Err != nil {
-		return 0, res.Err
+	wait, cancel := context.WithTimeout(ctx, b.cfg.catchupMax)
+	defer cancel()
+	if err := walfollow.AwaitCommitted(wait, b.walConn, b.cfg.walSlot); err != nil {
+		return time.Since(start), fmt.Errorf("%w (CATCHUP_MAX_S=%.0f)", err, b.cfg.catchupMax.Seconds())
 	}
-	args := [][]byte{res.Rows[0][0], []byte(b.cfg.walSlot)}
-	for {
-		res := b.admin.ExecParams(ctx, `SELECT coalesce(bool_or(confirmed_flush_lsn >= $1::pg_lsn), false) FROM pg_replication_slots WHERE slot_name = $2`,
-			args, nil, nil, nil).Read()
-		if res.Err != nil {
-			return 0, res.Err
-		}
-		if string(res.Rows[0][0]) == "t" {
-			return time.Since(start), nil
-		}
-		if time.Since(start) > b.cfg.catchupMax {
-			return time.Since(start), fmt.Errorf("the follower's slot %s has not caught up with the run after %s (CATCHUP_MAX_S)", b.cfg.walSlot, b.cfg.catchupMax)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return time.Since(start), nil
 }
 
 func (b *bench) count(ctx context.Context) (int, error) {

@@ -18,6 +18,7 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -76,14 +77,9 @@ func main() {
 		// Only the range of markers not yet seen, through the primary key:
 		// the poll must cost next to nothing beside the load it measures,
 		// however big the ledger grows.
-		first, last := "", ""
-		for id := range committed {
-			if first == "" || id < first {
-				first = id
-			}
-			last = max(last, id)
-		}
-		rows, err := db.Query(`SELECT record_id FROM entries WHERE store = 'postgres' AND tbl = ? AND record_id BETWEEN ? AND ?`, *table, first, last)
+		unseen := slices.Sorted(maps.Keys(committed))
+		rows, err := db.Query(`SELECT record_id FROM entries WHERE store = 'postgres' AND tbl = ? AND record_id BETWEEN ? AND ?`,
+			*table, unseen[0], unseen[len(unseen)-1])
 		check(err)
 		now := time.Now()
 		for rows.Next() {

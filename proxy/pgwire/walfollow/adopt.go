@@ -14,10 +14,10 @@ import (
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
-// maxAdopt is the most rows adopt records from one relation at once. A
-// relation that held more when it joined is for lethe-proxy reconcile
-// --adopt.
-const maxAdopt = readAhead * 5000
+// maxAdopt is the most rows adopt records from one relation at once, all
+// held in memory until they are written. A relation that held more when
+// it joined is for lethe-proxy reconcile --adopt.
+const maxAdopt = 200000
 
 // toAdopt adds relations that joined the publications to those whose
 // earlier rows are to be recorded.

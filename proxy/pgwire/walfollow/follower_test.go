@@ -290,7 +290,9 @@ func TestFollower_RowsATableHeldWhenItJoinedAreRecorded(t *testing.T) {
 	down.fail.Store(true)
 	f.exec(`DROP TABLE ` + later + ` CASCADE; CREATE TABLE ` + later + ` (id text PRIMARY KEY, user_id text);
 		INSERT INTO ` + later + ` VALUES ('d1', 'dora')`)
-	time.Sleep(500 * time.Millisecond)
+	for deadline := time.Now().Add(30 * time.Second); down.refused.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the follower never tried to record the re-created table's rows")
+	}
 	require.Empty(t, f.records("dora"))
 	down.fail.Store(false)
 	f.await("dora", record{"later", "d1", ledger.StateConfirmed})
@@ -315,11 +317,13 @@ func TestFollower_RowsATableHeldWhenItJoinedAreRecorded(t *testing.T) {
 // failing is a ledger that refuses changes until let go.
 type failing struct {
 	ledger.Observer
-	fail atomic.Bool
+	fail    atomic.Bool
+	refused atomic.Int64 // calls refused so far
 }
 
 func (l *failing) Observe(ctx context.Context, c []ledger.Change) error {
 	if l.fail.Load() {
+		l.refused.Add(1)
 		return fmt.Errorf("%w: test ledger down", ledger.ErrUnavailable)
 	}
 	return l.Observer.Observe(ctx, c)
