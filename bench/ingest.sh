@@ -55,8 +55,8 @@
 #                dropped at exit), and bench/wallag reports its lag over the
 #                whole invocation (direct and proxy runs alike: it follows
 #                every write): marker rows committed every 100 ms into
-#                public.lethe_wallag_marker, timed until they are in the
-#                ledger; 0 = capture.wal: off [1]
+#                public.lethe_wallag_marker, timed until the slot is confirmed
+#                past them (they are durably in the ledger); 0 = capture.wal: off [1]
 #                With WAL=1, each run ends when the follower's slot is confirmed
 #                past it (at most CATCHUP_MAX_S [300] seconds later): the
 #                follower's work for a run is in that run's proxy CPU, not in the
@@ -226,7 +226,7 @@ dsn() { echo "host=127.0.0.1 port=$1 user=$PG_USER dbname=$BENCH_DB sslmode=disa
 FOLLOWED_SLOT=""
 if ((WAL && CAPTURE)); then
     FOLLOWED_SLOT=$WAL_SLOT
-    "$WORK/wallag" -dsn "$(dsn "$PG_PORT")" -table public.lethe_wallag_marker -ledger "${LEDGER_DIR:-$WORK}/ledger.db" -csv "$OUT/wal-lag.csv" >"$OUT/wal-lag.txt" 2>&1 &
+    "$WORK/wallag" -dsn "$(dsn "$PG_PORT")" -table public.lethe_wallag_marker -slot "$WAL_SLOT" -csv "$OUT/wal-lag.csv" >"$OUT/wal-lag.txt" 2>&1 &
     LAG_PID=$!
 fi
 INGEST_DIRECT_DSN=$(dsn "$PG_PORT") INGEST_PROXY_DSN=$(dsn "$PROXY_PORT") \

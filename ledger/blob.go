@@ -175,3 +175,128 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// The SQLite backend keeps the WAL follower's changes as one blob per
+// Observe until they are written into entries (sqlite_observed.go).
+//
+// Format (version 1): the byte 1, uvarint change count, then per change a
+// byte holding its kind (ChangeWrite, ChangeDelete, ChangeTruncate) and
+// the same-store and same-table flags below, the store and table (as in
+// encodeEntries), the record id (uvarint length and bytes), and for a
+// write a uvarint subject count and the 32-byte subject hashes.
+const (
+	changeKindMask  = 3
+	changeSameStore = 1 << 2
+	changeSameTable = 1 << 3
+)
+
+func encodeChanges(changes []Change) []byte {
+	n := 2 + binary.MaxVarintLen64
+	for _, c := range changes {
+		n += 1 + 4*binary.MaxVarintLen64 + len(c.Store) + len(c.Table) + len(c.RecordID) + len(c.Subjects)*len(SubjectHash{})
+	}
+	b := make([]byte, 0, n)
+	b = append(b, blobVersion)
+	b = binary.AppendUvarint(b, uint64(len(changes)))
+	for i, c := range changes {
+		head := byte(c.Kind) & changeKindMask
+		sameStore := i > 0 && c.Store == changes[i-1].Store
+		sameTable := i > 0 && c.Table == changes[i-1].Table
+		if sameStore {
+			head |= changeSameStore
+		}
+		if sameTable {
+			head |= changeSameTable
+		}
+		b = append(b, head)
+		if !sameStore {
+			b = binary.AppendUvarint(b, uint64(len(c.Store)))
+			b = append(b, c.Store...)
+		}
+		if !sameTable {
+			b = binary.AppendUvarint(b, uint64(len(c.Table)))
+			b = append(b, c.Table...)
+		}
+		b = binary.AppendUvarint(b, uint64(len(c.RecordID)))
+		b = append(b, c.RecordID...)
+		if c.Kind == ChangeWrite {
+			b = binary.AppendUvarint(b, uint64(len(c.Subjects)))
+			for _, s := range c.Subjects {
+				b = append(b, s[:]...)
+			}
+		}
+	}
+	return b
+}
+
+var errBadChanges = errors.New("ledger: corrupt observed-changes blob")
+
+// decodeChanges is the inverse of encodeChanges. Every length and count
+// is checked against the blob before it is used.
+func decodeChanges(b []byte) ([]Change, error) {
+	if len(b) == 0 || b[0] != blobVersion {
+		return nil, errBadChanges
+	}
+	b = b[1:]
+	uvarint := func() (uint64, bool) {
+		v, k := binary.Uvarint(b)
+		if k <= 0 {
+			return 0, false
+		}
+		b = b[k:]
+		return v, true
+	}
+	str := func() (string, bool) {
+		l, ok := uvarint()
+		if !ok || l > uint64(len(b)) {
+			return "", false
+		}
+		s := string(b[:l])
+		b = b[l:]
+		return s, true
+	}
+	count, ok := uvarint()
+	if !ok || count > uint64(len(b)) { // every change takes at least 2 bytes
+		return nil, errBadChanges
+	}
+	out := make([]Change, count)
+	var store, table string
+	for i := range out {
+		if len(b) == 0 {
+			return nil, errBadChanges
+		}
+		head := b[0]
+		b = b[1:]
+		ok := head&^(changeKindMask|changeSameStore|changeSameTable) == 0 && (i > 0 || head&(changeSameStore|changeSameTable) == 0)
+		if ok && head&changeSameStore == 0 {
+			store, ok = str()
+		}
+		if ok && head&changeSameTable == 0 {
+			table, ok = str()
+		}
+		c := Change{Kind: ChangeKind(head & changeKindMask), Store: Store(store), Table: table}
+		if ok {
+			c.RecordID, ok = str()
+		}
+		if ok && c.Kind == ChangeWrite {
+			var n uint64
+			n, ok = uvarint()
+			size := uint64(len(SubjectHash{}))
+			if ok = ok && n <= uint64(len(b))/size; ok {
+				c.Subjects = make([]SubjectHash, n)
+				for j := range c.Subjects {
+					copy(c.Subjects[j][:], b)
+					b = b[size:]
+				}
+			}
+		}
+		if !ok || validChange(c) != nil {
+			return nil, errBadChanges
+		}
+		out[i] = c
+	}
+	if len(b) != 0 {
+		return nil, errBadChanges
+	}
+	return out, nil
+}

@@ -17,6 +17,12 @@
 // the pending ones are found by scanning the few open intents, not an
 // index.
 //
+// The WAL follower's facts (Observer) are confirmed entries of intent 0.
+// SQLite appends each Observe as one row (sqlite_observed.go) and writes
+// the waiting rows into entries before any read of entries and any other
+// write of it, so that the follower's frequent small commits do not each
+// rewrite a page of the subject index per subject.
+//
 // Owners and orphans: every handle registers itself at open (a row of
 // owners, named by Options.Owner, default host name and random hex) and
 // each intent records the id of the handle that made it (one integer

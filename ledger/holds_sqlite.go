@@ -12,6 +12,9 @@ func (l *SQLite) Holds(ctx context.Context, entries []Entry) ([]bool, error) {
 	if len(entries) == 0 {
 		return out, nil
 	}
+	if err := l.syncObserved(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := l.stmts["holds"].QueryContext(ctx, entriesJSON(entries))
 	if err != nil {
 		return nil, unavailable(err)

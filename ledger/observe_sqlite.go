@@ -3,10 +3,10 @@ package ledger
 import (
 	"context"
 	"database/sql"
-	"time"
 )
 
-// Observe implements Observer in one durable transaction of the writer.
+// Observe implements Observer in one durable transaction of the writer
+// (see sqlite_observed.go for where the changes go).
 func (l *SQLite) Observe(ctx context.Context, changes []Change) error {
 	return l.observe(ctx, changes, l.durableTx)
 }
@@ -19,30 +19,6 @@ func (l *SQLite) Observe(ctx context.Context, changes []Change) error {
 // frames into the database.
 func (l *SQLite) ObserveNoSync(ctx context.Context, changes []Change) error {
 	return l.observe(ctx, changes, l.noSyncTx)
-}
-
-// observe writes each run of writes between two deletes or truncates as
-// one confirmation of intent 0 (confirmEntries), and each run of deletes
-// of one table as one MarkDeleted does.
-func (l *SQLite) observe(ctx context.Context, changes []Change, inTx func(context.Context, func(*sql.Tx) error) error) error {
-	if err := validChanges(changes); err != nil {
-		return err
-	}
-	if len(changes) == 0 {
-		return nil
-	}
-	ts := time.Now().UnixMicro()
-	return inTx(ctx, func(tx *sql.Tx) error {
-		return unavailable(observedRuns(changes, func(run []Entry) error {
-			return l.confirmEntries(ctx, tx, run, 0, ts)
-		}, func(store Store, table string, ids []string) error {
-			return l.markDeleted(ctx, tx, ts, store, table, ids)
-		}, func(c Change) error {
-			_, err := tx.ExecContext(ctx, `UPDATE entries SET state = 'deleted', updated_at = ?
-				WHERE store = ? AND tbl = ? AND state <> 'deleted'`, ts, string(c.Store), c.Table)
-			return err
-		}))
-	})
 }
 
 // noSyncTx runs fn in one transaction on the writer connection, committed

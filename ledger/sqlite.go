@@ -38,6 +38,7 @@ type SQLite struct {
 	insertArgs []any
 	owner      int64 // this handle's row in owners (see owners.go)
 	cp         *checkpointer
+	obs        observedLog // the WAL follower's changes not yet in entries
 	// bulkAt is when the last batch of decisions committed; only their
 	// committer goroutine touches it.
 	bulkAt time.Time
@@ -86,6 +87,9 @@ func openSQLite(path string, opts Options, checkpointEvery time.Duration) (l *SQ
 		return l, fmt.Errorf("pending file: %w", err)
 	}
 	if err = l.prepare(); err != nil {
+		return l, err
+	}
+	if err = l.loadObserved(); err != nil {
 		return l, err
 	}
 	if err = l.clearResolvedPending(); err != nil {
@@ -167,6 +171,8 @@ func (l *SQLite) writeDecisions(ctx context.Context, now time.Time, batch []*req
 	if err != nil {
 		return err
 	}
+	l.obs.mu.Lock() // before the writer connection, as every holder takes them
+	defer l.obs.mu.Unlock()
 	// The writer is shared with forget and the transparency log, which
 	// must stay FULL: this batch alone commits on a connection of its own
 	// with synchronous=NORMAL (see relaxedSync).
@@ -185,6 +191,12 @@ func (l *SQLite) writeDecisions(ctx context.Context, now time.Time, batch []*req
 		return err
 	}
 	defer tx.Rollback()
+	drain := l.obs.changes.Load() > 0
+	if drain {
+		if err := l.drainObserved(ctx, tx); err != nil {
+			return err
+		}
+	}
 	ts := now.UnixMicro()
 	for _, r := range batch {
 		if err := l.apply(ctx, tx, ts, r, pending); err != nil {
@@ -193,6 +205,9 @@ func (l *SQLite) writeDecisions(ctx context.Context, now time.Time, batch []*req
 	}
 	if err := tx.Commit(); err != nil {
 		return err
+	}
+	if drain {
+		l.obs.drained()
 	}
 	l.bulkAt = time.Now()
 	l.clearPending(pending)
@@ -237,6 +252,13 @@ var sqliteWrites = map[string]string{
 			state = 'confirmed',
 			intent_id = CASE excluded.intent_id WHEN 0 THEN entries.intent_id ELSE excluded.intent_id END,
 			updated_at = excluded.updated_at`,
+	// The WAL follower's changes waiting for entries (sqlite_observed.go).
+	"observed_append": `INSERT INTO observed (at, n, changes) VALUES (?, ?, ?)`,
+	"observed_all":    `SELECT at, changes FROM observed ORDER BY id`,
+	"observed_clear":  `DELETE FROM observed`,
+	"truncate_table": `
+		UPDATE entries SET state = 'deleted', updated_at = ?
+		WHERE store = ? AND tbl = ? AND state <> 'deleted'`,
 	"delete_records": `
 		UPDATE entries SET state = 'deleted', updated_at = ?
 		WHERE store = ? AND tbl = ? AND record_id IN (SELECT value FROM json_each(?)) AND state <> 'deleted'`,

@@ -70,6 +70,9 @@ func (l *SQLite) resolvedAmong(ctx context.Context, ps []pendingIntent) (map[Int
 // BySubject returns every record about subject, in every state, ordered by
 // store, table, record id and intent.
 func (l *SQLite) BySubject(ctx context.Context, subject SubjectHash) ([]Record, error) {
+	if err := l.syncObserved(ctx); err != nil {
+		return nil, err
+	}
 	ps, err := l.readPending(ctx, "pending_all")
 	if err != nil {
 		return nil, unavailable(err)
@@ -134,6 +137,9 @@ func (l *SQLite) BySubject(ctx context.Context, subject SubjectHash) ([]Record, 
 
 // Counts returns record counts per store, table and state.
 func (l *SQLite) Counts(ctx context.Context) ([]TableCount, error) {
+	if err := l.syncObserved(ctx); err != nil {
+		return nil, err
+	}
 	ps, err := l.readPending(ctx, "pending_all")
 	if err != nil {
 		return nil, unavailable(err)

@@ -136,6 +136,15 @@ CREATE TABLE late_writes (
 	log_index  INTEGER NOT NULL
 );
 CREATE INDEX late_writes_request ON late_writes (request_id);
+`, `
+-- The WAL follower's changes waiting to be written into entries, one row
+-- per Observe (see sqlite_observed.go).
+CREATE TABLE observed (
+	id      INTEGER PRIMARY KEY, -- the order they were appended in
+	at      INTEGER NOT NULL,    -- unix microseconds: the entries' updated_at
+	n       INTEGER NOT NULL,    -- how many changes the blob holds
+	changes BLOB NOT NULL        -- encodeChanges
+);
 `}
 
 // sqliteMigrationSteps run in Go right after the SQL of the migration of
