@@ -35,8 +35,10 @@
 #                is reported (steadier than whole runs on a noisy host; ~20 s, so
 #                it sees confirmation batches) [60000], 0 = none
 #   SETTLE_S     seconds to let the proxy finish its background work (it holds
-#                confirmations up to 10 s) after each proxy run, counted in its
-#                CPU [11]. A run shorter than that hold never sees a batch of
+#                confirmations up to 10 s; with WAL=1 its SQLite ledger writes the
+#                follower's changes into its index up to 10 s later) after each
+#                proxy run, and with WAL=1 after each direct run too, counted in
+#                the run's proxy CPU [11]. A run shorter than that hold never sees a batch of
 #                confirmations committed while it runs: compare whole runs of
 #                ROWS=100000 or more, or the paired measurement
 #   WARMUP_ROWS  unrecorded rows per workload and target before round 1 [1000], 0 = none

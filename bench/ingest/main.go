@@ -307,10 +307,12 @@ func (b *bench) runOne(ctx context.Context, round int, w, t string, n int, quiet
 	if b.cfg.walSlot != "" && r.err == nil {
 		r.caughtUp, r.err = b.awaitSlot(ctx)
 	}
-	if t == "proxy" {
+	if t == "proxy" || b.cfg.walSlot != "" {
 		// The proxy commits its held confirmations up to ten seconds
-		// after the last statement: let it, so that this work is counted
-		// in its CPU and does not slow the next run (a direct one).
+		// after the last statement, and its SQLite ledger writes the
+		// follower's changes into its index up to ten seconds after they
+		// were appended: let it, so that this work is counted in this
+		// run's CPU and does not slow the next run.
 		time.Sleep(b.cfg.settle)
 	}
 	r.maxRSSKB = maxOf(s.Stop())
