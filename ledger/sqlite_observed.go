@@ -26,9 +26,12 @@ import (
 const (
 	// drainChanges and drainAge bound the waiting changes: an Observe
 	// drains them when its own would take them past drainChanges, or when
-	// the oldest has waited drainAge.
-	drainChanges = 50000
-	drainAge     = 10 * time.Second
+	// the oldest has waited drainAge. A drain holds the writer, and every
+	// later batch of the follower waits for it, so it is kept to a few
+	// hundred milliseconds: the more changes a drain takes, the fewer
+	// pages it writes per change, and the longer it holds the writer.
+	drainChanges = 10000
+	drainAge     = 2 * time.Second
 )
 
 // observedLog is what waits in observed.
