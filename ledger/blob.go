@@ -62,6 +62,64 @@ func encodeEntries(entries []Entry) []byte {
 
 var errBadBlob = errors.New("ledger: corrupt pending-entries blob")
 
+// blobReader reads the parts of a blob. ok turns false at the first part
+// that runs past the end, and every later read returns zero values.
+type blobReader struct {
+	b  []byte
+	ok bool
+}
+
+func (r *blobReader) byte1() byte {
+	if !r.ok || len(r.b) == 0 {
+		r.ok = false
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *blobReader) uvarint() uint64 {
+	if !r.ok {
+		return 0
+	}
+	v, k := binary.Uvarint(r.b)
+	if k <= 0 {
+		r.ok = false
+		return 0
+	}
+	r.b = r.b[k:]
+	return v
+}
+
+// take returns the next n bytes, which alias the blob.
+func (r *blobReader) take(n uint64) []byte {
+	if !r.ok || n > uint64(len(r.b)) {
+		r.ok = false
+		return nil
+	}
+	out := r.b[:n]
+	r.b = r.b[n:]
+	return out
+}
+
+// str reads a uvarint length and that many bytes.
+func (r *blobReader) str() string { return string(r.take(r.uvarint())) }
+
+// count reads a uvarint count of parts, each at least least bytes long,
+// checked against what is left.
+func (r *blobReader) count(least int) uint64 {
+	n := r.uvarint()
+	if n > uint64(len(r.b)/least) {
+		r.ok = false
+		return 0
+	}
+	return n
+}
+
+// done reports whether every part was read and nothing is left.
+func (r *blobReader) done() bool { return r.ok && len(r.b) == 0 }
+
 // decodeEntries is the inverse of encodeEntries. A nil or empty blob is an
 // intent without entries.
 func decodeEntries(b []byte) ([]Entry, error) {
@@ -71,59 +129,34 @@ func decodeEntries(b []byte) ([]Entry, error) {
 	if b[0] != blobVersion {
 		return nil, fmt.Errorf("%w: version %d", errBadBlob, b[0])
 	}
-	b = b[1:]
-	count, k := binary.Uvarint(b)
-	if k <= 0 || count > uint64(len(b)) { // every entry takes at least 2 bytes
+	r := &blobReader{b: b[1:], ok: true}
+	n := r.count(2)
+	if !r.ok {
 		return nil, errBadBlob
 	}
-	b = b[k:]
-	if count == 0 {
+	if n == 0 {
 		return nil, nil
 	}
-	str := func() (string, bool) {
-		l, k := binary.Uvarint(b)
-		if k <= 0 || l > uint64(len(b)-k) {
-			return "", false
-		}
-		s := string(b[k : k+int(l)])
-		b = b[k+int(l):]
-		return s, true
-	}
-	out := make([]Entry, count)
+	out := make([]Entry, n)
 	var store, table string
 	for i := range out {
-		if len(b) == 0 {
-			return nil, errBadBlob
-		}
-		flags := b[0]
-		b = b[1:]
-		ok := true
+		flags := r.byte1()
 		if flags&flagSameStore == 0 {
-			var s string
-			s, ok = str()
-			store = s
+			store = r.str()
 		}
-		if ok && flags&flagSameTable == 0 {
-			table, ok = str()
+		if flags&flagSameTable == 0 {
+			table = r.str()
 		}
-		var id string
-		if ok {
-			id, ok = str()
-		}
-		if !ok {
-			return nil, errBadBlob
-		}
-		e := Entry{Store: Store(store), Table: table, RecordID: id, Unattributed: flags&flagUnattributed != 0}
+		e := Entry{Store: Store(store), Table: table, RecordID: r.str(), Unattributed: flags&flagUnattributed != 0}
 		if !e.Unattributed {
-			if len(b) < len(e.Subject) {
-				return nil, errBadBlob
-			}
-			copy(e.Subject[:], b)
-			b = b[len(e.Subject):]
+			copy(e.Subject[:], r.take(uint64(len(e.Subject))))
+		}
+		if !r.ok {
+			return nil, errBadBlob
 		}
 		out[i] = e
 	}
-	if len(b) != 0 {
+	if !r.done() {
 		return nil, errBadBlob
 	}
 	return out, nil
@@ -237,65 +270,35 @@ func decodeChanges(b []byte) ([]Change, error) {
 	if len(b) == 0 || b[0] != blobVersion {
 		return nil, errBadChanges
 	}
-	b = b[1:]
-	uvarint := func() (uint64, bool) {
-		v, k := binary.Uvarint(b)
-		if k <= 0 {
-			return 0, false
-		}
-		b = b[k:]
-		return v, true
-	}
-	str := func() (string, bool) {
-		l, ok := uvarint()
-		if !ok || l > uint64(len(b)) {
-			return "", false
-		}
-		s := string(b[:l])
-		b = b[l:]
-		return s, true
-	}
-	count, ok := uvarint()
-	if !ok || count > uint64(len(b)) { // every change takes at least 2 bytes
-		return nil, errBadChanges
-	}
-	out := make([]Change, count)
+	r := &blobReader{b: b[1:], ok: true}
+	out := make([]Change, r.count(2))
 	var store, table string
 	for i := range out {
-		if len(b) == 0 {
+		head := r.byte1()
+		first := i == 0 && head&(changeSameStore|changeSameTable) != 0
+		if head&^(changeKindMask|changeSameStore|changeSameTable) != 0 || first {
 			return nil, errBadChanges
 		}
-		head := b[0]
-		b = b[1:]
-		ok := head&^(changeKindMask|changeSameStore|changeSameTable) == 0 && (i > 0 || head&(changeSameStore|changeSameTable) == 0)
-		if ok && head&changeSameStore == 0 {
-			store, ok = str()
+		if head&changeSameStore == 0 {
+			store = r.str()
 		}
-		if ok && head&changeSameTable == 0 {
-			table, ok = str()
+		if head&changeSameTable == 0 {
+			table = r.str()
 		}
-		c := Change{Kind: ChangeKind(head & changeKindMask), Store: Store(store), Table: table}
-		if ok {
-			c.RecordID, ok = str()
-		}
-		if ok && c.Kind == ChangeWrite {
-			var n uint64
-			n, ok = uvarint()
-			size := uint64(len(SubjectHash{}))
-			if ok = ok && n <= uint64(len(b))/size; ok {
-				c.Subjects = make([]SubjectHash, n)
-				for j := range c.Subjects {
-					copy(c.Subjects[j][:], b)
-					b = b[size:]
-				}
+		c := Change{Kind: ChangeKind(head & changeKindMask), Store: Store(store), Table: table, RecordID: r.str()}
+		if c.Kind == ChangeWrite {
+			size := len(SubjectHash{})
+			c.Subjects = make([]SubjectHash, r.count(size))
+			for j := range c.Subjects {
+				copy(c.Subjects[j][:], r.take(uint64(size)))
 			}
 		}
-		if !ok || validChange(c) != nil {
+		if !r.ok || validChange(c) != nil {
 			return nil, errBadChanges
 		}
 		out[i] = c
 	}
-	if len(b) != 0 {
+	if !r.done() {
 		return nil, errBadChanges
 	}
 	return out, nil
