@@ -234,3 +234,26 @@ func TestSQLite_ObserveBesideReadsAndDecisions(t *testing.T) {
 	require.Equal(t, 0, waitingRows(t, l))
 	require.NoError(t, l.Close())
 }
+
+// TestSQLite_ACorruptWaitingBatchIsAnErrorAndStaysThere: a batch the
+// ledger cannot read back fails every read with an error that says so,
+// and neither it nor anything after it is lost or half written.
+func TestSQLite_ACorruptWaitingBatchIsAnErrorAndStaysThere(t *testing.T) {
+	ctx := context.Background()
+	l, err := OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), Options{})
+	require.NoError(t, err)
+	defer l.Close()
+	l.obs.maxAge = time.Hour // no drain before the reads below, however slow the host
+	require.NoError(t, l.Observe(ctx, []Change{observedWrite("1", "alice")}))
+	_, err = l.w.Exec(`UPDATE observed SET changes = x'01ff'`)
+	require.NoError(t, err)
+	require.NoError(t, l.Observe(ctx, []Change{observedWrite("2", "alice")}))
+
+	_, err = l.BySubject(ctx, testHasher.Hash("alice"))
+	require.ErrorIs(t, err, errBadChanges)
+	require.ErrorContains(t, err, "observed changes appended at")
+	require.Equal(t, 2, waitingRows(t, l), "both batches are still there")
+	var n int
+	require.NoError(t, l.w.QueryRow(`SELECT count(*) FROM entries`).Scan(&n))
+	require.Zero(t, n, "the batch after the corrupt one was not written alone")
+}
