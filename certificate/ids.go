@@ -94,7 +94,7 @@ func CheckID(digest IDsDigest, ref RecordRef, proof IDProof) error {
 			return fmt.Errorf("certificate: id proof path[%d]: %w", i, err)
 		}
 	}
-	if err := tlog.CheckRecord(path, digest.Count, root, proof.Index, tlog.RecordHash(leaf)); err != nil {
+	if err := CheckInclusion(path, digest.Count, root, proof.Index, tlog.RecordHash(leaf)); err != nil {
 		return fmt.Errorf("certificate: record %q is not proven among the %d deleted records: %w", ref.String(), digest.Count, err)
 	}
 	return nil

@@ -160,7 +160,7 @@ func checkInclusion(lp *LogProof, keys KeySet, signed time.Time) (Checkpoint, er
 	if lp.Index >= cp.Size {
 		return Checkpoint{}, fmt.Errorf("log.index %d is beyond the checkpoint's tree of %d leaves", lp.Index, cp.Size)
 	}
-	if err := tlog.CheckRecord(lp.Proof, cp.Size, cp.Root, lp.Index, tlog.RecordHash(lp.Leaf)); err != nil {
+	if err := CheckInclusion(lp.Proof, cp.Size, cp.Root, lp.Index, tlog.RecordHash(lp.Leaf)); err != nil {
 		return Checkpoint{}, fmt.Errorf("the inclusion proof does not lead from leaf %d to the root of the checkpoint of size %d", lp.Index, cp.Size)
 	}
 	return cp, nil

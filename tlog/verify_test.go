@@ -2,7 +2,9 @@ package tlog_test
 
 import (
 	"context"
+	"math"
 	"testing"
+	"time"
 
 	"github.com/lethe-privacy/lethe/tlog"
 	"github.com/stretchr/testify/require"
@@ -90,5 +92,31 @@ func TestVerifyInclusion_RejectsWhatTheTreeDoesNotHold(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			require.ErrorIs(t, tlog.VerifyInclusion(c.cp, c.index, c.record, c.proof), tlog.ErrNotIncluded)
 		})
+	}
+}
+
+// TestVerify_ReturnsForCheckpointsOfHugeTrees: a checkpoint may state any
+// size below 2^63; x/mod's proof checks never return above 2^62. Both
+// client checks must answer (here, refuse) instead of hanging.
+func TestVerify_ReturnsForCheckpointsOfHugeTrees(t *testing.T) {
+	l := newLog(t, &tlog.MemoryStorage{})
+	appendRecords(t, l, 0, 3)
+	at3 := sign(t, l)
+	proof, err := l.InclusionProof(context.Background(), 1, 3)
+	require.NoError(t, err)
+	for _, size := range []int64{1<<62 + 1, math.MaxInt64} {
+		huge := at3
+		huge.Size = size
+		done := make(chan [2]error, 1)
+		go func() {
+			done <- [2]error{tlog.VerifyInclusion(huge, 1, record(1), proof), tlog.VerifyConsistency(at3, huge, tlog.TreeProof(proof))}
+		}()
+		select {
+		case errs := <-done:
+			require.ErrorIs(t, errs[0], tlog.ErrNotIncluded, "size %d", size)
+			require.ErrorIs(t, errs[1], tlog.ErrForked, "size %d", size)
+		case <-time.After(time.Minute):
+			t.Fatalf("VerifyInclusion or VerifyConsistency against a tree of %d records had not returned after a minute", size)
+		}
 	}
 }
