@@ -57,6 +57,13 @@
 // waiting for fsync in SQLite: one lost to power loss leaves its intent
 // pending, which is safe (recovery or forget resolves it).
 //
+// The subject salt: a ledger's subject hashes match only under the salt
+// they were made with, so the ledger keeps a keyed fingerprint of it
+// (SaltFingerprint, HMAC-SHA256(salt, a fixed message); never the salt).
+// SaltKeeper.RecordSalt records it the first time a command that writes
+// subject hashes opens the ledger, and refuses another salt from then on
+// (ErrSaltMismatch); CheckSalt compares without writing.
+//
 // Two backends pass one contract test suite: embedded SQLite (the default,
 // zero setup: the ledger file and its pending file) and PostgreSQL
 // (several proxies sharing one ledger).

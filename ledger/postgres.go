@@ -187,6 +187,16 @@ CREATE TABLE %[1]s.late_writes (
 	log_index  bigint NOT NULL
 );
 CREATE INDEX late_writes_request ON %[1]s.late_writes (request_id);
+`, `
+-- The keyed fingerprint of the subject salt the ledger is written with
+-- (see salt.go), never the salt: one row, recorded by the first command
+-- that writes subject hashes. Every proxy sharing the ledger must use the
+-- salt it names.
+CREATE TABLE %[1]s.subject_salt (
+	id          smallint PRIMARY KEY CHECK (id = 1),
+	fingerprint bytea NOT NULL CHECK (octet_length(fingerprint) = 32),
+	recorded_at timestamptz NOT NULL
+);
 `}
 
 // migrationLockKey is the advisory lock key for schema's migrations, so

@@ -145,6 +145,15 @@ CREATE TABLE observed (
 	n       INTEGER NOT NULL,    -- how many changes the blob holds
 	changes BLOB NOT NULL        -- encodeChanges
 );
+`, `
+-- The keyed fingerprint of the subject salt the ledger is written with
+-- (see salt.go), never the salt: one row, recorded by the first command
+-- that writes subject hashes.
+CREATE TABLE subject_salt (
+	id          INTEGER PRIMARY KEY CHECK (id = 1),
+	fingerprint BLOB NOT NULL,    -- HMAC-SHA256(salt, "lethe subject salt fingerprint v1")
+	recorded_at INTEGER NOT NULL  -- unix microseconds
+);
 `}
 
 // sqliteMigrationSteps run in Go right after the SQL of the migration of
