@@ -131,6 +131,19 @@ func (r *PineconeRules) BulkImport() []Tag {
 	}}
 }
 
+// UnreadWrite is the tag of a request to the index that the proxy
+// forwards unread (permissive mode): a path or API version extract does
+// not read, described by what (its path's pattern and version, never a
+// value). One OpUnattributed for the whole index (Table "<index>/*"), as
+// a bulk import, for reconcile to resolve.
+func (r *PineconeRules) UnreadWrite(what string) []Tag {
+	return []Tag{{
+		Table:  r.index + "/" + AnyNamespace,
+		Op:     OpUnattributed,
+		Reason: what + " is a request Lethe does not read; send writes through the documented paths with a known API version",
+	}}
+}
+
 // fields returns the subject fields of the canonical namespace ns.
 func (r *PineconeRules) fields(ns string) ([]string, bool) {
 	if f, ok := r.namespaces[ns]; ok {

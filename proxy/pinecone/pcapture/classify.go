@@ -15,13 +15,14 @@ import (
 type op uint8
 
 const (
-	opNone         op = iota
-	opUpsert          // REST or gRPC upsert
-	opUpdate          // REST or gRPC update
-	opDelete          // REST or gRPC delete
-	opRecords         // REST records upsert (NDJSON)
-	opBulkImport      // REST bulk import
-	opNonCanonical    // a write path spelled differently
+	opNone         op = iota // a known read, or a request that adds no personal data
+	opUpsert                 // REST or gRPC upsert
+	opUpdate                 // REST or gRPC update
+	opDelete                 // REST or gRPC delete
+	opRecords                // REST records upsert (NDJSON)
+	opBulkImport             // REST bulk import
+	opNonCanonical           // a write path spelled differently, or a path starting with "//"
+	opUnknown                // neither a known read nor a write Lethe reads
 )
 
 // write is a request classified: what it writes and how to read it.
@@ -30,6 +31,8 @@ type write struct {
 	name      string // for messages and logs: "upsert", …
 	grpc      bool
 	namespace string // opRecords: from the path
+	pattern   string // opUnknown: the path with its values hidden (pathPattern)
+	version   string // opUnknown: the API version, as shownVersion shows it
 }
 
 // The REST write paths, exactly as Pinecone's API documents them.
@@ -49,10 +52,41 @@ const (
 	grpcDelete = "/VectorService/Delete"
 )
 
-// classify reads r's method and path, as sent, into a write.
+// classify reads r's method, path as sent and API version into a write.
+// It is an allow-list: a write it reads, a request that passes untouched
+// (routes.go), or else unknown. A write of an API version extract does
+// not read is unknown too.
 func classify(r *http.Request) write {
-	p := r.URL.Path
 	grpc := pinecone.IsGRPC(r)
+	// A request-target starting with "//" is an authority to an upstream
+	// that resolves it as a URL (WHATWG parsing, many gateways): it could
+	// reach another host, or another path, than the one read here.
+	if strings.HasPrefix(r.URL.Path, "//") || strings.HasPrefix(r.URL.EscapedPath(), "//") {
+		return write{op: opNonCanonical, name: "request", grpc: grpc}
+	}
+	segments, ok := pathSegments(r)
+	if !ok {
+		return write{op: opUnknown, name: "request", grpc: grpc, pattern: "(a path that is not valid percent-encoding)", version: "none"}
+	}
+	if w := knownWrite(r, grpc, segments); w.op != opNone {
+		if version, read := apiVersion(r); !read {
+			return write{op: opUnknown, name: w.name, grpc: grpc, pattern: pathPattern(segments), version: version}
+		}
+		return w
+	}
+	if isPass(r, segments, grpc) {
+		return write{}
+	}
+	if nonCanonical(r.URL.Path, r.Method) {
+		return write{op: opNonCanonical, name: "write", grpc: grpc}
+	}
+	version, _ := apiVersion(r)
+	return write{op: opUnknown, name: "request", grpc: grpc, pattern: pathPattern(segments), version: version}
+}
+
+// knownWrite is the write r is, if its path is a write Lethe reads.
+func knownWrite(r *http.Request, grpc bool, segments []string) write {
+	p := r.URL.Path
 	if grpc {
 		switch p {
 		case grpcUpsert:
@@ -63,9 +97,9 @@ func classify(r *http.Request) write {
 			return write{op: opDelete, name: "delete", grpc: true}
 		}
 	}
-	// REST write paths are writes whatever the content type says: an
-	// index host may route by path first. A gRPC body there is then
-	// unreadable as JSON and refused.
+	// REST write paths are writes whatever the method and content type
+	// say: an index host may route by path first. A gRPC body there is
+	// then unreadable as JSON and refused.
 	switch p {
 	case pathUpsert:
 		return write{op: opUpsert, name: "upsert"}
@@ -79,18 +113,14 @@ func classify(r *http.Request) write {
 		}
 		return write{}
 	}
-	if ns, ok := recordsNamespace(p); ok {
-		return write{op: opRecords, name: "records upsert", namespace: ns}
-	}
-	if nonCanonical(p, r.Method) {
-		return write{op: opNonCanonical, name: "write", grpc: grpc}
+	if matchSegments("/records/namespaces/{}/upsert", segments) {
+		return write{op: opRecords, name: "records upsert", namespace: segments[3]}
 	}
 	return write{}
 }
 
-// recordsNamespace reads /records/namespaces/{namespace}/upsert; the
-// namespace may be empty (the Node SDK's default namespace) but holds no
-// slash.
+// recordsNamespace reads /records/namespaces/{namespace}/upsert in a
+// cleaned path (nonCanonical's test); the namespace holds no slash.
 func recordsNamespace(p string) (string, bool) {
 	rest, ok := strings.CutPrefix(p, pathRecordsPrefix)
 	if !ok {

@@ -12,14 +12,29 @@
 //	      POST /bulk/imports
 //	gRPC  /VectorService/Upsert, /VectorService/Update, /VectorService/Delete
 //
-// A path that only cleaning, case or a trailing slash would turn into one
-// of these, and a gRPC write method called other than as gRPC over HTTP/2
-// (gRPC-Web, HTTP/1.1), is refused (LT004, INVALID_ARGUMENT), so that an
-// upstream or gateway that normalises paths or bridges protocols cannot
-// be handed a write Lethe did not read. DELETE
-// /namespaces/{namespace}, deletes by filter and deleteAll are forwarded
-// without a record: they add no personal data, and forget checks the
-// store itself. Every other request passes untouched.
+// Classification is an allow-list. Besides these writes, the requests
+// that pass untouched are the data plane's reads and the operations that
+// add no personal data (routes.go: fetch, list, query, stats, records
+// search, namespaces, bulk import status and cancel, the control plane's
+// index descriptions; DELETE /namespaces/{namespace}; the matching gRPC
+// methods). Deletes by filter and deleteAll are forwarded without a
+// record: they add no personal data, and forget checks the store itself.
+//
+// Refused in every mode (LT004, INVALID_ARGUMENT): a path starting with
+// "//", which an upstream resolving the request-target as a URL reads as
+// another host; a path that only cleaning, case or a trailing slash would
+// turn into a write path; a gRPC write method called other than as gRPC
+// over HTTP/2 (gRPC-Web, HTTP/1.1). So an upstream or gateway that
+// normalises paths or bridges protocols cannot be handed a write Lethe
+// did not read. Paths are never cleaned: the Node SDK's
+// /records/namespaces//upsert is the default namespace's records upsert.
+//
+// Anything else is unknown: a path and method that is neither, or a write
+// whose X-Pinecone-Api-Version is not one whose shapes extract reads
+// (version.go; no header is Pinecone's default, which it reads). In strict
+// mode it is refused (LT004) with a message naming the path's pattern
+// (its values hidden) and the version; in permissive mode it is forwarded
+// and recorded as one unattributed write of "<index>/*" for reconcile.
 //
 // Outcomes: an intent is confirmed on a 2xx answer (REST) or grpc-status 0
 // (gRPC, read from the trailers as the response streams to the client);

@@ -1,6 +1,7 @@
 package pcapture
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -40,23 +41,32 @@ func (h *Hook) Request(ix *pinecone.Index, r *http.Request, body []byte) (pineco
 	if w.op == opNone {
 		return nil, nil
 	}
-	if w.op == opNonCanonical {
+	switch w.op {
+	case opNonCanonical:
 		h.core.Stats.Refused.Add(1)
 		return nil, h.refuse(ix, w, &capture.Refusal{
 			Code:      nonCanonicalCode,
-			Message:   "lethe-proxy: the request is a write in a form Lethe does not read (a write path spelled differently: case, doubled or trailing slashes, dot segments; or a gRPC write method not called as gRPC over HTTP/2); it was not forwarded",
-			Hint:      "send writes as the Pinecone SDKs do: the documented paths (e.g. /vectors/upsert), gRPC over HTTP/2",
-			LogReason: "write in a form Lethe does not read",
+			Message:   "lethe-proxy: the request is in a form Lethe does not read (a path starting with \"//\", which an index host or gateway may read as another host; or a write path spelled differently: case, doubled or trailing slashes, dot segments; or a gRPC write method not called as gRPC over HTTP/2); it was not forwarded",
+			Hint:      "send requests as the Pinecone SDKs do: the documented paths (e.g. /vectors/upsert), gRPC over HTTP/2",
+			LogReason: "request in a form Lethe does not read",
 		})
+	case opUnknown:
+		return h.unknown(ix, w, rules)
 	}
 	tags, err := w.tags(rules, body)
+	return h.intend(ix, w, rules, pinecone.IsGRPC(r), tags, err)
+}
+
+// intend turns a write's tags (or the error reading them) into its durable
+// intent and the call that settles it, or a refusal.
+func (h *Hook) intend(ix *pinecone.Index, w write, rules *extract.PineconeRules, grpc bool, tags []extract.Tag, err error) (pinecone.Call, error) {
 	if err != nil {
 		h.core.Stats.Refused.Add(1)
 		h.log.Warn("pinecone write refused: request body unreadable", "index", ix.Name, "op", w.name, "err", err)
 		return nil, &pinecone.Status{Code: pinecone.CodeInvalidArgument, Message: "lethe-proxy: cannot read the " + w.name +
 			" request, so it was not forwarded: " + strings.TrimPrefix(err.Error(), "extract: ")}
 	}
-	c := &call{hook: h, index: ix.Name, grpc: pinecone.IsGRPC(r)} // the answer comes in the shape the request was sent in
+	c := &call{hook: h, index: ix.Name, grpc: grpc} // the answer comes in the shape the request was sent in
 	var writes []extract.Tag
 	for _, t := range tags {
 		switch t.Op {
@@ -87,6 +97,27 @@ func (h *Hook) Request(ix *pinecone.Index, r *http.Request, body []byte) (pineco
 		return nil, nil
 	}
 	return c, nil
+}
+
+// unknown refuses, in strict mode, a request that is neither a known read
+// nor a write Lethe reads, naming its path's pattern and API version; in
+// permissive mode it forwards it and records one unattributed write of
+// the whole index for reconcile, as a bulk import.
+func (h *Hook) unknown(ix *pinecone.Index, w write, rules *extract.PineconeRules) (pinecone.Call, error) {
+	what := fmt.Sprintf("%s (%s: %s)", w.pattern, versionHeader, w.version)
+	if h.core.Mode() == capture.Strict {
+		h.core.Stats.Refused.Add(1)
+		return nil, h.refuse(ix, w, &capture.Refusal{
+			Code: nonCanonicalCode,
+			Message: "lethe-proxy: " + what + " is neither a read nor a write Lethe knows how to record " +
+				"(an API path or API version it does not read); it was not forwarded",
+			Hint: "send writes with an API version Lethe reads (2024-07 to 2025-10) to the documented paths, " +
+				"or set capture.mode: permissive to forward such requests and record them as unattributed writes for reconcile",
+			LogReason: "unknown request " + what,
+		})
+	}
+	h.log.Warn("pinecone request Lethe does not read forwarded as an unattributed write", "index", ix.Name, "request", what)
+	return h.intend(ix, w, rules, w.grpc, rules.UnreadWrite(what), nil)
 }
 
 // namespaceOf is the namespace of a tag's Table, "<index>/<namespace>".
