@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -64,7 +65,7 @@ func (s *session) adopt(ctx context.Context) error {
 		}
 		late := s.dec.late
 		s.dec.late = nil
-		if err := s.lateWrites(ctx, late); err != nil {
+		if err := s.f.lateWrites(ctx, late); err != nil {
 			return err
 		}
 		name := p.schema + "." + p.relation
@@ -85,9 +86,31 @@ func (s *session) adopt(ctx context.Context) error {
 // as text, as the stream carries them, and returns their changes and how
 // many rows it read.
 func (s *session) adoptRows(ctx context.Context, p published) (changes []ledger.Change, n int, err error) {
-	t, ok := s.f.cfg.Rules.Stored(p.table)
+	seen := 0
+	n, err = readRelation(ctx, s.conn, s.f.cfg.Rules, p, maxAdopt+1, func(r *relation, tuple []column) (err error) {
+		if seen++; seen > maxAdopt {
+			return nil // counted only: the log says to reconcile the rest
+		}
+		changes, err = s.dec.write(r, tuple, changes)
+		return err
+	})
+	return changes, n, err
+}
+
+// querier is a connection or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// readRelation reads up to limit rows of p (all of them when limit is 0),
+// its id and subject columns as text, as the stream carries them, and
+// hands each to row as a tuple of the relation it returns; the tuple is
+// reused for the next row. It returns how many rows it read. A relation
+// dropped meanwhile holds nothing (readError).
+func readRelation(ctx context.Context, q querier, rules *extract.Rules, p published, limit int, row func(*relation, []column) error) (n int, err error) {
+	t, ok := rules.Stored(p.table)
 	if !ok {
-		return nil, 0, fmt.Errorf("walfollow: relation %s.%s belongs to %s, which has no rule", p.schema, p.relation, p.table)
+		return 0, fmt.Errorf("walfollow: relation %s.%s belongs to %s, which has no rule", p.schema, p.relation, p.table)
 	}
 	columns := append([]string{t.ID()}, t.Columns()...)
 	list := make([]string, len(columns))
@@ -98,9 +121,13 @@ func (s *session) adoptRows(ctx context.Context, p published) (changes []ledger.
 	if p.only {
 		from = "ONLY " + from
 	}
-	rows, err := s.conn.Query(ctx, fmt.Sprintf("SELECT %s FROM %s LIMIT %d", strings.Join(list, ", "), from, maxAdopt+1))
+	sql := fmt.Sprintf("SELECT %s FROM %s", strings.Join(list, ", "), from)
+	if limit > 0 {
+		sql += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := q.Query(ctx, sql)
 	if err != nil {
-		return nil, 0, readError(p, err)
+		return 0, readError(p, err)
 	}
 	defer rows.Close()
 	r := &relation{table: t, id: 0, subjects: make([]int, len(columns)-1)}
@@ -114,11 +141,9 @@ func (s *session) adoptRows(ctx context.Context, p published) (changes []ledger.
 	}
 	tuple := make([]column, len(columns))
 	for rows.Next() {
-		if n++; n > maxAdopt {
-			break
-		}
+		n++
 		if err := rows.Scan(dest...); err != nil {
-			return nil, n, fmt.Errorf("walfollow: reading the rows of %s.%s: %w", p.schema, p.relation, err)
+			return n, fmt.Errorf("walfollow: reading the rows of %s.%s: %w", p.schema, p.relation, err)
 		}
 		for i, v := range texts {
 			tuple[i] = column{kind: 'n'}
@@ -126,14 +151,14 @@ func (s *session) adoptRows(ctx context.Context, p published) (changes []ledger.
 				tuple[i] = column{kind: 't', data: []byte(*v)}
 			}
 		}
-		if changes, err = s.dec.write(r, tuple, changes); err != nil {
-			return nil, n, err
+		if err := row(r, tuple); err != nil {
+			return n, err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, n, readError(p, err)
+		return n, readError(p, err)
 	}
-	return changes, n, nil
+	return n, nil
 }
 
 // readError is nil for a relation dropped since it joined: it holds

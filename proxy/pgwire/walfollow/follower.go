@@ -137,6 +137,9 @@ type Follower struct {
 	// ledger (see session.adopt). Like noted, only Prepare and then Run's
 	// sessions touch it.
 	adopting []published
+	// created is set when Prepare created the slot, for DropCreated;
+	// Run clears it.
+	created bool
 	// statusEvery is how often the server hears from the follower at
 	// least (statusInterval; shorter in tests of wal_sender_timeout).
 	statusEvery time.Duration
@@ -165,50 +168,78 @@ func New(cfg Config) (*Follower, error) {
 }
 
 // Prepare checks the server and makes the publications and the slot, so
-// that a proxy that cannot follow says why before it serves anyone.
+// that a proxy that cannot follow says why before it serves anyone. A slot
+// it creates starts with the rows the tables hold (createSlot); until
+// Run, the slot is Prepare's to take back (DropCreated).
 func (f *Follower) Prepare(ctx context.Context) error {
 	conn, err := pgx.Connect(ctx, f.cfg.ConnString)
 	if err != nil {
 		return fmt.Errorf("walfollow: connecting with capture.store: %w", err)
 	}
 	defer conn.Close(context.Background())
-	_, err = f.prepare(ctx, conn)
+	_, f.created, err = f.prepare(ctx, conn)
 	return err
 }
 
-// prepare checks the server, refreshes the publications and makes the
-// slot; it returns the configured tables published in full. Relations
-// that joined the publications while the slot existed are to be adopted;
-// a slot created now follows rows committed from now on (older ones are
-// for reconcile --adopt).
-func (f *Follower) prepare(ctx context.Context, conn *pgx.Conn) ([]string, error) {
-	if err := CheckServer(ctx, conn); err != nil {
-		return nil, err
+// DropCreated drops the slot and the publications when Prepare created
+// the slot: for a start that fails after Prepare, which must not leave a
+// slot keeping the server's WAL. It does nothing when the slot was there
+// before, or once Run has started.
+func (f *Follower) DropCreated(ctx context.Context) error {
+	if !f.created {
+		return nil
 	}
-	full, joined, err := f.refresh(ctx, conn)
+	conn, err := pgx.Connect(ctx, f.cfg.ConnString)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("walfollow: connecting with capture.store to drop slot %s, which this start created: %w", f.cfg.Name, err)
 	}
-	created, err := ensureSlot(ctx, conn, f.cfg.Name)
-	if created {
-		f.log.Info("wal: replication slot created; rows committed from now on are followed", "slot", f.cfg.Name)
-	} else {
+	defer conn.Close(context.Background())
+	if err := Drop(ctx, conn, f.cfg.Name); err != nil {
+		return err
+	}
+	f.created = false
+	return nil
+}
+
+// prepare checks the server, refreshes the publications and makes the
+// slot, with the rows the tables hold (createSlot); it returns the
+// configured tables published in full, and whether it created the slot.
+// Relations that joined the publications while the slot existed are to be
+// adopted.
+func (f *Follower) prepare(ctx context.Context, conn *pgx.Conn) (full []string, created bool, err error) {
+	if err := CheckServer(ctx, conn); err != nil {
+		return nil, false, err
+	}
+	ps, full, joined, err := f.refresh(ctx, conn)
+	if err != nil {
+		return nil, false, err
+	}
+	exists, err := slotExists(ctx, conn, f.cfg.Name)
+	if err != nil {
+		return nil, false, err
+	}
+	if exists {
 		f.toAdopt(joined)
+		return full, false, nil
 	}
-	return full, err
+	if err := f.createSlot(ctx, conn, ps); err != nil {
+		return nil, false, err
+	}
+	return full, true, nil
 }
 
 // refresh brings the publications in line with the catalog and returns
-// the configured tables published in full, and the relations it added.
-func (f *Follower) refresh(ctx context.Context, conn *pgx.Conn) (full []string, joined []published, err error) {
+// the relations published, the configured tables published in full, and
+// the relations it added.
+func (f *Follower) refresh(ctx context.Context, conn *pgx.Conn) (ps []published, full []string, joined []published, err error) {
 	states := map[string]string{}
-	ps, full, err := plan(ctx, conn, f.cfg.Rules, func(table, what string) { states[table] = what })
+	ps, full, err = plan(ctx, conn, f.cfg.Rules, func(table, what string) { states[table] = what })
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	f.report(states)
 	joined, err = syncPublications(ctx, conn, f.cfg.Name, ps)
-	return full, joined, err
+	return ps, full, joined, err
 }
 
 // report logs what changed in how each relation is followed since the
@@ -298,15 +329,15 @@ func (f *Follower) follow(ctx context.Context) error {
 	}
 	defer conn.Close(context.Background())
 	gen := f.generation()
-	full, err := f.prepare(ctx, conn)
+	f.created = false // the start succeeded: the slot is the follower's now
+	full, _, err := f.prepare(ctx, conn)
 	if err != nil {
 		return err
 	}
-	cfg, err := pgconn.ParseConfig(f.cfg.ConnString)
+	cfg, err := f.replicationConfig()
 	if err != nil {
 		return err
 	}
-	cfg.RuntimeParams["replication"] = "database"
 	if f.cfg.DecodingMemKB > 0 {
 		cfg.RuntimeParams["logical_decoding_work_mem"] = strconv.FormatInt(f.cfg.DecodingMemKB, 10) + "kB"
 	}
@@ -332,4 +363,21 @@ func (f *Follower) follow(ctx context.Context) error {
 	s := &session{f: f, conn: conn, repl: repl, rec: recorder{maxBatch: f.cfg.MaxBatch}, dec: newDecoder(f.cfg.Rules, f.cfg.Hasher, resolver(ctx, conn, f.cfg.Rules), &f.Stats)}
 	s.dec.forgotten, s.dec.recent, s.dec.log = f.cfg.Forgotten, f.cfg.Recent, f.log
 	return s.run(ctx)
+}
+
+// lateWrites hands late writes to the backstop, or only logs them when
+// there is none. On an error the session ends, and the rows are read and
+// handed over again.
+func (f *Follower) lateWrites(ctx context.Context, late []lateWrite) error {
+	for _, w := range late {
+		f.log.Warn("wal: a committed row is about a forgotten subject (a late write)", "table", w.table,
+			"subject_hmac", f.cfg.Hasher.Hash(w.subject).String(), "backstop", f.cfg.LateWrite != nil)
+		if f.cfg.LateWrite == nil {
+			continue
+		}
+		if err := f.cfg.LateWrite(ctx, w.table, w.subject); err != nil {
+			return fmt.Errorf("walfollow: deleting a late write in %s: %w", w.table, err)
+		}
+	}
+	return nil
 }

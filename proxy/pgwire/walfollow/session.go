@@ -126,7 +126,7 @@ func (s *session) tick(ctx context.Context) error {
 	}
 	if !now.Before(s.refreshAt) {
 		gen := s.f.generation()
-		full, joined, err := s.f.refresh(ctx, s.conn)
+		_, full, joined, err := s.f.refresh(ctx, s.conn)
 		if err != nil {
 			return err
 		}
@@ -202,24 +202,7 @@ func (s *session) awaitFlight() {
 // earlier flight's, are durable.
 func (s *session) afterDurable(ctx context.Context, f *flight) error {
 	s.f.Stats.Recorded.Add(int64(f.recorded))
-	return s.lateWrites(ctx, f.late)
-}
-
-// lateWrites hands late writes to the backstop, or only logs them when
-// there is none. On an error the session ends, and the rows are read and
-// handed over again.
-func (s *session) lateWrites(ctx context.Context, late []lateWrite) error {
-	for _, w := range late {
-		s.f.log.Warn("wal: a committed row is about a forgotten subject (a late write)", "table", w.table,
-			"subject_hmac", s.f.cfg.Hasher.Hash(w.subject).String(), "backstop", s.f.cfg.LateWrite != nil)
-		if s.f.cfg.LateWrite == nil {
-			continue
-		}
-		if err := s.f.cfg.LateWrite(ctx, w.table, w.subject); err != nil {
-			return fmt.Errorf("walfollow: deleting a late write in %s: %w", w.table, err)
-		}
-	}
-	return nil
+	return s.f.lateWrites(ctx, f.late)
 }
 
 // status confirms what is durable (recorder.confirmable).

@@ -274,17 +274,14 @@ func publicationIs(ctx context.Context, conn *pgx.Conn, name string, ps []publis
 	return maps.Equal(have, want), have, quoted, nil
 }
 
-// ensureSlot creates the slot unless it exists, and refuses one that
+// slotExists reports whether the slot exists, and refuses one that
 // another plugin or database owns.
-func ensureSlot(ctx context.Context, conn *pgx.Conn, name string) (created bool, err error) {
+func slotExists(ctx context.Context, conn *pgx.Conn, name string) (bool, error) {
 	var plugin, database, current string
-	err = conn.QueryRow(ctx, `SELECT coalesce(plugin, ''), coalesce(database::text, ''), current_database()
+	err := conn.QueryRow(ctx, `SELECT coalesce(plugin, ''), coalesce(database::text, ''), current_database()
 		FROM pg_replication_slots WHERE slot_name = $1`, name).Scan(&plugin, &database, &current)
 	if errors.Is(err, pgx.ErrNoRows) {
-		if _, err := conn.Exec(ctx, "SELECT pg_create_logical_replication_slot($1, 'pgoutput')", name); err != nil {
-			return false, fmt.Errorf("walfollow: creating replication slot %s: %w", name, err)
-		}
-		return true, nil
+		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("walfollow: reading replication slot %s: %w", name, err)
@@ -293,7 +290,15 @@ func ensureSlot(ctx context.Context, conn *pgx.Conn, name string) (created bool,
 		return false, fmt.Errorf("walfollow: replication slot %s exists for plugin %q in database %q, not pgoutput in %q: choose another capture.wal_slot or drop it",
 			name, plugin, database, current)
 	}
-	return false, nil
+	return true, nil
+}
+
+// dropSlot drops the slot, if it exists.
+func dropSlot(ctx context.Context, conn *pgx.Conn, name string) error {
+	if _, err := conn.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", name); err != nil {
+		return fmt.Errorf("walfollow: dropping replication slot %s: %w", name, err)
+	}
+	return nil
 }
 
 // resolver names the configured table of a published relation: itself,

@@ -50,8 +50,8 @@ func SlotStatus(ctx context.Context, conn *pgx.Conn, name string) (Slot, error) 
 // Drop drops the slot named name and its publications. The server
 // refuses while a follower streams the slot: stop the proxies first.
 func Drop(ctx context.Context, conn *pgx.Conn, name string) error {
-	if _, err := conn.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", name); err != nil {
-		return fmt.Errorf("walfollow: dropping replication slot %s (stop the proxies that follow it first): %w", name, err)
+	if err := dropSlot(ctx, conn, name); err != nil {
+		return fmt.Errorf("%w (stop the proxies that follow it first)", err)
 	}
 	if _, err := conn.Exec(ctx, fmt.Sprintf("DROP PUBLICATION IF EXISTS %s, %s",
 		pgx.Identifier{name}.Sanitize(), pgx.Identifier{insertsOnly(name)}.Sanitize())); err != nil {
