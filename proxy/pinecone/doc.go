@@ -18,6 +18,9 @@
 //   - a request body is read whole before it is forwarded, up to
 //     Config.MaxRequestBytes, so that an oversized body is answered before
 //     anything reaches the upstream and a Hook sees complete requests;
+//   - a request asking for a protocol upgrade (Upgrade, Connection:
+//     upgrade, CONNECT) is refused INVALID_ARGUMENT: the data plane has
+//     none, and a 101 from the upstream would open a tunnel no Hook sees;
 //   - its own errors (upstream unreachable, body too large, unknown host)
 //     take Pinecone's shapes: REST {"code", "message", "details"} with the
 //     matching HTTP status, gRPC a status code with grpc-message.

@@ -125,6 +125,11 @@ func (e *hookError) Error() string { return e.err.Error() }
 func (e *hookError) Unwrap() error { return e.err }
 
 func (p *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isUpgrade(r) {
+		p.log.Warn("pinecone request asking for a protocol upgrade refused", "method", r.Method)
+		writeStatus(w, r, upgradeRefused)
+		return
+	}
 	ix, st := p.route(r)
 	if st != nil {
 		p.log.Warn("pinecone request for an unknown host", "host", r.Host)
