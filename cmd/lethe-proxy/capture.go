@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/lethe-privacy/lethe/capture"
@@ -21,16 +17,6 @@ import (
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
 	"github.com/lethe-privacy/lethe/proxy/pinecone/pcapture"
 )
-
-// Environment variables that carry the subject salt: never the YAML file,
-// so that the config can be shared and committed without the secret.
-const (
-	envSalt     = "LETHE_SUBJECT_SALT"      // hex, at least 32 bytes
-	envSaltFile = "LETHE_SUBJECT_SALT_FILE" // a file holding at least 32 bytes
-)
-
-// defaultLedgerFile is the embedded ledger beside the config file.
-const defaultLedgerFile = "lethe-ledger.db"
 
 // captured is what capture wiring hands to serve and to forget.
 type captured struct {
@@ -72,15 +58,15 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	if err != nil {
 		return nil, err
 	}
-	salt, err := loadSalt()
+	hasher, err := subjectHasher()
 	if err != nil {
 		return nil, err
 	}
-	hasher, err := ledger.NewHasher(salt)
-	if err != nil {
-		return nil, fmt.Errorf("%w (from %s or %s)", err, envSalt, envSaltFile)
-	}
-	l, where, err := openLedgerWith(cfg.Capture.Ledger, configPath, ledger.Options{Logger: log, Owner: ledgerOwner(cfg), LeaseDuration: cfg.Capture.Ledger.Lease.D(), IntentSync: intentSync(cfg.Capture)})
+	// Forget (the admin API) and the WAL follower use this ledger and
+	// hasher too: serve records the salt for all of them.
+	l, where, err := openLedgerWith(cfg.Capture.Ledger, configPath,
+		ledger.Options{Logger: log, Owner: ledgerOwner(cfg), LeaseDuration: cfg.Capture.Ledger.Lease.D(), IntentSync: intentSync(cfg.Capture)},
+		ledgerSalt{hasher: hasher, record: true})
 	if err != nil {
 		return nil, err
 	}
@@ -170,27 +156,6 @@ func compileRules(tables []config.TableRule) (*extract.Rules, error) {
 	return extract.NewRules(rules)
 }
 
-func loadSalt() ([]byte, error) {
-	if v := os.Getenv(envSalt); v != "" {
-		salt, err := hex.DecodeString(strings.TrimSpace(v))
-		if err != nil {
-			// Not err: hex's message quotes the offending character of the secret.
-			return nil, fmt.Errorf("%s is not hex digits (%d characters); give 64 hex digits, or the salt's file in %s", envSalt, len(strings.TrimSpace(v)), envSaltFile)
-		}
-		return salt, nil
-	}
-	if f := os.Getenv(envSaltFile); f != "" {
-		salt, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", envSaltFile, err)
-		}
-		return salt, nil
-	}
-	return nil, errors.New("capture is configured but no subject salt is set: create one with " +
-		"`head -c 32 /dev/urandom > /etc/lethe/salt && chmod 600 /etc/lethe/salt` and set " +
-		envSaltFile + "=/etc/lethe/salt (or " + envSalt + " to 64 hex digits); keep it secret and never change it, or earlier tags stop matching")
-}
-
 // ledgerOwner is this proxy's name in the ledger: capture.ledger.owner, or
 // the host name and listen address, which a restarted proxy keeps (so its
 // intents left by a crash are its own, resolved at start) and which no
@@ -202,23 +167,6 @@ func ledgerOwner(cfg *config.Config) string {
 	}
 	host, _ := os.Hostname()
 	return host + "/" + cfg.Postgres.Listen
-}
-
-func openLedger(s config.LedgerStore, configPath string) (ledger.Ledger, string, error) {
-	return openLedgerWith(s, configPath, ledger.Options{})
-}
-
-func openLedgerWith(s config.LedgerStore, configPath string, opts ledger.Options) (ledger.Ledger, string, error) {
-	if s.Postgres != "" {
-		l, err := ledger.OpenPostgres(context.Background(), s.Postgres, opts)
-		return l, "postgres", err
-	}
-	path := s.SQLite
-	if path == "" {
-		path = filepath.Join(filepath.Dir(configPath), defaultLedgerFile)
-	}
-	l, err := ledger.OpenSQLite(path, opts)
-	return l, path, err
 }
 
 // recoverIntents resolves the intents that dead ledger handles left

@@ -39,7 +39,30 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	l, where, err := openLedger(cfg.Capture.Ledger, *path)
+	var subject string
+	var hasher *ledger.Hasher
+	if args[0] == "subject" {
+		if subject, err = subjectLine(stdin); err == nil && subject == "" {
+			fmt.Fprintln(stderr, "lethe-proxy ledger subject: give the subject on stdin, e.g. `echo alice@example.com | lethe-proxy ledger subject --config FILE`")
+			return 2
+		}
+		if err == nil {
+			err = admin.CheckSubject(subject)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "lethe-proxy ledger subject:", err)
+			return 2
+		}
+		hasher, err = subjectHasher()
+	} else {
+		hasher, err = optionalSubjectHasher() // counts hashes nothing, but is refused a wrong salt
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "lethe-proxy ledger:", err)
+		return 1
+	}
+	// Reading only: the salt is compared with the ledger's, never recorded.
+	l, where, err := openLedger(cfg.Capture.Ledger, *path, ledgerSalt{hasher: hasher})
 	if err != nil {
 		fmt.Fprintf(stderr, "lethe-proxy ledger: opening %s: %v\n", where, err)
 		return 1
@@ -60,29 +83,7 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	subject, err := subjectLine(stdin)
-	if err == nil && subject == "" {
-		fmt.Fprintln(stderr, "lethe-proxy ledger subject: give the subject on stdin, e.g. `echo alice@example.com | lethe-proxy ledger subject --config FILE`")
-		return 2
-	}
-	if err == nil {
-		err = admin.CheckSubject(subject)
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy ledger subject:", err)
-		return 2
-	}
-	salt, err := loadSalt()
-	if err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy ledger:", err)
-		return 1
-	}
-	h, err := ledger.NewHasher(salt)
-	if err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy ledger:", err)
-		return 1
-	}
-	recs, err := l.BySubject(ctx, h.Hash(subject))
+	recs, err := l.BySubject(ctx, hasher.Hash(subject))
 	if err != nil {
 		fmt.Fprintln(stderr, "lethe-proxy ledger:", err)
 		return 1

@@ -161,14 +161,11 @@ func openReconcile(ctx context.Context, cfg *config.Config, configPath string, a
 	if len(cfg.Capture.Tables) == 0 && len(pcRules) == 0 {
 		return nil, errors.New("nothing to reconcile: the config has no capture.tables and no pinecone.indexes[].namespaces")
 	}
-	salt, err := loadSalt()
-	if err != nil {
+	if run.hasher, err = subjectHasher(); err != nil {
 		return nil, err
 	}
-	if run.hasher, err = ledger.NewHasher(salt); err != nil {
-		return nil, fmt.Errorf("%w (from %s or %s)", err, envSalt, envSaltFile)
-	}
-	l, where, err := openLedger(cfg.Capture.Ledger, configPath)
+	// --adopt writes subject hashes, so it records the salt as serve does.
+	l, where, err := openLedgerWith(cfg.Capture.Ledger, configPath, ledger.Options{Logger: log}, ledgerSalt{hasher: run.hasher, record: adopt})
 	if err != nil {
 		return nil, fmt.Errorf("opening the ledger %s: %w", where, err)
 	}

@@ -81,7 +81,11 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	sc := engine.SweepConfig{Layers: layers, Batch: *batch, DryRun: *dryRun, Logger: log}
 	if !*dryRun {
-		l, where, err := openLedger(cfg.Capture.Ledger, *path)
+		hasher, err := optionalSubjectHasher() // the sweep hashes nothing, but is refused a wrong salt
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+		l, where, err := openLedger(cfg.Capture.Ledger, *path, ledgerSalt{hasher: hasher})
 		if err != nil {
 			return fail(2, "opening the ledger %s: %v", where, err)
 		}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+// saltFile writes a salt of 32 bytes of b to a file of dir and points
+// LETHE_SUBJECT_SALT_FILE at it.
+func useSaltFile(t *testing.T, dir string, b byte) []byte {
+	salt := bytes.Repeat([]byte{b}, 32)
+	path := filepath.Join(dir, "salt-"+hex.EncodeToString([]byte{b}))
+	require.NoError(t, os.WriteFile(path, salt, 0o600))
+	t.Setenv(envSalt, "")
+	t.Setenv(envSaltFile, path)
+	return salt
+}
+
+// ledgerSaltCheck is what the ledger file at path says of salt, read
+// without writing.
+func ledgerSaltCheck(t *testing.T, path string, salt []byte) ledger.SaltCheck {
+	l, err := ledger.OpenSQLite(path, ledger.Options{})
+	require.NoError(t, err)
+	defer l.Close()
+	h, err := ledger.NewHasher(salt)
+	require.NoError(t, err)
+	check, err := l.CheckSalt(context.Background(), h)
+	require.NoError(t, err)
+	return check
+}
+
+func openWithEnvSalt(t *testing.T, store config.LedgerStore, record bool) error {
+	h, err := subjectHasher()
+	require.NoError(t, err)
+	l, _, err := openLedger(store, "", ledgerSalt{hasher: h, record: record})
+	if err == nil {
+		l.Close()
+	}
+	return err
+}
+
+func TestOpenLedger_AnotherSaltIsRefusedNamingTheLedgerAndTheRecovery(t *testing.T) {
+	dir := t.TempDir()
+	store := config.LedgerStore{SQLite: filepath.Join(dir, "ledger.db")}
+	first := useSaltFile(t, dir, 1)
+	require.NoError(t, openWithEnvSalt(t, store, true))
+
+	other := useSaltFile(t, dir, 2)
+	for _, record := range []bool{true, false} {
+		err := openWithEnvSalt(t, store, record)
+		require.ErrorIs(t, err, ledger.ErrSaltMismatch)
+		msg := err.Error()
+		assert.Contains(t, msg, store.SQLite, "names the ledger")
+		assert.Contains(t, msg, "another subject salt")
+		assert.Contains(t, msg, os.Getenv(envSaltFile), "names where the salt was read from")
+		assert.Contains(t, msg, "Point LETHE_SUBJECT_SALT_FILE (or LETHE_SUBJECT_SALT) at the salt this ledger was written with")
+		assert.Contains(t, msg, "point capture.ledger at a new ledger")
+		assert.NotContains(t, msg, hex.EncodeToString(other[:4]), "never the salt")
+	}
+	assert.Equal(t, ledger.SaltMatched, ledgerSaltCheck(t, store.SQLite, first), "the refused salt changed nothing")
+
+	useSaltFile(t, dir, 1)
+	require.NoError(t, openWithEnvSalt(t, store, true), "the original salt opens it again")
+}
+
+func TestOpenLedger_ReadingCommandsNeverRecordTheSalt(t *testing.T) {
+	dir := t.TempDir()
+	ledgerPath := filepath.Join(dir, "ledger.db")
+	cfg := filepath.Join(dir, "lethe.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("postgres: {upstream: 127.0.0.1:5432}\nlog: {level: error}\ncapture:\n  ledger: {sqlite: "+ledgerPath+"}\n"), 0o600))
+	salt := useSaltFile(t, dir, 3)
+
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, ledgerCmd([]string{"counts", "--config", cfg}, strings.NewReader(""), &stdout, &stderr), stderr.String())
+	require.Equal(t, 0, ledgerCmd([]string{"subject", "--config", cfg}, strings.NewReader("alice\n"), &stdout, &stderr), stderr.String())
+	assert.Equal(t, ledger.SaltUnrecorded, ledgerSaltCheck(t, ledgerPath, salt))
+
+	t.Setenv(envSaltFile, "")
+	require.Equal(t, 0, ledgerCmd([]string{"counts", "--config", cfg}, strings.NewReader(""), &stdout, &stderr), "counts needs no salt: %s", stderr.String())
+}
+
+func TestLedgerCmd_AnotherSaltIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	ledgerPath := filepath.Join(dir, "ledger.db")
+	cfg := filepath.Join(dir, "lethe.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("postgres: {upstream: 127.0.0.1:5432}\nlog: {level: error}\ncapture:\n  ledger: {sqlite: "+ledgerPath+"}\n"), 0o600))
+	useSaltFile(t, dir, 4)
+	require.NoError(t, openWithEnvSalt(t, config.LedgerStore{SQLite: ledgerPath}, true))
+
+	useSaltFile(t, dir, 5)
+	for _, args := range [][]string{{"subject", "--config", cfg}, {"counts", "--config", cfg}} {
+		var stdout, stderr bytes.Buffer
+		code := ledgerCmd(args, strings.NewReader("alice\n"), &stdout, &stderr)
+		assert.Equal(t, 1, code, args[0])
+		assert.Contains(t, stderr.String(), "was written with another subject salt", args[0])
+		assert.Empty(t, stdout.String(), args[0])
+	}
+}
+
+func TestPostgresLedgerName_HasNoCredentials(t *testing.T) {
+	name := postgresLedgerName("postgres://ledger_user:s3cret@db.internal:5433/lethe?sslmode=require")
+	assert.Equal(t, "postgres://db.internal:5433/lethe", name)
+	name = postgresLedgerName("host=db.internal port=5432 user=u password=s3cret dbname=lethe")
+	assert.Equal(t, "postgres://db.internal:5432/lethe", name)
+}
