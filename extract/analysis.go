@@ -143,7 +143,7 @@ func (r *Rules) analyzeStmt(n *pg.Node, sp []string) []*Analysis {
 		s := n.GetInsertStmt()
 		out := r.writableCTEs(s.WithClause, sp)
 		for _, t := range r.relation(s.Relation, sp) {
-			out = append(out, t.write(func() *Analysis { return analyzeInsert(t, s) }))
+			out = append(out, t.write(func() *Analysis { return r.analyzeInsert(t, s) }))
 		}
 		return out
 	case n.GetUpdateStmt() != nil:

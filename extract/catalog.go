@@ -110,6 +110,7 @@ func (wf *WriterFinder) Find(c Catalog) Writers {
 	derived := wf.rels.derive(wf.r, c.Relations)
 	w := wf.r.findWriters(c, routines, rules, derived)
 	w.Relations = derived
+	w.ColumnOrders = wf.r.columnOrders(c.Relations, derived)
 	w.PathSetters = findPathSetters(c)
 	return w
 }

@@ -25,6 +25,12 @@ type DDLChange struct {
 	// read again. Empty when the catalog must be read again but no write
 	// needs to wait for it.
 	Tables []string
+	// Reordered are the configured tables whose column order the DDL may
+	// change, itself or through a relation that writes them (ADD or DROP
+	// COLUMN, DROP TABLE or VIEW, CREATE TABLE of their name; sorted): an
+	// INSERT without a column list into them is unattributed until the
+	// catalog has been read again (WithPendingColumnOrder).
+	Reordered []string
 }
 
 // ClassifyDDL reports whether sql (one statement, or several) holds DDL
@@ -35,13 +41,15 @@ type DDLChange struct {
 // SCHEMA, CREATE SCHEMA, and DO blocks (which may run any of them). Other statements are turned away on
 // their first word, without a parse. CREATE TABLE (… AS) and ALTER TABLE …
 // ADD COLUMN of a table that is not temporary count too, with no tables:
-// the table or column may need a rule (coverage, capture/coverage).
+// the table or column may need a rule (coverage, capture/coverage). So do
+// DDL that may change a configured table's column order (ADD or DROP
+// COLUMN, DROP and CREATE TABLE), with Reordered.
 func (r *Rules) ClassifyDDL(sql string) (DDLChange, bool) {
-	tables := tableSet{}
+	tables, reordered := tableSet{}, tableSet{}
 	var found bool
 	switch {
-	case firstWordIs(sql, "create", "alter", "do"):
-		found = r.classifyDDL(sql, tables)
+	case firstWordIs(sql, "create", "alter", "do", "drop"):
+		found = r.classifyDDL(sql, tables, reordered)
 	case strings.Contains(sql, ";") && mayHoldDDL(sql):
 		// Several statements, or a semicolon in a literal: only the
 		// statements that begin like DDL are parsed, not a whole write.
@@ -50,7 +58,7 @@ func (r *Rules) ClassifyDDL(sql string) (DDLChange, bool) {
 			return DDLChange{}, false // the server refuses it too
 		}
 		for _, stmt := range stmts {
-			if firstWordIs(stmt, "create", "alter", "do") && r.classifyDDL(stmt, tables) {
+			if firstWordIs(stmt, "create", "alter", "do", "drop") && r.classifyDDL(stmt, tables, reordered) {
 				found = true
 			}
 		}
@@ -62,18 +70,26 @@ func (r *Rules) ClassifyDDL(sql string) (DDLChange, bool) {
 	if len(tables) > 0 {
 		c.Tables = tables.names()
 	}
+	if len(reordered) > 0 {
+		c.Reordered = reordered.names()
+	}
 	return c, true
 }
 
 // classifyDDL parses sql and adds to tables the configured tables its DDL
-// names; it reports whether it holds DDL ClassifyDDL follows.
-func (r *Rules) classifyDDL(sql string, tables tableSet) bool {
+// names, and to reordered those whose column order it may change; it
+// reports whether it holds DDL ClassifyDDL follows.
+func (r *Rules) classifyDDL(sql string, tables, reordered tableSet) bool {
 	res, err := pg.Parse(sql)
 	if err != nil {
 		return false // the server refuses it too
 	}
 	found := false
 	for _, raw := range res.Stmts {
+		if re := r.reorders(raw.Stmt); len(re) > 0 {
+			found = true
+			reordered.addAll(re)
+		}
 		relevant, concerns := r.ddlStmt(raw.Stmt)
 		if !relevant {
 			continue
@@ -90,7 +106,7 @@ func (r *Rules) classifyDDL(sql string, tables tableSet) bool {
 
 // mayHoldDDL is ClassifyDDL's filter for a text of several statements.
 func mayHoldDDL(sql string) bool {
-	for _, w := range []string{"create", "alter", "do"} {
+	for _, w := range []string{"create", "alter", "do", "drop"} {
 		if namedIn(sql, w) {
 			return true
 		}
@@ -154,6 +170,62 @@ func (r *Rules) ddlStmt(n *pg.Node) (relevant bool, c concern) {
 	// DROP only takes ways of writing away: what Lethe still believes in
 	// until the next read over-attributes or refuses, and misses nothing.
 	return false, nothing
+}
+
+// reorders returns the configured tables whose column order n may
+// change: ALTER TABLE … ADD or DROP COLUMN, DROP TABLE, VIEW or FOREIGN
+// TABLE, and CREATE TABLE (a table dropped and created again), of a
+// configured table or a relation that writes one.
+func (r *Rules) reorders(n *pg.Node) tableSet {
+	out := tableSet{}
+	switch {
+	case n.GetAlterTableStmt() != nil:
+		s := n.GetAlterTableStmt()
+		for _, c := range s.Cmds {
+			if cmd := c.GetAlterTableCmd(); cmd != nil &&
+				(cmd.Subtype == pg.AlterTableType_AT_AddColumn || cmd.Subtype == pg.AlterTableType_AT_DropColumn) {
+				out.addAll(r.namedRelation(s.Relation.GetSchemaname(), s.Relation.GetRelname()))
+			}
+		}
+	case n.GetDropStmt() != nil:
+		s := n.GetDropStmt()
+		switch s.RemoveType {
+		case pg.ObjectType_OBJECT_TABLE, pg.ObjectType_OBJECT_VIEW, pg.ObjectType_OBJECT_FOREIGN_TABLE:
+		default:
+			return out
+		}
+		for _, o := range s.Objects {
+			var parts []string
+			for _, item := range o.GetList().GetItems() {
+				parts = append(parts, item.GetString_().GetSval())
+			}
+			switch len(parts) {
+			case 1:
+				out.addAll(r.namedRelation("", parts[0]))
+			case 2, 3: // [catalog.]schema.name
+				out.addAll(r.namedRelation(parts[len(parts)-2], parts[len(parts)-1]))
+			}
+		}
+	case n.GetCreateStmt() != nil:
+		rv := n.GetCreateStmt().Relation
+		out.addAll(r.namedRelation(rv.GetSchemaname(), rv.GetRelname()))
+	case n.GetCreateTableAsStmt() != nil:
+		rv := n.GetCreateTableAsStmt().GetInto().GetRel()
+		out.addAll(r.namedRelation(rv.GetSchemaname(), rv.GetRelname()))
+	}
+	return out
+}
+
+// namedRelation returns the configured tables that the relation
+// schema.relname may be or write (schema "" may be any schema).
+func (r *Rules) namedRelation(schema, relname string) tableSet {
+	out := tableSet{}
+	for _, t := range r.byName[relname] {
+		if schema == "" || schema == t.schema || (schema == "pg_temp" && strings.HasPrefix(t.schema, "pg_temp")) {
+			out[r.tables[t.name]] = true
+		}
+	}
+	return out
 }
 
 // temporary reports whether a CREATE TABLE makes a temporary table, which

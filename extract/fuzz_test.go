@@ -13,31 +13,43 @@ func FuzzAnalyzeTags(f *testing.F) {
 	f.Add(`INSERT INTO docs (id, user_id, cmetadata) VALUES ($1, $2, $3)`, []byte("a"), []byte("u"), []byte(`{"user_id":"x"}`), false)
 	f.Add(`DELETE FROM docs WHERE id = ANY($1)`, []byte(`{a,"b"}`), []byte(nil), []byte(nil), false)
 	f.Add(`UPDATE docs SET cmetadata = $1 WHERE id IN ($2, $3)`, []byte{1, '{', '}'}, uuidBytes, be64(3), true)
-	r := testRules(f)
+	// INSERT without a column list, with the catalog's column orders.
+	f.Add(`INSERT INTO docs VALUES ($1, 'x', $2, $3)`, []byte("a"), []byte("u"), []byte(`{"user_id":"x"}`), false)
+	f.Add(`INSERT INTO docs VALUES ('a', DEFAULT, $1), ($2, 'y', 'v', NULL, NULL)`, []byte("u"), []byte("b"), []byte(nil), false)
+	f.Add(`INSERT INTO docs SELECT $1, 'x', $2::text`, uuidBytes, []byte("u"), []byte(nil), true)
+	f.Add(`INSERT INTO items_2025 VALUES ('t', $1, $2) ON CONFLICT DO NOTHING`, []byte("u"), be64(3), []byte(nil), true)
+	f.Add(`INSERT INTO items_vv VALUES ($1, $2), ($3)`, []byte("a"), []byte("u"), []byte("b"), false)
+	rules := []*Rules{testRules(f), orderRules(f)}
 	f.Fuzz(func(t *testing.T, sql string, p1, p2, p3 []byte, bin bool) {
-		as, err := r.Analyze(sql, []string{"vecs", "public"})
-		if err != nil {
-			return
-		}
-		if len(as) > 0 && !r.Mentions(sql) {
-			t.Fatalf("Analyze found %s in %q but Mentions said no", as[0].Table, sql)
-		}
-		p := Params{Values: [][]byte{p1, p2, p3}}
-		if bin {
-			p.Formats = []int16{1}
-		}
-		for _, a := range as {
-			tags, err := a.Tags(p)
-			if err != nil {
-				continue
-			}
-			for _, tg := range tags {
-				if tg.Table != a.Table || tg.Op == 0 {
-					t.Fatalf("bad tag %+v from %s analysis", tg, a.Kind)
-				}
-			}
+		for _, r := range rules {
+			analyzeTagsOnce(t, r, sql, p1, p2, p3, bin)
 		}
 	})
+}
+
+func analyzeTagsOnce(t *testing.T, r *Rules, sql string, p1, p2, p3 []byte, bin bool) {
+	as, err := r.Analyze(sql, []string{"vecs", "public"})
+	if err != nil {
+		return
+	}
+	if len(as) > 0 && !r.Mentions(sql) {
+		t.Fatalf("Analyze found %s in %q but Mentions said no", as[0].Table, sql)
+	}
+	p := Params{Values: [][]byte{p1, p2, p3}}
+	if bin {
+		p.Formats = []int16{1}
+	}
+	for _, a := range as {
+		tags, err := a.Tags(p)
+		if err != nil {
+			continue
+		}
+		for _, tg := range tags {
+			if tg.Table != a.Table || tg.Op == 0 {
+				t.Fatalf("bad tag %+v from %s analysis", tg, a.Kind)
+			}
+		}
+	}
 }
 
 // fuzzCopyStatements are the COPY shapes FuzzCopyDecoder picks from.

@@ -6,51 +6,48 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
-// analyzeInsert handles INSERT INTO t (cols) VALUES (…), (…) [ON CONFLICT …].
-// Each VALUES row becomes one tag at execution time. Anything whose rows
-// come from a query (INSERT … SELECT) is unattributed.
-func analyzeInsert(t *table, s *pg.InsertStmt) *Analysis {
+// analyzeInsert handles INSERT INTO t [(cols)] VALUES (…), (…) [ON
+// CONFLICT …], and INSERT … SELECT of one row of plain values. Each row
+// becomes one tag at execution time. Without a column list the values go
+// to t's columns in the catalog's order (columnorder.go). Anything whose
+// rows come from a query is unattributed.
+func (r *Rules) analyzeInsert(t *table, s *pg.InsertStmt) *Analysis {
 	a := &Analysis{Table: t.name, Kind: KindInsert, t: t}
 	if s.SelectStmt == nil {
 		// INSERT … DEFAULT VALUES: one row, database-generated id, no subject.
 		a.rows = []row{{cols: make([]value, len(t.columns))}}
 		return a
 	}
-	sel := s.SelectStmt.GetSelectStmt()
-	if sel == nil || len(sel.ValuesLists) == 0 || sel.WithClause != nil || sel.Larg != nil {
+	lists, ok := insertedRows(s.SelectStmt.GetSelectStmt())
+	if !ok {
 		return unattributed(t, "INSERT … SELECT: the rows come from a query Lethe cannot evaluate; insert with VALUES")
 	}
-	if len(s.Cols) == 0 {
-		return unattributed(t, "INSERT without a column list: name the columns so Lethe can find the id and subject")
+	names, reason := r.insertColumns(t, s, len(lists[0]))
+	if reason != "" {
+		return unattributed(t, reason)
 	}
-	// Where each VALUES position goes: -2 ignored, -1 id, else t.columns index.
-	dest := make([]int, len(s.Cols))
-	for i, c := range s.Cols {
-		rt := c.GetResTarget()
-		dest[i] = -2
-		if rt == nil {
-			continue
-		}
-		switch {
-		case rt.Name == t.id:
+	// Where each value position goes: -2 ignored, -1 id, else t.columns index.
+	dest := make([]int, len(names))
+	for i, name := range names {
+		switch c := t.columnIndex(name); {
+		case name == t.id:
 			dest[i] = -1
-		case t.columnIndex(rt.Name) >= 0:
-			dest[i] = t.columnIndex(rt.Name)
+		case c >= 0:
+			dest[i] = c
 		default:
-			continue
-		}
-		if len(rt.Indirection) > 0 {
-			return unattributed(t, fmt.Sprintf("INSERT into a field or element of column %s", quoteIdent(rt.Name)))
+			dest[i] = -2
 		}
 	}
-	a.rows = make([]row, 0, len(sel.ValuesLists))
-	for ri, vl := range sel.ValuesLists {
-		l := vl.GetList()
-		if l == nil || len(l.Items) != len(s.Cols) {
+	a.rows = make([]row, 0, len(lists))
+	for ri, items := range lists {
+		if len(items) != len(names) {
+			if len(s.Cols) == 0 {
+				return unattributed(t, fmt.Sprintf("VALUES row %d does not have as many values as row 1", ri+1))
+			}
 			return unattributed(t, fmt.Sprintf("VALUES row %d does not have one value per listed column", ri+1))
 		}
 		rw := row{cols: make([]value, len(t.columns))}
-		for i, item := range l.Items {
+		for i, item := range items {
 			switch d := dest[i]; {
 			case d == -1:
 				rw.id = valueOf(item)
@@ -70,6 +67,76 @@ func analyzeInsert(t *table, s *pg.InsertStmt) *Analysis {
 		}
 	}
 	return a
+}
+
+// insertedRows returns the value expressions of each row an INSERT's
+// source yields: the rows of VALUES, or the one row of a SELECT of plain
+// values (literals, parameters, casts of them) with no FROM, WHERE or
+// anything else that could change how many rows it yields. ok is false
+// for any other query.
+func insertedRows(sel *pg.SelectStmt) (rows [][]*pg.Node, ok bool) {
+	if sel == nil || sel.WithClause != nil || sel.Larg != nil || sel.Op != pg.SetOperation_SETOP_NONE {
+		return nil, false
+	}
+	if len(sel.ValuesLists) > 0 {
+		rows = make([][]*pg.Node, len(sel.ValuesLists))
+		for i, vl := range sel.ValuesLists {
+			l := vl.GetList()
+			if l == nil {
+				return nil, false
+			}
+			rows[i] = l.Items
+		}
+		return rows, true
+	}
+	if len(sel.TargetList) == 0 || len(sel.FromClause) > 0 || sel.WhereClause != nil || len(sel.GroupClause) > 0 ||
+		sel.HavingClause != nil || len(sel.WindowClause) > 0 || len(sel.DistinctClause) > 0 || len(sel.SortClause) > 0 ||
+		sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.LockingClause) > 0 || sel.IntoClause != nil {
+		return nil, false
+	}
+	row := make([]*pg.Node, len(sel.TargetList))
+	for i, n := range sel.TargetList {
+		rt := n.GetResTarget()
+		if rt == nil {
+			return nil, false
+		}
+		// A function could return a set (several rows): only plain values.
+		if k := valueOf(rt.Val).kind; k != valConst && k != valParam && k != valNull {
+			return nil, false
+		}
+		row[i] = rt.Val
+	}
+	return [][]*pg.Node{row}, true
+}
+
+// insertColumns names the columns an INSERT's value positions write: its
+// column list, or without one the first width columns of t in the
+// catalog's order. reason says why they cannot be known.
+func (r *Rules) insertColumns(t *table, s *pg.InsertStmt, width int) (names []string, reason string) {
+	if len(s.Cols) == 0 {
+		order, reason := r.columnOrder(t)
+		if reason != "" {
+			return nil, reason
+		}
+		if width > len(order) {
+			return nil, fmt.Sprintf("INSERT without a column list has %d values, but %s.%s had %d columns when Lethe last read the catalog (it is read every minute and after DDL through the proxy): name the columns, or insert again after the next read",
+				width, quoteIdent(t.schema), quoteIdent(t.relname), len(order))
+		}
+		return order[:width], ""
+	}
+	names = make([]string, len(s.Cols))
+	for i, c := range s.Cols {
+		rt := c.GetResTarget()
+		if rt == nil {
+			names[i] = "\x00" // NUL is in no identifier: writes nothing Lethe reads
+			continue
+		}
+		names[i] = rt.Name
+		if len(rt.Indirection) > 0 && (rt.Name == t.id || t.columnIndex(rt.Name) >= 0) {
+			return nil, fmt.Sprintf("INSERT into a field or element of column %s", quoteIdent(rt.Name))
+		}
+	}
+	return names, ""
 }
 
 // conflictUpdate checks ON CONFLICT … DO UPDATE SET. Setting a subject

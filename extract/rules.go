@@ -33,6 +33,13 @@ type Rules struct {
 	// why writes are unattributed meanwhile (WithPendingDDL).
 	pending       []*table
 	pendingReason string
+	// orders are the relations' live columns in attnum order, by
+	// "schema.name" (columnorder.go); nil when the catalog was not read.
+	orders map[string][]string
+	// orderPending are the tables of DDL that may change their column
+	// order, not read from the catalog yet (WithPendingColumnOrder).
+	orderPending       []*table
+	orderPendingReason string
 }
 
 // table is one compiled rule.

@@ -18,7 +18,7 @@ func TestAnalyze_UnattributableWrites(t *testing.T) {
 		"COPY from file":       `COPY docs (id, user_id) FROM '/tmp/docs.csv' WITH (FORMAT csv)`,
 		"COPY from program":    `COPY docs (id, user_id) FROM PROGRAM 'cat /tmp/x'`,
 		"COPY no column list":  `COPY docs FROM STDIN`,
-		"EXPLAIN ANALYZE":      `EXPLAIN (ANALYZE) INSERT INTO docs (id, user_id) SELECT 1, 2`,
+		"EXPLAIN ANALYZE":      `EXPLAIN (ANALYZE) INSERT INTO docs (id, user_id) SELECT id, user_id FROM staging`,
 		"PREPARE of an insert": `PREPARE p (text, text) AS INSERT INTO docs (id, user_id) VALUES ($1, $2)`,
 	}
 	for name, sql := range cases {

@@ -32,6 +32,10 @@ type Writers struct {
 	// SortUncovered's order. FindWriters leaves it empty: the caller
 	// fills it from its coverage check.
 	Uncovered []UncoveredRelation
+	// ColumnOrders are the live columns, in attnum order, of the
+	// configured tables and of Relations, by "schema.name": what an
+	// INSERT without a column list writes (columnorder.go).
+	ColumnOrders map[string][]string
 }
 
 // WriterFunction is a function or procedure that writes configured tables
@@ -79,7 +83,8 @@ func (w Writers) Equal(o Writers) bool {
 		return a.Schema == b.Schema && a.Name == b.Name && slices.Equal(a.Tables, b.Tables)
 	}) && slices.EqualFunc(w.Fired, o.Fired, func(a, b FiredRelation) bool {
 		return a.Schema == b.Schema && a.Name == b.Name && a.By == b.By && a.Events == b.Events && slices.Equal(a.Tables, b.Tables)
-	}) && slices.EqualFunc(w.Relations, o.Relations, DerivedRelation.equal) && slices.Equal(w.PathSetters, o.PathSetters) && slices.Equal(w.Uncovered, o.Uncovered)
+	}) && slices.EqualFunc(w.Relations, o.Relations, DerivedRelation.equal) && slices.Equal(w.PathSetters, o.PathSetters) && slices.Equal(w.Uncovered, o.Uncovered) &&
+		equalColumnOrders(w.ColumnOrders, o.ColumnOrders)
 }
 
 // writerIndex is Writers compiled for the hot path.
@@ -108,7 +113,8 @@ type firedRel struct {
 // written that way, and Mentions answers true for their names; a write to
 // one of w's derived relations is analysed as a write to its table (or
 // refused, when the relation says so); a write adding or changing rows of
-// one of w's uncovered relations yields a KindUncovered Analysis. r is not
+// one of w's uncovered relations yields a KindUncovered Analysis; an
+// INSERT without a column list follows w's column orders. r is not
 // modified; the writers of r, if any, are replaced. Tables w names that r does not configure are
 // ignored.
 func (r *Rules) WithWriters(w Writers) *Rules {
@@ -159,6 +165,7 @@ func (r *Rules) WithWriters(w Writers) *Rules {
 	if len(idx.funcs) > 0 || len(idx.fired) > 0 {
 		n.writers = idx
 	}
+	n.orders = w.ColumnOrders
 	n.pathSetters = newPathSetterIndex(w.PathSetters)
 	if n.uncovered = newUncoveredIndex(w.Uncovered); n.uncovered != nil {
 		for name := range n.uncovered.schemas {
