@@ -10,7 +10,7 @@ import (
 // real one, and tests plug in fakes.
 type Engine interface {
 	Preview(ctx context.Context, subject string) (engine.Preview, error)
-	Forget(ctx context.Context, subject, confirmToken string) (engine.Receipt, error)
+	Forget(ctx context.Context, subject, confirmToken string, options ...engine.ForgetOptions) (engine.Receipt, error)
 	Status(ctx context.Context, id string) (engine.Status, error)
 	Certificate(ctx context.Context, id string) ([]byte, error)
 	Lift(ctx context.Context, subject string) (bool, error)

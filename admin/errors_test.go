@@ -61,6 +61,31 @@ func TestErrors_EngineErrorsMapToStatusAndAdvice(t *testing.T) {
 	}
 }
 
+// A forget whose preview found nothing, confirmed without nothing_found,
+// is refused with the near misses counted and the flag named; the
+// subject is not in the answer.
+func TestErrors_NothingFoundNamesTheFlagAndTheNearMisses(t *testing.T) {
+	eng := cannedEngine()
+	eng.err = &engine.NothingFoundError{NearMisses: engine.NearMisses{LedgerRecords: 2, Records: 3}}
+	h := newHarness(t, eng)
+	w := h.do("POST", "/v1/forget", operatorToken, `{"subject":"Bob@Example.com","confirm_token":"tok"}`)
+	require.Equal(t, http.StatusConflict, w.Code, "body: %s", w.Body)
+	b := errorBody(t, w)
+	assert.Equal(t, "nothing_found", b.Code)
+	assert.Equal(t, &engine.NearMisses{LedgerRecords: 2, Records: 3}, b.NearMisses)
+	assert.Contains(t, b.Error, "no records of this subject were found in any layer")
+	assert.Contains(t, b.Error, "2 ledger records and 3 store records")
+	assert.Contains(t, b.Error, "nothing_found")
+	assert.NotContains(t, w.Body.String(), "Bob@Example.com")
+
+	eng.err = engine.ErrRecordsFound
+	w = h.do("POST", "/v1/forget", operatorToken, `{"subject":"Bob@Example.com","confirm_token":"tok","nothing_found":true}`)
+	require.Equal(t, http.StatusConflict, w.Code, "body: %s", w.Body)
+	b = errorBody(t, w)
+	assert.Equal(t, "records_found", b.Code)
+	assert.Contains(t, b.Error, "confirm without nothing_found")
+}
+
 func TestErrors_InternalErrorsAreLogged(t *testing.T) {
 	eng := cannedEngine()
 	eng.err = errors.New("pgvector: connection reset")

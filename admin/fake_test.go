@@ -44,8 +44,14 @@ func (f *fakeEngine) Preview(ctx context.Context, subject string) (engine.Previe
 	return f.preview, f.err
 }
 
-func (f *fakeEngine) Forget(ctx context.Context, subject, confirmToken string) (engine.Receipt, error) {
-	f.record("Forget " + subject + " " + confirmToken)
+func (f *fakeEngine) Forget(ctx context.Context, subject, confirmToken string, options ...engine.ForgetOptions) (engine.Receipt, error) {
+	call := "Forget " + subject + " " + confirmToken
+	for _, o := range options {
+		if o.NothingFound {
+			call += " nothing_found"
+		}
+	}
+	f.record(call)
 	return f.receipt, f.err
 }
 

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/lethe-privacy/lethe/engine"
 )
 
 // SubjectRequest is the body of preview and lift.
@@ -12,10 +14,14 @@ type SubjectRequest struct {
 }
 
 // ForgetRequest is the body of a forget: the subject again and the
-// confirm token its preview returned.
+// confirm token its preview returned. NothingFound confirms a forget whose
+// preview found no record of the subject (nothing_found in the preview):
+// without it such a forget is refused, so that a mistyped subject is not
+// certified as erased.
 type ForgetRequest struct {
 	Subject      string `json:"subject"`
 	ConfirmToken string `json:"confirm_token"`
+	NothingFound bool   `json:"nothing_found,omitempty"`
 }
 
 // LiftResult says whether the subject had a tombstone to lift.
@@ -65,7 +71,7 @@ func (s *server) forget(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", "confirm_token is empty; run preview first and send the confirm_token it returns")
 		return
 	}
-	rc, err := s.engine.Forget(r.Context(), req.Subject, req.ConfirmToken)
+	rc, err := s.engine.Forget(r.Context(), req.Subject, req.ConfirmToken, engine.ForgetOptions{NothingFound: req.NothingFound})
 	if err != nil {
 		s.engineError(w, r, err, req.Subject)
 		return

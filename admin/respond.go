@@ -15,11 +15,13 @@ import (
 )
 
 // ErrorBody is every error response: a message saying what to do, a stable
-// code for programs, and for a reused confirm token the request it opened.
+// code for programs, for a reused confirm token the request it opened, and
+// for a forget that found nothing (nothing_found) its near misses.
 type ErrorBody struct {
-	Error     string `json:"error"`
-	Code      string `json:"code"`
-	RequestID string `json:"request_id,omitempty"`
+	Error      string             `json:"error"`
+	Code       string             `json:"code"`
+	RequestID  string             `json:"request_id,omitempty"`
+	NearMisses *engine.NearMisses `json:"near_misses,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -48,8 +50,21 @@ type apiError struct {
 // mapError maps an engine error to its answer; ok is false for errors the
 // caller cannot act on (answered 500).
 func mapError(err error) (apiError, bool) {
-	var used *engine.UsedTokenError
+	var (
+		used    *engine.UsedTokenError
+		nothing *engine.NothingFoundError
+	)
 	switch {
+	case errors.As(err, &nothing):
+		// The engine's message carries only counts and what to do.
+		return apiError{http.StatusConflict, ErrorBody{
+			Error: strings.TrimPrefix(nothing.Error(), "engine: "), Code: "nothing_found", NearMisses: &nothing.NearMisses,
+		}}, true
+	case errors.Is(err, engine.ErrRecordsFound):
+		return apiError{http.StatusConflict, ErrorBody{
+			Error: "nothing_found was set, but records of this subject were found; run preview again and confirm without nothing_found",
+			Code:  "records_found",
+		}}, true
 	case errors.As(err, &used):
 		return apiError{http.StatusConflict, ErrorBody{
 			Error: "the confirm token was already used; follow the request it opened (request_id)",

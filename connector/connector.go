@@ -29,6 +29,14 @@ type Layer interface {
 	// Cleanup physically removes what the delete left (VACUUM), when
 	// configured; a no-op otherwise.
 	Cleanup(ctx context.Context) error
+	// NearMisses counts the records that do not name subject exactly but
+	// name it once case, surrounding whitespace and Unicode normalisation
+	// are ignored: the records a mistyped subject misses. variants are
+	// such spellings of subject (lower- and upper-cased, trimmed, NFC and
+	// NFD), for a store that cannot normalise what it holds; a store that
+	// can compares normalised forms instead. Counts only: neither the
+	// subject nor what matched is ever logged or returned.
+	NearMisses(ctx context.Context, subject string, variants []string) (int64, error)
 }
 
 // Absence is one verification of a layer: the subject's records still

@@ -51,6 +51,28 @@ const claimStatement = "Lethe deleted the records of the data subject identified
 	"listed in scope, then queried each layer again and found none left (residual 0). It speaks only for the live " +
 	"data of those layers at issued_at."
 
+// nothingFoundStatement is the claim of a forget that found no record of
+// the subject: the ledger held none and no layer held a matching record,
+// so nothing was deleted. Subjects are compared as exact bytes, which the
+// claim says, so that it is not read as covering other spellings.
+const nothingFoundStatement = "No records of the data subject identified by this certificate were found in any layer listed " +
+	"in scope: the ledger held none under its HMAC, no layer held a record naming it, and nothing was deleted; each " +
+	"layer was queried again and none found (residual 0). The subject was compared as exact bytes: records naming " +
+	"it in another spelling (case, surrounding white space, Unicode normalisation) are not covered. It speaks only " +
+	"for the live data of those layers at issued_at."
+
+// statement is the claim st supports: nothingFoundStatement when no layer
+// had a ledger record of the subject or deleted a record, claimStatement
+// otherwise.
+func (st *journalState) statement() string {
+	for _, l := range st.Layers {
+		if l.Requested > 0 || len(l.Deleted) > 0 {
+			return claimStatement
+		}
+	}
+	return nothingFoundStatement
+}
+
 // certify issues the certificate of a request whose layers are all done.
 // The payload is journaled (save) before the log append; a resumed
 // request signs the same payload bytes again (Ed25519 is deterministic),
@@ -155,7 +177,7 @@ func (c *Certifier) payload(r ledger.ForgetRequest, st *journalState) (certifica
 		Subject:     certificate.Subject{HMAC: r.Subject.String(), Commitment: st.Commitment},
 		RulesSHA256: c.rulesSHA256, Tool: c.tool,
 		Claim: certificate.Claim{
-			Statement: claimStatement,
+			Statement: st.statement(),
 			Covers:    []string{"live rows of the PostgreSQL tables and records of the Pinecone namespaces listed in scope"},
 			Excludes:  certificate.DefaultExcludes(),
 		},

@@ -147,14 +147,14 @@ func (te testEngine) record(t *testing.T, subject string, entries ...ledger.Entr
 	require.NoError(t, te.ledger.Confirm(ctx, id))
 }
 
-// forget previews and confirms a forget of subject and waits for its
-// first run to end.
+// forget previews and confirms a forget of subject, acknowledging a
+// preview that found nothing, and waits for its first run to end.
 func (te testEngine) forget(t *testing.T, subject string) string {
 	t.Helper()
 	ctx := context.Background()
 	p, err := te.Preview(ctx, subject)
 	require.NoError(t, err)
-	r, err := te.Forget(ctx, subject, p.Token)
+	r, err := te.Forget(ctx, subject, p.Token, ForgetOptions{NothingFound: p.NothingFound})
 	require.NoError(t, err)
 	te.Wait()
 	return r.RequestID
@@ -305,3 +305,5 @@ func TestPreview_CountsEachRecordOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []LayerPreview{{Store: ledger.StorePinecone, Table: "public.docs", LedgerRecords: 2, Rows: 2}}, p.Layers)
 }
+
+func (f *fakeLayer) NearMisses(context.Context, string, []string) (int64, error) { return 0, nil }

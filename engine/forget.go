@@ -32,9 +32,24 @@ func (e *UsedTokenError) Error() string {
 }
 func (e *UsedTokenError) Unwrap() error { return ErrTokenUsed }
 
+// ForgetOptions change what Forget accepts.
+type ForgetOptions struct {
+	// NothingFound confirms a forget whose preview found no record of the
+	// subject in any layer: its certificate then says that nothing was
+	// found. Without it such a forget is refused (NothingFoundError), so
+	// that a mistyped subject is not certified as erased; with it a
+	// forget that finds records is refused (ErrRecordsFound).
+	NothingFound bool
+}
+
 // Forget checks the confirm token against subject and the current counts,
 // journals the request, tombstones the subject and starts the deletion.
-func (e *Engine) Forget(ctx context.Context, subject, confirmToken string) (Receipt, error) {
+// At most one ForgetOptions is used.
+func (e *Engine) Forget(ctx context.Context, subject, confirmToken string, options ...ForgetOptions) (Receipt, error) {
+	var opts ForgetOptions
+	if len(options) > 0 {
+		opts = options[0]
+	}
 	now := e.cfg.Now()
 	tok, tokenHash, err := openToken(confirmToken, e.token, now)
 	if err != nil {
@@ -55,6 +70,16 @@ func (e *Engine) Forget(ctx context.Context, subject, confirmToken string) (Rece
 	}
 	if countsDigest(layers) != tok.counts {
 		return Receipt{}, ErrTokenStale
+	}
+	switch nothing := nothingFound(layers); {
+	case nothing && !opts.NothingFound:
+		near, err := e.nearMisses(ctx, subject, layers)
+		if err != nil {
+			return Receipt{}, err
+		}
+		return Receipt{}, &NothingFoundError{NearMisses: near}
+	case !nothing && opts.NothingFound:
+		return Receipt{}, ErrRecordsFound
 	}
 
 	id := randomHex(16)

@@ -17,18 +17,29 @@ type LayerPreview struct {
 	Table         string       `json:"table"`
 	LedgerRecords int          `json:"ledger_records"` // tags the ledger holds for the subject (confirmed or pending)
 	Rows          int          `json:"rows"`           // records present now that forget would delete
+	// NearMisses are counted only when the preview found nothing in any
+	// layer (Preview.NothingFound).
+	NearMisses *NearMisses `json:"near_misses,omitempty"`
 }
 
 // Preview is the answer to preview: per layer counts, and the token that
 // confirms exactly these counts for this subject.
 type Preview struct {
-	Layers    []LayerPreview `json:"layers"`
-	Token     string         `json:"confirm_token"`
-	ExpiresAt time.Time      `json:"expires_at"`
+	Layers []LayerPreview `json:"layers"`
+	// NothingFound: no layer holds a ledger record or a row of the
+	// subject. NearMisses then sums the layers' near misses, Warning says
+	// what that means, and the forget must be confirmed with
+	// ForgetOptions.NothingFound.
+	NothingFound bool        `json:"nothing_found"`
+	NearMisses   *NearMisses `json:"near_misses,omitempty"`
+	Warning      string      `json:"warning,omitempty"`
+	Token        string      `json:"confirm_token"`
+	ExpiresAt    time.Time   `json:"expires_at"`
 }
 
 // Preview returns what a forget of subject would delete, and a confirm
-// token for Forget.
+// token for Forget. When it finds nothing, it counts near misses and says
+// so in Warning.
 func (e *Engine) Preview(ctx context.Context, subject string) (Preview, error) {
 	h := e.cfg.Hasher.Hash(subject)
 	layers, err := e.preview(ctx, subject, h)
@@ -37,7 +48,17 @@ func (e *Engine) Preview(ctx context.Context, subject string) (Preview, error) {
 	}
 	exp := e.cfg.Now().Add(e.cfg.TokenTTL).Truncate(time.Second)
 	tok := token{subject: h, counts: countsDigest(layers), expires: exp}
-	return Preview{Layers: layers, Token: tok.seal(e.token), ExpiresAt: exp}, nil
+	p := Preview{Layers: layers, Token: tok.seal(e.token), ExpiresAt: exp}
+	if nothingFound(layers) {
+		near, err := e.nearMisses(ctx, subject, layers)
+		if err != nil {
+			return Preview{}, err
+		}
+		p.NothingFound, p.NearMisses = true, &near
+		p.Warning = "No records of this subject were found in any layer; " + nearMissAdvice(near) +
+			". Confirming certifies that nothing was found, and needs nothing_found (lethe-proxy forget confirm --nothing-found)."
+	}
+	return p, nil
 }
 
 func (e *Engine) preview(ctx context.Context, subject string, h ledger.SubjectHash) ([]LayerPreview, error) {

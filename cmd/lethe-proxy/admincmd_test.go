@@ -32,10 +32,11 @@ const (
 // cliFakeEngine answers the admin API with canned results, or err, and
 // serves the transparency log from log (a real tlog.Log in memory).
 type cliFakeEngine struct {
-	mu    sync.Mutex
-	err   error
-	log   *tlog.Log
-	calls []string
+	mu      sync.Mutex
+	err     error
+	log     *tlog.Log
+	calls   []string
+	nothing bool // Preview finds nothing, with near misses
 }
 
 func (f *cliFakeEngine) record(call string) error {
@@ -64,15 +65,29 @@ func (f *cliFakeEngine) currentLog() *tlog.Log {
 }
 
 func (f *cliFakeEngine) Preview(ctx context.Context, subject string) (engine.Preview, error) {
+	if f.nothing {
+		near := &engine.NearMisses{LedgerRecords: 2, Records: 2}
+		return engine.Preview{
+			Layers:       []engine.LayerPreview{{Store: "postgres", Table: "public.docs", NearMisses: near}},
+			NothingFound: true, NearMisses: near, Warning: "No records of this subject were found in any layer; 2 ledger records and 2 store records name it in another spelling",
+			Token: "confirm-tok", ExpiresAt: time.Date(2025, 3, 1, 12, 10, 0, 0, time.UTC),
+		}, f.record("Preview " + subject)
+	}
 	return engine.Preview{
 		Layers: []engine.LayerPreview{{Store: "postgres", Table: "public.docs", LedgerRecords: 2, Rows: 2}},
 		Token:  "confirm-tok", ExpiresAt: time.Date(2025, 3, 1, 12, 10, 0, 0, time.UTC),
 	}, f.record("Preview " + subject)
 }
 
-func (f *cliFakeEngine) Forget(ctx context.Context, subject, confirmToken string) (engine.Receipt, error) {
+func (f *cliFakeEngine) Forget(ctx context.Context, subject, confirmToken string, options ...engine.ForgetOptions) (engine.Receipt, error) {
+	call := "Forget " + subject + " " + confirmToken
+	for _, o := range options {
+		if o.NothingFound {
+			call += " nothing_found"
+		}
+	}
 	return engine.Receipt{RequestID: cliRequestID, Deadline: time.Date(2025, 3, 31, 12, 0, 0, 0, time.UTC), SubjectSecret: "abcd"},
-		f.record("Forget " + subject + " " + confirmToken)
+		f.record(call)
 }
 
 func (f *cliFakeEngine) Status(ctx context.Context, id string) (engine.Status, error) {
@@ -165,6 +180,7 @@ func TestForgetCmd_CallsTheAPI(t *testing.T) {
 		{"one line ending is removed, nothing else", "  " + cliSubject + " \r\nignored second line\n", []string{"forget", "preview"}, "Preview   " + cliSubject + " ", `"rows": 2`},
 		{"only the first line is read", cliSubject + "\n\n", []string{"forget", "preview"}, "Preview " + cliSubject, `"rows": 2`},
 		{"confirm", cliSubject, []string{"forget", "confirm", "--token", "confirm-tok"}, "Forget " + cliSubject + " confirm-tok", `"request_id": "` + cliRequestID + `"`},
+		{"confirm that nothing was found", cliSubject, []string{"forget", "confirm", "--token", "confirm-tok", "--nothing-found"}, "Forget " + cliSubject + " confirm-tok nothing_found", `"request_id": "` + cliRequestID + `"`},
 		{"status", "", []string{"forget", "status", cliRequestID}, "Status " + cliRequestID, `"status": "completed"`},
 		{"status with flags first", "", []string{"forget", "status", "--admin", "http://unused.invalid", cliRequestID}, "Status " + cliRequestID, `"status": "completed"`},
 		{"certificate verbatim", "", []string{"forget", "certificate", cliRequestID}, "Certificate " + cliRequestID, `{"payload":"eyJhIjoxfQ==",  "sig":"x"}`},
@@ -181,6 +197,18 @@ func TestForgetCmd_CallsTheAPI(t *testing.T) {
 			assert.NotContains(t, stdout+stderr, cliSubject, "the subject is never echoed")
 		})
 	}
+}
+
+func TestForgetCmd_PreviewThatFoundNothingWarnsAndNamesTheFlag(t *testing.T) {
+	env := newCLIEnv(t)
+	env.engine.nothing = true
+	code, stdout, stderr := env.run(cliSubject+"\n", "forget", "preview")
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, `"nothing_found": true`)
+	assert.Contains(t, stdout, `"near_misses": {`)
+	assert.Contains(t, stderr, "WARNING: No records of this subject were found in any layer; 2 ledger records and 2 store records")
+	assert.Contains(t, stderr, "forget confirm --token CONFIRM_TOKEN --nothing-found")
+	assert.NotContains(t, stdout+stderr, cliSubject)
 }
 
 func TestForgetCmd_CertificateOutWritesTheBytes(t *testing.T) {
@@ -203,6 +231,8 @@ func TestForgetCmd_ReportsTheServersError(t *testing.T) {
 	}{
 		{"expired token", engine.ErrTokenExpired, []string{"forget", "confirm", "--token", "t"}, []string{"run preview again", "HTTP 409"}},
 		{"used token names the request", &engine.UsedTokenError{RequestID: "req-7"}, []string{"forget", "confirm", "--token", "t"}, []string{"already used", "existing request: req-7"}},
+		{"nothing found names the flag and the near misses", &engine.NothingFoundError{NearMisses: engine.NearMisses{LedgerRecords: 1, Records: 4}},
+			[]string{"forget", "confirm", "--token", "t"}, []string{"no records of this subject were found", "1 ledger records and 4 store records", "--nothing-found", "HTTP 409"}},
 		{"unknown request", fmt.Errorf("wrapped: %w", ledger.ErrNotFound), []string{"forget", "status", "nope"}, []string{"HTTP 404"}},
 		{"server failure", fmt.Errorf("boom with %s", cliSubject), []string{"forget", "preview"}, []string{"internal error", "HTTP 500"}},
 	}

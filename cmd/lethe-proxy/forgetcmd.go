@@ -53,8 +53,10 @@ func adminTokenCmd(args []string, stdout, stderr io.Writer) int {
 const forgetUsage = `Usage (the subject is read from stdin, first line; never from a flag):
   lethe-proxy forget preview  [client flags]               < subject
       what a forget would delete, and the confirm token
-  lethe-proxy forget confirm  --token CONFIRM_TOKEN [client flags] < subject
-      start the forget; prints the request id and the subject's secret
+  lethe-proxy forget confirm  --token CONFIRM_TOKEN [--nothing-found] [client flags] < subject
+      start the forget; prints the request id and the subject's secret.
+      A preview that found nothing (nothing_found: true) is confirmed only
+      with --nothing-found: the certificate then says nothing was found
   lethe-proxy forget status ID [client flags]
   lethe-proxy forget certificate ID [--out FILE] [client flags]
   lethe-proxy forget reverify ID [client flags]            < subject
@@ -81,11 +83,13 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, forgetUsage) }
 	client := adminClientFlags(fs)
 	var confirmToken, out *string
+	var nothingFound *bool
 	wantArgs := 0
 	switch sub {
 	case "preview", "lift":
 	case "confirm":
 		confirmToken = fs.String("token", "", "the confirm_token printed by preview")
+		nothingFound = fs.Bool("nothing-found", false, "confirm a preview that found no record of the subject (its certificate says nothing was found)")
 	case "status", "reverify":
 		wantArgs = 1
 	case "certificate":
@@ -131,7 +135,7 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case "preview":
 			body, err = c.call(ctx, http.MethodPost, "/v1/forget/preview", admin.SubjectRequest{Subject: subject})
 		case "confirm":
-			body, err = c.call(ctx, http.MethodPost, "/v1/forget", admin.ForgetRequest{Subject: subject, ConfirmToken: *confirmToken})
+			body, err = c.call(ctx, http.MethodPost, "/v1/forget", admin.ForgetRequest{Subject: subject, ConfirmToken: *confirmToken, NothingFound: *nothingFound})
 		case "lift":
 			body, err = c.call(ctx, http.MethodPost, "/v1/tombstones/lift", admin.SubjectRequest{Subject: subject})
 		case "reverify":
@@ -166,6 +170,16 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	printIndented(stdout, body)
 	switch sub {
 	case "preview":
+		var pv struct {
+			NothingFound bool   `json:"nothing_found"`
+			Warning      string `json:"warning"`
+		}
+		if json.Unmarshal(body, &pv) == nil && pv.NothingFound {
+			// The warning holds counts only, never the subject.
+			fmt.Fprintf(stderr, "WARNING: %s\n", pv.Warning)
+			fmt.Fprintln(stderr, "To certify that nothing was found, run `lethe-proxy forget confirm --token CONFIRM_TOKEN --nothing-found` with the same subject on stdin.")
+			break
+		}
 		fmt.Fprintln(stderr, "To go ahead, run `lethe-proxy forget confirm --token CONFIRM_TOKEN` with the same subject on stdin.")
 	case "confirm":
 		fmt.Fprintln(stderr, "Give subject_secret to the data subject: it is not stored anywhere. Follow the request with `lethe-proxy forget status REQUEST_ID`.")

@@ -54,6 +54,8 @@ type Match struct {
 	// ids are compared in the column's own type, so that its index serves
 	// them, and a text that is no uuid (say) cannot match a uuid row.
 	validID func(string) bool
+	// spellings are where BySubject reads the subject, for near misses.
+	spellings []spelling
 }
 
 // ledgerIDs is ids without those no row can have.
@@ -104,6 +106,7 @@ func NewMatch(t Table, types map[string]string) (Match, error) {
 	}
 	idCmp, validID := idSQL(pgx.Identifier{t.ID}.Sanitize(), idType)
 	var match, null []string
+	var spellings []spelling
 	for _, sub := range t.Subjects {
 		typ, ok := types[sub.Column]
 		if !ok {
@@ -114,11 +117,13 @@ func NewMatch(t Table, types map[string]string) (Match, error) {
 			return Match{}, fmt.Errorf("pgvector store: table %s: %w", t, err)
 		}
 		match, null = append(match, m), append(null, n)
+		spellings = append(spellings, spellingOf(sub, typ))
 	}
 	if len(match) == 0 {
 		return Match{}, fmt.Errorf("pgvector store: table %s has no subject in its rule", t)
 	}
-	return Match{table: t, BySubject: strings.Join(match, " OR "), ByID: idCmp + " AND " + strings.Join(null, " AND "), validID: validID}, nil
+	return Match{table: t, BySubject: strings.Join(match, " OR "), ByID: idCmp + " AND " + strings.Join(null, " AND "),
+		validID: validID, spellings: spellings}, nil
 }
 
 // idSQL compares the id column with the ledger's ids ($1, text[]) in the
@@ -174,19 +179,7 @@ func subjectSQL(sub Subject, typ string) (match, null string, err error) {
 		// uuid, integers…: compared as text, as the capture renders them.
 		return col + "::text = $1::text", col + " IS NULL", nil
 	}
-	// Written as the rule is (col->'a'->>'b' and col->'a'->'b'), so that
-	// an application's indexes on those expressions serve forget: a btree
-	// on the ->> form for scalar subjects, a GIN on the -> form (as jsonb)
-	// for arrays.
-	scalar, value := jsonText(col, sub.Path), col
-	for _, k := range sub.Path {
-		value += "->" + quoteLiteral(k)
-	}
-	if typ == "json" || len(sub.Path) == 0 {
-		value = "(" + value + ")::jsonb"
-	} else {
-		value = "(" + value + ")"
-	}
+	scalar, value := jsonSubject(col, sub.Path, typ)
 	// Arrays: a string element is found by containment (one pass, GIN
 	// indexable). The capture also tags numbers and booleans in arrays by
 	// their JSON text; those need the element scan, which the planner
@@ -196,6 +189,22 @@ func subjectSQL(sub Subject, typ string) (match, null string, err error) {
 		scalar, value)
 	null = fmt.Sprintf("(%[1]s IS NULL OR jsonb_typeof(%[1]s) = 'null')", value)
 	return match, null, nil
+}
+
+// jsonSubject is the subject's text at path in the json or jsonb column
+// col (scalar) and its value as jsonb (value). Both are written as the
+// rule is (col->'a'->>'b' and col->'a'->'b'), so that an application's
+// indexes on those expressions serve forget: a btree on the ->> form for
+// scalar subjects, a GIN on the -> form (as jsonb) for arrays.
+func jsonSubject(col string, path []string, typ string) (scalar, value string) {
+	scalar, value = jsonText(col, path), col
+	for _, k := range path {
+		value += "->" + quoteLiteral(k)
+	}
+	if typ == "json" || len(path) == 0 {
+		return scalar, "(" + value + ")::jsonb"
+	}
+	return scalar, "(" + value + ")"
 }
 
 func (s Subject) String() string {

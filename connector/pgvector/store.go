@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -15,6 +16,9 @@ import (
 // Store is a connection pool to the vector store.
 type Store struct {
 	pool *pgxpool.Pool
+
+	mu       sync.Mutex
+	encoding string // server_encoding, once read ("" before)
 }
 
 // Open connects to the store at connString.
