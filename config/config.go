@@ -78,7 +78,9 @@ type Capture struct {
 	// REPLICATION that owns the tables (docs/wal.md).
 	WAL string `yaml:"wal"`
 	// WALSlot names the follower's replication slot and publications (one
-	// slot per ledger; proxies sharing a ledger share it).
+	// slot per ledger; proxies sharing a ledger share it). Default:
+	// walfollow.DefaultName of Database ("lethe_app" for app), since a
+	// slot's name is unique across the server's databases.
 	WALSlot string `yaml:"wal_slot"`
 	// Intents says which writes take a write-ahead intent in the ledger
 	// before they are forwarded: "auto" (default) all but those to tables
@@ -202,7 +204,6 @@ func Defaults() Config {
 			MaxStatementsInFlight: 100_000,
 			WAL:                   "on",
 			Intents:               "auto",
-			WALSlot:               "lethe",
 		},
 		Coverage: Coverage{
 			Mode:           "report",

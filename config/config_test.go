@@ -435,7 +435,7 @@ func TestParse_TheWALFollowerIsOnByDefaultAndNeedsAStore(t *testing.T) {
 	cfg, err := Parse("cfg.yaml", []byte(base+"  store: host=db dbname=app\n"))
 	require.NoError(t, err)
 	assert.True(t, cfg.Capture.Follows())
-	assert.Equal(t, "lethe", cfg.Capture.WALSlot)
+	assert.Equal(t, "lethe_app", cfg.Capture.WALSlot, "named after the database: slots are server-wide")
 	cfg, err = Parse("cfg.yaml", []byte(base+"  database: app\n  wal: off\n"))
 	require.NoError(t, err)
 	assert.False(t, cfg.Capture.Follows())
@@ -450,6 +450,21 @@ func TestParse_TheWALFollowerIsOnByDefaultAndNeedsAStore(t *testing.T) {
 	} {
 		_, err := Parse("cfg.yaml", []byte(base+src))
 		require.ErrorContains(t, err, want, src)
+	}
+}
+
+func TestParse_TheWALSlotIsNamedAfterTheDatabaseUnlessSet(t *testing.T) {
+	base := "postgres: {upstream: 'db:5432'}\ncapture:\n  tables: [{table: public.notes, id: id, subjects: [user_id]}]\n"
+	for src, want := range map[string]string{
+		"  store: host=db dbname=app\n":                      "lethe_app",
+		"  store: host=db dbname=billing\n":                  "lethe_billing",
+		"  store: host=db user=svc\n":                        "lethe_svc", // PostgreSQL's default database: the user's name
+		"  store: host=db dbname=app\n  wal_slot: lethe\n":   "lethe",     // set: kept as it is
+		"  store: host=db dbname=app\n  wal_slot: my_slot\n": "my_slot",
+	} {
+		cfg, err := Parse("cfg.yaml", []byte(base+src))
+		require.NoError(t, err, src)
+		assert.Equal(t, want, cfg.Capture.WALSlot, src)
 	}
 }
 

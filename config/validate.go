@@ -132,7 +132,7 @@ func (c *Config) validateCapture() []error {
 	if !slices.Contains([]string{"auto", "always"}, cp.Intents) {
 		errs = append(errs, c.at("capture.intents", "%q is not one of auto, always", cp.Intents))
 	}
-	if err := walfollow.ValidName(cp.WALSlot); err != nil {
+	if err := walfollow.ValidName(cp.WALSlot); cp.WALSlot != "" && err != nil {
 		errs = append(errs, c.at("capture.wal_slot", "%q cannot name a replication slot (use 1 to 50 of a-z, 0-9, _)", cp.WALSlot))
 	}
 	if err := validDecodingMem(cp.WALDecodingMem); err != nil {
@@ -172,6 +172,10 @@ func (c *Config) validateCapture() []error {
 	}
 	if err := c.resolveDatabase(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.Capture.WALSlot == "" {
+		// Slots are server-wide: one name per database, not one for all.
+		c.Capture.WALSlot = walfollow.DefaultName(c.Capture.Database)
 	}
 	return errs
 }

@@ -137,9 +137,6 @@ type Follower struct {
 	// ledger (see session.adopt). Like noted, only Prepare and then Run's
 	// sessions touch it.
 	adopting []published
-	// created is set when Prepare created the slot, for DropCreated;
-	// Run clears it.
-	created bool
 	// statusEvery is how often the server hears from the follower at
 	// least (statusInterval; shorter in tests of wal_sender_timeout).
 	statusEvery time.Duration
@@ -169,63 +166,69 @@ func New(cfg Config) (*Follower, error) {
 
 // Prepare checks the server and makes the publications and the slot, so
 // that a proxy that cannot follow says why before it serves anyone. A slot
-// it creates starts with the rows the tables hold (createSlot); until
-// Run, the slot is Prepare's to take back (DropCreated).
+// it creates starts with the rows the tables hold (createSlot), and is
+// dropped again when that fails: call it last in a start, once everything
+// that can fail has been checked.
 func (f *Follower) Prepare(ctx context.Context) error {
 	conn, err := pgx.Connect(ctx, f.cfg.ConnString)
 	if err != nil {
 		return fmt.Errorf("walfollow: connecting with capture.store: %w", err)
 	}
 	defer conn.Close(context.Background())
-	_, f.created, err = f.prepare(ctx, conn)
-	return err
-}
-
-// DropCreated drops the slot and the publications when Prepare created
-// the slot: for a start that fails after Prepare, which must not leave a
-// slot keeping the server's WAL. It does nothing when the slot was there
-// before, or once Run has started.
-func (f *Follower) DropCreated(ctx context.Context) error {
-	if !f.created {
-		return nil
-	}
-	conn, err := pgx.Connect(ctx, f.cfg.ConnString)
-	if err != nil {
-		return fmt.Errorf("walfollow: connecting with capture.store to drop slot %s, which this start created: %w", f.cfg.Name, err)
-	}
-	defer conn.Close(context.Background())
-	if err := Drop(ctx, conn, f.cfg.Name); err != nil {
+	if _, err = f.prepare(ctx, conn); err != nil {
 		return err
 	}
-	f.created = false
+	f.noteLegacySlot(ctx, conn)
 	return nil
+}
+
+// noteLegacySlot warns when this database has a slot of the name every
+// proxy used by default before DefaultName, and the follower uses
+// another: that slot keeps the server's WAL while nothing follows it. The
+// follower never takes it over by itself: it cannot tell whether the slot
+// is its ledger's or another's, and a slot two ledgers share splits the
+// stream between them.
+func (f *Follower) noteLegacySlot(ctx context.Context, conn *pgx.Conn) {
+	if f.cfg.Name == LegacyName {
+		return
+	}
+	var here bool
+	err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_replication_slots
+		WHERE slot_name = $1 AND plugin = 'pgoutput' AND database = current_database())`, LegacyName).Scan(&here)
+	if err != nil || !here {
+		return
+	}
+	f.log.Warn("wal: this database has a replication slot named "+LegacyName+" (the default name of earlier versions), and this proxy follows another; "+
+		"that slot keeps the server's WAL while nothing follows it. If it is this ledger's, set capture.wal_slot: "+LegacyName+" to keep following it; "+
+		"otherwise drop it once no proxy uses it: lethe-proxy wal drop --config FILE --slot "+LegacyName+" (docs/wal.md)",
+		"slot", f.cfg.Name, "legacy_slot", LegacyName)
 }
 
 // prepare checks the server, refreshes the publications and makes the
 // slot, with the rows the tables hold (createSlot); it returns the
-// configured tables published in full, and whether it created the slot.
+// configured tables published in full.
 // Relations that joined the publications while the slot existed are to be
 // adopted.
-func (f *Follower) prepare(ctx context.Context, conn *pgx.Conn) (full []string, created bool, err error) {
+func (f *Follower) prepare(ctx context.Context, conn *pgx.Conn) (full []string, err error) {
 	if err := CheckServer(ctx, conn); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	ps, full, joined, err := f.refresh(ctx, conn)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	exists, err := slotExists(ctx, conn, f.cfg.Name)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if exists {
 		f.toAdopt(joined)
-		return full, false, nil
+		return full, nil
 	}
 	if err := f.createSlot(ctx, conn, ps); err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	return full, true, nil
+	return full, nil
 }
 
 // refresh brings the publications in line with the catalog and returns
@@ -329,8 +332,7 @@ func (f *Follower) follow(ctx context.Context) error {
 	}
 	defer conn.Close(context.Background())
 	gen := f.generation()
-	f.created = false // the start succeeded: the slot is the follower's now
-	full, _, err := f.prepare(ctx, conn)
+	full, err := f.prepare(ctx, conn)
 	if err != nil {
 		return err
 	}

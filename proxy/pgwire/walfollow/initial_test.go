@@ -140,8 +140,4 @@ func TestPrepare_DropsTheSlotWhenTheRowsBeforeItCannotBeRecorded(t *testing.T) {
 	down.fail.Store(false)
 	require.NoError(t, fl.Prepare(context.Background()))
 	f.await("alice", record{"loose", "l1", ledger.StateConfirmed})
-	require.NoError(t, fl.DropCreated(context.Background()))
-	exists, err = slotExists(context.Background(), f.conn, f.name)
-	require.NoError(t, err)
-	require.False(t, exists, "DropCreated takes back the slot Prepare created")
 }

@@ -18,7 +18,7 @@ var validName = regexp.MustCompile(`^[a-z0-9_]{1,50}$`)
 
 // ValidName reports whether name can name the slot and the publications.
 func ValidName(name string) error {
-	if !validName.MatchString(name) {
+	if !validName.MatchString(name) || len(name) > maxNameLen {
 		return fmt.Errorf("walfollow: %q cannot name a replication slot (use 1 to 50 of a-z, 0-9, _)", name)
 	}
 	return nil
