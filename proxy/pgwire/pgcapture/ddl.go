@@ -20,7 +20,11 @@ import (
 // unattributed (permissive) for the configured tables the DDL names
 // (extract.Rules.WithPendingDDL): a rename, a new partition or a new
 // writer function inside the same transaction takes effect before Lethe
-// can know it.
+// can know it. Likewise an INSERT without a column list into a table
+// whose column order the DDL may change (ADD or DROP COLUMN, DROP and
+// CREATE TABLE) is unattributed until the catalog has been read again
+// (extract.Rules.WithPendingColumnOrder): it would otherwise be read with
+// the order of the last read.
 
 // catalogWait bounds how long a statement waits for the catalog read that
 // follows DDL; past it, the statement is analysed with what is known.
@@ -31,6 +35,9 @@ const catalogWait = 30 * time.Second
 // ReadyForQuery; session.mu orders them.
 type ddlFollower struct {
 	tables []string // configured tables the pending DDL names, sorted
+	// reordered are the configured tables whose column order the pending
+	// DDL may change, sorted (extract.DDLChange.Reordered).
+	reordered []string
 	// waitEnd: DDL was sent whose transaction has not been seen to end;
 	// endsAt is the count of requests (exchanges.sent) up to the one that
 	// ends the batch holding it.
@@ -44,14 +51,14 @@ type ddlFollower struct {
 	read <-chan struct{}
 
 	// cache: the pending rules built from base for tables.
-	base, pending *extract.Rules
-	builtFor      []string
+	base, pending     *extract.Rules
+	builtFor, builtRe []string
 }
 
 // noteDDL looks for DDL in the statements of one Query or Parse and, when
 // it finds some, has the session wait for the catalog (see above).
 func (s *session) noteDDL(stmts ...string) {
-	var tables []string
+	var tables, reordered []string
 	found := false
 	for _, sql := range stmts {
 		c, ok := s.rules.ClassifyDDL(sql)
@@ -59,11 +66,8 @@ func (s *session) noteDDL(stmts ...string) {
 			continue
 		}
 		found = true
-		for _, t := range c.Tables {
-			if !slices.Contains(tables, t) {
-				tables = append(tables, t)
-			}
-		}
+		tables = addNew(tables, c.Tables)
+		reordered = addNew(reordered, c.Reordered)
 	}
 	if !found {
 		return
@@ -73,14 +77,22 @@ func (s *session) noteDDL(stmts ...string) {
 		d := &s.ddl
 		d.waitEnd, d.endsAt = true, s.exchanges.sent.Load()+1
 		d.active.Store(true)
-		for _, t := range tables {
-			if !slices.Contains(d.tables, t) {
-				d.tables = append(d.tables, t)
-			}
-		}
+		d.tables = addNew(d.tables, tables)
 		slices.Sort(d.tables)
+		d.reordered = addNew(d.reordered, reordered)
+		slices.Sort(d.reordered)
 	})
 	s.followRules()
+}
+
+// addNew appends to list the names of more it does not hold yet.
+func addNew(list, more []string) []string {
+	for _, t := range more {
+		if !slices.Contains(list, t) {
+			list = append(list, t)
+		}
+	}
+	return list
 }
 
 // ddlReady sees the answered-th ReadyForQuery; s.mu is held. Once the
@@ -95,21 +107,21 @@ func (s *session) ddlReady(status byte, answered uint64, catalog *WriterCatalog)
 	s.c.DDLSeen()
 	d.read = catalog.Request()
 	if d.read == nil {
-		d.tables = nil // nothing reads the catalog: nothing to wait for
+		d.tables, d.reordered = nil, nil // nothing reads the catalog: nothing to wait for
 		d.active.Store(false)
 	}
 }
 
 // rules returns the rules the session's next statement is analysed with:
-// base, or base refusing writes while DDL is pending. It first waits for
-// a catalog read the session asked for.
+// base, or base refusing writes (or inserts without a column list) while
+// DDL is pending. It first waits for a catalog read the session asked for.
 func (d *ddlFollower) rules(s *session, base *extract.Rules) *extract.Rules {
 	if !d.active.Load() {
 		return base // the common case
 	}
 	var read <-chan struct{}
-	var tables []string
-	s.lock(func() { read, tables = d.read, d.tables })
+	var tables, reordered []string
+	s.lock(func() { read, tables, reordered = d.read, d.tables, d.reordered })
 	if read != nil {
 		t := time.NewTimer(catalogWait)
 		select {
@@ -123,19 +135,25 @@ func (d *ddlFollower) rules(s *session, base *extract.Rules) *extract.Rules {
 			if d.read == read {
 				d.read = nil
 				if !d.waitEnd {
-					d.tables = nil
+					d.tables, d.reordered = nil, nil
 					d.active.Store(false)
 				}
 			}
-			tables = d.tables
+			tables, reordered = d.tables, d.reordered
 		})
 	}
-	if len(tables) == 0 {
+	if len(tables) == 0 && len(reordered) == 0 {
 		return base
 	}
-	if d.base != base || !slices.Equal(d.builtFor, tables) {
-		d.base, d.builtFor = base, slices.Clone(tables)
-		d.pending = base.WithPendingDDL(tables)
+	if d.base != base || !slices.Equal(d.builtFor, tables) || !slices.Equal(d.builtRe, reordered) {
+		d.base, d.builtFor, d.builtRe = base, slices.Clone(tables), slices.Clone(reordered)
+		d.pending = base
+		if len(tables) > 0 {
+			d.pending = d.pending.WithPendingDDL(tables)
+		}
+		if len(reordered) > 0 {
+			d.pending = d.pending.WithPendingColumnOrder(reordered)
+		}
 	}
 	return d.pending
 }

@@ -88,3 +88,50 @@ func TestSession_DDLWithoutCatalogEndsWithTheTransaction(t *testing.T) {
 	s.ServerMessage(wire(t, &pgproto3.ReadyForQuery{TxStatus: 'I'}))
 	assert.Nil(t, s.ClientMessage(wire(t, &pgproto3.Query{String: `INSERT INTO docs (id, user_id) VALUES ('a', 'ann')`})))
 }
+
+// DDL that changes a configured table's column order: an INSERT without a
+// column list sent before the catalog is read again is refused, and the
+// next one after the read follows the new order.
+func TestSession_InsertWithoutColumnListFollowsTheOrderReadAfterDDL(t *testing.T) {
+	s, l := memSession(t, capture.Strict)
+	t.Cleanup(s.c.Close)
+	reads := make(chan struct{}, 10)
+	order := []string{"body", "id", "user_id"}
+	wc := NewWriterCatalog(s.c, func(context.Context) (extract.Writers, error) {
+		reads <- struct{}{}
+		return extract.Writers{ColumnOrders: map[string][]string{"public.docs": order}}, nil
+	})
+	require.NoError(t, wc.Refresh(context.Background()))
+	<-reads
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go wc.Watch(ctx, time.Hour, time.Hour)
+	require.Eventually(t, func() bool { return wc.watching.Load() }, 10*time.Second, time.Millisecond)
+	s.o.FollowCatalog(wc)
+
+	query := func(sql string) *pgwire.Refusal { return s.ClientMessage(wire(t, &pgproto3.Query{String: sql})) }
+	answer := func(tag string) {
+		s.ServerMessage(wire(t, &pgproto3.CommandComplete{CommandTag: []byte(tag)}))
+		s.ServerMessage(wire(t, &pgproto3.ReadyForQuery{TxStatus: 'I'}))
+	}
+
+	require.Nil(t, query(`ALTER TABLE docs DROP COLUMN body`))
+	order = []string{"id", "user_id"} // the server ran it
+	// Pipelined before the server answered: read with the old order, the
+	// id would be 'bob'.
+	r := query(`INSERT INTO docs VALUES ('a', 'ann')`)
+	require.NotNil(t, r)
+	assert.Contains(t, r.Message, "column order of public.docs")
+	answer("ALTER TABLE")
+	s.ServerMessage(wire(t, &pgproto3.ErrorResponse{Severity: "ERROR", Code: "LT001"}))
+	s.ServerMessage(wire(t, &pgproto3.ReadyForQuery{TxStatus: 'I'}))
+	select {
+	case <-reads: // read after the DDL's ReadyForQuery
+	case <-time.After(30 * time.Second):
+		t.Fatal("the catalog was not read after the DDL")
+	}
+
+	require.Nil(t, query(`INSERT INTO docs VALUES ('b', 'bob')`), "the read gave the new order before this statement was analysed")
+	answer("INSERT 0 1")
+	assert.Equal(t, []string{"public.docs/b"}, confirmedAfter(s, l))
+}

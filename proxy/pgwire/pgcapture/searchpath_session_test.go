@@ -82,7 +82,7 @@ func TestSession_NamedStatementWritesTheTableOfThePathAtBind(t *testing.T) {
 func TestSession_RefusedQueryChangesNoPathAndKeepsTheTrackerInStep(t *testing.T) {
 	s, l := memSession(t, capture.Strict)
 	c := &conversation{t: t, s: s}
-	c.client(query("SET search_path TO other; INSERT INTO public.docs (id, user_id) SELECT 'x', 'ann'"))
+	c.client(query("SET search_path TO other; INSERT INTO public.docs (id, user_id) SELECT id, user_id FROM staging"))
 	require.Equal(t, []string{capture.CodeUnattributed}, c.refusals)
 	c.client(query("INSERT INTO docs (id, user_id) VALUES ('p1', 'ann')")) // public.docs: nothing ran
 	c.server(failed, ready('I'))                                           // the refusal's raise
