@@ -3,9 +3,7 @@ package extract
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 )
 
 // DefaultNamespace is the canonical name of Pinecone's default namespace.
@@ -23,12 +21,15 @@ const AnyNamespace = "*"
 //
 // Tags name the record as Table "<index>/<namespace>" (the canonical
 // namespace) and ID the record id. Subjects are the values of the subject
-// fields in the record's metadata: a string as it is, a number in its JSON
-// text form (what PostgreSQL's ->> gives), each string of a list; other
-// values (booleans, null, objects) and absent fields give none, and the
-// record is still tagged OpWrite with no subjects, as a table row with no
-// subject is. A namespace no rule covers yields no tags, as a table with no
-// rule does.
+// fields in the record's metadata: a string as it is, a number as the one
+// text of the float64 Pinecone keeps (PineconeNumberSubject: 4242.0 and
+// 4.242e3 name "4242"; a number beyond float64 is an error), each string
+// of a list; other values (booleans, null, objects) and absent fields give
+// none, and the record is still tagged OpWrite with no subjects, as a table
+// row with no subject is. A namespace no rule covers yields no tags, as a
+// table with no rule does. Ids, namespaces and subject strings must be
+// valid UTF-8 (no invalid bytes, no lone surrogate escape); others are
+// errors, since the store may keep another spelling of them.
 //
 // What each operation yields:
 //
@@ -165,13 +166,4 @@ func CanonicalNamespace(ns string) string {
 		return DefaultNamespace
 	}
 	return ns
-}
-
-// formatSubjectNumber renders a metadata number as PostgreSQL's ->> renders
-// a JSON number: integers without a fraction or exponent.
-func formatSubjectNumber(f float64) (string, bool) {
-	if math.IsNaN(f) || math.IsInf(f, 0) { // not JSON numbers
-		return "", false
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64), true
 }

@@ -4,15 +4,26 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // checkPineconeTags holds for every successful extraction: tags name the
 // index, and writes and deletes name their record.
+// Every string the ledger keys on is valid UTF-8.
 func checkPineconeTags(t *testing.T, tags []Tag) {
 	for _, tag := range tags {
+		if !utf8.ValidString(tag.Table) || !utf8.ValidString(tag.ID) {
+			t.Fatalf("tag table or id is not valid UTF-8: %q %q", tag.Table, tag.ID)
+		}
+		for _, s := range tag.Subjects {
+			if !utf8.ValidString(s) {
+				t.Fatalf("subject is not valid UTF-8: %q", s)
+			}
+		}
 		if !strings.HasPrefix(tag.Table, "docs/") {
 			t.Fatalf("tag table %q does not name the index", tag.Table)
 		}
@@ -39,6 +50,12 @@ func FuzzPineconeREST(f *testing.F) {
 		`{"ids":["a","b"],"deleteAll":false,"namespace":"__default__"}`,
 		`{"vectors":[{"id":"a\u0041","metadata":{"user_\u0069d":"x","user_id":"y"}}]}`,
 		`{"vectors":[{"id":1}]}`, `[]`, `{`, ``, `[1,[2,"]"],[[3]],{"a":[4]}]`,
+		`{"vectors":[{"id":"a","metadata":{"user_id":4242.0}},{"id":"b","metadata":{"user_id":4.242e3}}]}`,
+		`{"id":"a","setMetadata":{"user_id":4242E0}}`, `{"id":"a","setMetadata":{"user_id":1e400}}`,
+		`{"vectors":[{"id":"a","metadata":{"user_id":-0.0}},{"id":"b","metadata":{"user_id":1e+21}}]}`,
+		`{"vectors":[{"id":"a\ud800","metadata":{"user_id":"\ud83d\ude00\udc00"}}],"namespace":"\udfff"}`,
+		"{\"vectors\":[{\"id\":\"a\xff\",\"metadata\":{\"user_id\":[\"\xed\xa0\x80\"]}}]}",
+		`{"ids":["\ud800\u0041"]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -135,9 +152,12 @@ func FuzzPineconeRecords(f *testing.F) {
 	for _, s := range []string{
 		"{\"_id\":\"a\",\"chunk_text\":\"hi\",\"user_id\":\"alice\"}\n{\"id\":\"b\",\"owner\":2,\"members\":[\"x\"]}\n",
 		"\r\n\n{\"_id\":\"a\"}", "{\"_id\":", "[1]\n", "",
+		"{\"_id\":\"a\",\"user_id\":4242.0}\n{\"_id\":\"b\",\"user_id\":1e400}",
+		"{\"_id\":\"\\ud800\",\"user_id\":\"\xff\"}",
 	} {
 		f.Add(s, []byte(s))
 	}
+	f.Add("n\xff", []byte("{\"_id\":\"a\"}"))
 	f.Fuzz(func(t *testing.T, ns string, body []byte) {
 		for _, r := range []*PineconeRules{pcRules(t), pcRulesAny(t)} {
 			for _, n := range []string{"", "team", ns} {
@@ -161,6 +181,9 @@ func FuzzPineconeGRPC(f *testing.F) {
 		pbUpdate("", meta, "team", nil, true),
 		pbDelete([]string{"a", "b"}, true, "team", meta),
 		{0x80}, {0x0a, 0x05}, nil,
+		pbUpsert("n\xff", pbVector("a\xff", 1, pbStruct(pbEntry("user_id", pbValueString("\xed\xa0\x80"))))),
+		pbUpsert(pbAbsent, pbVector("a", 1, pbStruct(pbEntry("user_id", pbValueNumber(math.Inf(1)))))),
+		pbDelete([]string{"\xff"}, false, "\xc0", nil),
 	} {
 		f.Add(s)
 	}

@@ -92,7 +92,11 @@ func (r *PineconeRules) UpsertGRPC(msg []byte) ([]Tag, error) {
 			if err := once(&nsSeen, typ, protowire.BytesType, "namespace"); err != nil {
 				return nil, grpcErr("upsert", err)
 			}
-			ns = CanonicalNamespace(string(val))
+			s, err := protoString(val)
+			if err != nil {
+				return nil, grpcErr("upsert", fmt.Errorf("namespace %w", err))
+			}
+			ns = CanonicalNamespace(s)
 		}
 	}
 	if p.err != nil {
@@ -153,11 +157,15 @@ func vectorTag(msg []byte, fields []string) (Tag, error) {
 	if !hasID || len(id) == 0 {
 		return Tag{}, errors.New("no id")
 	}
+	idText, err := protoString(id)
+	if err != nil {
+		return Tag{}, fmt.Errorf("id %w", err)
+	}
 	subjects, err := structSubjects(meta, fields, nil)
 	if err != nil {
 		return Tag{}, fmt.Errorf("metadata: %w", err)
 	}
-	return Tag{Op: OpWrite, ID: string(id), Subjects: subjects}, nil
+	return Tag{Op: OpWrite, ID: idText, Subjects: subjects}, nil
 }
 
 // UpdateGRPC tags an UpdateRequest{id=1, values=2, set_metadata=3,
@@ -182,8 +190,9 @@ func (r *PineconeRules) UpdateGRPC(msg []byte) ([]Tag, error) {
 			err = once(&hasSet, typ, protowire.BytesType, "set_metadata")
 			set = val
 		case 4:
-			err = once(&hasNS, typ, protowire.BytesType, "namespace")
-			ns = CanonicalNamespace(string(val))
+			if err = once(&hasNS, typ, protowire.BytesType, "namespace"); err == nil {
+				ns, err = protoNamespace(val)
+			}
 		case 6:
 			err = wantType(typ, protowire.BytesType, "filter")
 		case 7:
@@ -213,7 +222,11 @@ func (r *PineconeRules) UpdateGRPC(msg []byte) ([]Tag, error) {
 	if len(id) == 0 {
 		return []Tag{r.unattributedUpdate(ns, fields)}, nil
 	}
-	return []Tag{{Table: r.table(ns), Op: OpWrite, ID: string(id), Subjects: subjects}}, nil
+	idText, err := protoString(id)
+	if err != nil {
+		return nil, grpcErr("update", fmt.Errorf("id %w", err))
+	}
+	return []Tag{{Table: r.table(ns), Op: OpWrite, ID: idText, Subjects: subjects}}, nil
 }
 
 // DeleteGRPC tags a DeleteRequest{ids=1, delete_all=2, namespace=3,
@@ -236,8 +249,9 @@ func (r *PineconeRules) DeleteGRPC(msg []byte) ([]Tag, error) {
 		case 2:
 			err = wantType(typ, protowire.VarintType, "delete_all")
 		case 3:
-			err = once(&hasNS, typ, protowire.BytesType, "namespace")
-			ns = CanonicalNamespace(string(val))
+			if err = once(&hasNS, typ, protowire.BytesType, "namespace"); err == nil {
+				ns, err = protoNamespace(val)
+			}
 		case 4:
 			err = wantType(typ, protowire.BytesType, "filter")
 		}
@@ -265,9 +279,22 @@ func (r *PineconeRules) DeleteGRPC(msg []byte) ([]Tag, error) {
 		if len(val) == 0 {
 			return nil, grpcErr("delete", fmt.Errorf("ids[%d] is empty", len(tags)))
 		}
-		tags = append(tags, Tag{Table: table, Op: OpDelete, ID: string(val)})
+		id, err := protoString(val)
+		if err != nil {
+			return nil, grpcErr("delete", fmt.Errorf("ids[%d] %w", len(tags), err))
+		}
+		tags = append(tags, Tag{Table: table, Op: OpDelete, ID: id})
 	}
 	return tags, nil
+}
+
+// protoNamespace is a request's namespace field, canonical.
+func protoNamespace(val []byte) (string, error) {
+	s, err := protoString(val)
+	if err != nil {
+		return "", fmt.Errorf("namespace %w", err)
+	}
+	return CanonicalNamespace(s), nil
 }
 
 func grpcErr(op string, err error) error {

@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"fmt"
+	"unicode/utf8"
 )
 
 // UpsertRecordsREST tags the body of POST /records/namespaces/{namespace}/upsert:
@@ -11,6 +12,9 @@ import (
 // path's. Each line is one OpWrite whose subjects come from the top-level
 // fields. Blank lines are skipped.
 func (r *PineconeRules) UpsertRecordsREST(namespace string, body []byte) ([]Tag, error) {
+	if !utf8.ValidString(namespace) {
+		return nil, fmt.Errorf("extract: pinecone records upsert: the path's namespace %w", errNotUTF8)
+	}
 	ns := CanonicalNamespace(namespace)
 	fields, covered := r.fields(ns)
 	if !covered {
@@ -62,7 +66,11 @@ func (r *PineconeRules) UpsertRecordsREST(namespace string, body []byte) ([]Tag,
 		if err != nil {
 			return nil, fmt.Errorf("extract: pinecone records upsert: line %d: %w", n, err)
 		}
-		tags = append(tags, Tag{Table: table, Op: OpWrite, ID: ownedJSONString(doc[id:skipString(doc, id)]), Subjects: subjects})
+		idText, err := ownedJSONString(doc[id:skipString(doc, id)])
+		if err != nil {
+			return nil, fmt.Errorf("extract: pinecone records upsert: line %d: the id %w", n, err)
+		}
+		tags = append(tags, Tag{Table: table, Op: OpWrite, ID: idText, Subjects: subjects})
 	}
 	return tags, nil
 }

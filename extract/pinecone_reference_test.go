@@ -74,12 +74,15 @@ func (r *PineconeRules) upsertRESTTwoPass(body []byte) ([]Tag, error) {
 		if id < 0 || doc[id] != '"' || doc[id+1] == '"' {
 			return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d] has no string \"id\" (or an empty one)", n)
 		}
-		t := Tag{Table: table, Op: OpWrite, ID: ownedJSONString(doc[id:skipString(doc, id)])}
+		idText, err := ownedJSONString(doc[id:skipString(doc, id)])
+		if err != nil {
+			return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d].id %w", n, err)
+		}
+		t := Tag{Table: table, Op: OpWrite, ID: idText}
 		if meta >= 0 && !isJSONNull(doc, meta) {
 			if doc[meta] != '{' {
 				return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d].metadata is not an object", n)
 			}
-			var err error
 			if t.Subjects, err = jsonObjectSubjects(doc, meta, fields, nil); err != nil {
 				return nil, err
 			}

@@ -39,7 +39,11 @@ func (r *PineconeRules) UpsertREST(body []byte) ([]Tag, error) {
 		if vec.id < 0 || doc[vec.id] != '"' || doc[vec.id+1] == '"' {
 			return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d] has no string \"id\" (or an empty one)", n)
 		}
-		t := Tag{Table: table, Op: OpWrite, ID: ownedJSONString(doc[vec.id:skipString(doc, vec.id)])}
+		id, err := ownedJSONString(doc[vec.id:skipString(doc, vec.id)])
+		if err != nil {
+			return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d].id %w", n, err)
+		}
+		t := Tag{Table: table, Op: OpWrite, ID: id}
 		if vec.meta >= 0 && !isJSONNull(doc, vec.meta) {
 			if doc[vec.meta] != '{' {
 				return nil, fmt.Errorf("extract: pinecone upsert: vectors[%d].metadata is not an object", n)
@@ -108,7 +112,11 @@ func (r *PineconeRules) UpdateREST(body []byte) ([]Tag, error) {
 	if err != nil {
 		return nil, fmt.Errorf("extract: pinecone update: setMetadata: %w", err)
 	}
-	return []Tag{{Table: r.table(ns), Op: OpWrite, ID: ownedJSONString(doc[id:skipString(doc, id)]), Subjects: subjects}}, nil
+	idText, err := ownedJSONString(doc[id:skipString(doc, id)])
+	if err != nil {
+		return nil, fmt.Errorf("extract: pinecone update: \"id\" %w", err)
+	}
+	return []Tag{{Table: r.table(ns), Op: OpWrite, ID: idText, Subjects: subjects}}, nil
 }
 
 // DeleteREST tags the body of POST /vectors/delete, {"ids", "deleteAll",
@@ -154,7 +162,11 @@ func (r *PineconeRules) DeleteREST(body []byte) ([]Tag, error) {
 		if doc[v] != '"' || doc[v+1] == '"' {
 			return nil, fmt.Errorf("extract: pinecone delete: ids[%d] is not a non-empty string", n)
 		}
-		tags = append(tags, Tag{Table: table, Op: OpDelete, ID: ownedJSONString(doc[v:skipString(doc, v)])})
+		id, err := ownedJSONString(doc[v:skipString(doc, v)])
+		if err != nil {
+			return nil, fmt.Errorf("extract: pinecone delete: ids[%d] %w", n, err)
+		}
+		tags = append(tags, Tag{Table: table, Op: OpDelete, ID: id})
 	}
 	return tags, nil
 }
@@ -168,7 +180,11 @@ func restNamespace(doc string, v int, op string) (string, error) {
 	if doc[v] != '"' {
 		return "", fmt.Errorf("extract: pinecone %s: \"namespace\" is not a string", op)
 	}
-	return CanonicalNamespace(ownedJSONString(doc[v:skipString(doc, v)])), nil
+	ns, err := ownedJSONString(doc[v:skipString(doc, v)])
+	if err != nil {
+		return "", fmt.Errorf("extract: pinecone %s: \"namespace\" %w", op, err)
+	}
+	return CanonicalNamespace(ns), nil
 }
 
 // errRepeated refuses a member the extractor reads that appears twice in

@@ -76,15 +76,6 @@ func (e *jsonElements) next() (v int, ok bool) {
 	return v, true
 }
 
-// ownedJSONString decodes the quoted JSON string q into a string that shares
-// no memory with the document.
-func ownedJSONString(q string) string {
-	if hasEscape(q) {
-		return jsonString(q) // json.Unmarshal made a new string
-	}
-	return strings.Clone(q[1 : len(q)-1])
-}
-
 // isJSONNull reports whether the value at doc[v] is null.
 func isJSONNull(doc string, v int) bool {
 	return doc[v] == 'n'
@@ -102,7 +93,9 @@ func jsonBool(doc string, v int) (b, ok bool) {
 }
 
 // jsonObjectSubjects appends the subjects held in fields of the object at
-// doc[v]: a string as it is, a number as written, each string of an array.
+// doc[v]: a string as it is (valid UTF-8 only), a number as
+// PineconeNumberSubject writes it (one beyond float64 is an error), each
+// string of an array.
 // With duplicate keys the last one counts, as in PostgreSQL's JSON functions
 // and Pinecone's.
 func jsonObjectSubjects(doc string, v int, fields []string, dst []string) ([]string, error) {
@@ -125,17 +118,29 @@ func jsonObjectSubjects(doc string, v int, fields []string, dst []string) ([]str
 		}
 		switch c := doc[found]; {
 		case c == '"':
-			dst = append(dst, ownedJSONString(doc[found:skipString(doc, found)]))
+			s, err := ownedJSONString(doc[found:skipString(doc, found)])
+			if err != nil {
+				return nil, fmt.Errorf("subject field %q %w", f, err)
+			}
+			dst = append(dst, s)
 		case c == '-' || c >= '0' && c <= '9':
-			dst = append(dst, strings.Clone(doc[found:skipValue(doc, found)]))
+			s, err := jsonNumberSubject(doc[found:skipValue(doc, found)])
+			if err != nil {
+				return nil, fmt.Errorf("subject field %q %w", f, err)
+			}
+			dst = append(dst, s)
 		case c == '[':
-			for e := elementsOf(doc, found); ; {
+			for e, n := elementsOf(doc, found), 0; ; n++ {
 				ev, ok := e.next()
 				if !ok {
 					break
 				}
 				if doc[ev] == '"' {
-					dst = append(dst, ownedJSONString(doc[ev:skipString(doc, ev)]))
+					s, err := ownedJSONString(doc[ev:skipString(doc, ev)])
+					if err != nil {
+						return nil, fmt.Errorf("subject field %q element %d %w", f, n, err)
+					}
+					dst = append(dst, s)
 				}
 			}
 		}

@@ -142,11 +142,15 @@ func appendValueSubjects(dst []string, msg []byte, top bool) ([]string, error) {
 	switch kind {
 	case 2:
 		bits, _ := protowire.ConsumeFixed64(kindVal)
-		if s, ok := formatSubjectNumber(math.Float64frombits(bits)); ok && top {
+		if s, ok := PineconeNumberSubject(math.Float64frombits(bits)); ok && top {
 			dst = append(dst, s)
 		}
 	case 3:
-		dst = append(dst, string(kindVal))
+		s, err := protoString(kindVal)
+		if err != nil {
+			return dst, fmt.Errorf("string_value %w", err)
+		}
+		dst = append(dst, s)
 	case 6:
 		if !top {
 			return dst, nil // a list in a list holds no subjects

@@ -52,11 +52,3 @@ func TestPineconeRules_BulkImportIsUnattributed(t *testing.T) {
 	assert.Equal(t, OpUnattributed, tags[0].Op)
 	assert.NotEmpty(t, tags[0].Reason)
 }
-
-func TestFormatSubjectNumber_AsPostgreSQLText(t *testing.T) {
-	for f, want := range map[float64]string{42: "42", -7: "-7", 1.5: "1.5", 0.1: "0.1", 1e21: "1000000000000000000000"} {
-		got, ok := formatSubjectNumber(f)
-		assert.True(t, ok)
-		assert.Equal(t, want, got)
-	}
-}

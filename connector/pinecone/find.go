@@ -3,11 +3,12 @@ package pinecone
 import (
 	"context"
 	"slices"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/pinecone-io/go-pinecone/v5/pinecone"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/lethe-privacy/lethe/extract"
 )
 
 // search returns the ids of the records of namespace ns whose metadata
@@ -115,7 +116,7 @@ func names(md *structpb.Struct, fields []string, subject string) bool {
 }
 
 // subjectsOf returns the subjects metadata names in fields: a string, a
-// number's JSON text (as PostgreSQL's ->> writes it), or each string of a
+// number's one text (extract.PineconeNumberSubject), or each string of a
 // list. It is extract's rule for tagging Pinecone writes, so that forget
 // deletes and reconcile adopts what capture attributes.
 func subjectsOf(md *structpb.Struct, fields []string) []string {
@@ -128,7 +129,7 @@ func subjectsOf(md *structpb.Struct, fields []string) []string {
 		case *structpb.Value_StringValue:
 			out = append(out, v.StringValue)
 		case *structpb.Value_NumberValue:
-			if s, ok := numberText(v.NumberValue); ok {
+			if s, ok := extract.PineconeNumberSubject(v.NumberValue); ok {
 				out = append(out, s)
 			}
 		case *structpb.Value_ListValue:
@@ -142,33 +143,14 @@ func subjectsOf(md *structpb.Struct, fields []string) []string {
 	return out
 }
 
-// numberText is the JSON text of a metadata number: integers without a
-// fraction or exponent.
-func numberText(f float64) (string, bool) {
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if f != f || s == "+Inf" || s == "-Inf" {
-		return "", false
-	}
-	return s, true
-}
-
-// subjectNumber is the number whose JSON text subject is, if it is one.
-func subjectNumber(subject string) (float64, bool) {
-	f, err := strconv.ParseFloat(subject, 64)
-	if err != nil {
-		return 0, false
-	}
-	s, ok := numberText(f)
-	return f, ok && s == subject
-}
-
 // subjectFilters are the metadata filters selecting records whose field
 // names subject (valid UTF-8): {field: {"$eq": subject}} per field ($eq
 // matches a list field holding the value too), and {field: {"$eq": n}} as
-// well when subject is the text of the number n.
+// well when subject is the text of the number n
+// (extract.PineconeSubjectNumber).
 func subjectFilters(fields []string, subject string) []*pinecone.MetadataFilter {
 	values := []*structpb.Value{structpb.NewStringValue(subject)}
-	if n, ok := subjectNumber(subject); ok {
+	if n, ok := extract.PineconeSubjectNumber(subject); ok {
 		values = append(values, structpb.NewNumberValue(n))
 	}
 	var out []*pinecone.MetadataFilter
