@@ -4,9 +4,7 @@ package integration
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
@@ -101,10 +99,11 @@ func certLayer(t *testing.T, p certificate.Payload, table string) certificate.La
 	return certificate.Layer{}
 }
 
-// forgetViaCLI previews and confirms a forget of subject with the CLI,
-// waits for it to complete, and returns its preview and its certificate,
-// verified by the CLI and by the certificate package.
-func (f *forgetBinary) forgetViaCLI(t *testing.T, subject string) (map[string]map[string]float64, certificate.Payload) {
+// forgetViaCLI previews and confirms a forget of subject with the CLI
+// (confirmArgs added to confirm: --nothing-found), waits for it to
+// complete, and returns the preview's counts per table and the payload of
+// its certificate, which must verify.
+func (f *forgetBinary) forgetViaCLI(t *testing.T, subject string, confirmArgs ...string) (map[string]map[string]float64, certificate.Payload) {
 	t.Helper()
 	out, err := f.cli(t, subject+"\n", "forget", "preview")
 	require.NoError(t, err)
@@ -121,28 +120,9 @@ func (f *forgetBinary) forgetViaCLI(t *testing.T, subject string) (map[string]ma
 	for _, l := range pv.Layers {
 		preview[l.Table] = map[string]float64{"ledger_records": float64(l.LedgerRecords), "rows": float64(l.Rows)}
 	}
-	out, err = f.cli(t, subject+"\n", "forget", "confirm", "--token", pv.Token)
+	out, err = f.cli(t, subject+"\n", append([]string{"forget", "confirm", "--token", pv.Token}, confirmArgs...)...)
 	require.NoError(t, err)
-	var receipt struct {
-		RequestID string `json:"request_id"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &receipt), out)
-	var st map[string]any
-	require.Eventually(t, func() bool {
-		st = f.status(t, receipt.RequestID)
-		return st["status"] != "received"
-	}, 60*time.Second, 50*time.Millisecond)
-	require.Equal(t, "completed", st["status"], "%v", st)
-
-	certFile := filepath.Join(f.dir, receipt.RequestID+".json")
-	_, err = f.cli(t, "", "forget", "certificate", receipt.RequestID, "--out", certFile)
-	require.NoError(t, err)
-	out, err = f.cli(t, "", "verify", "--keys", filepath.Join(f.dir, "keys.json"), certFile)
-	require.NoError(t, err, out)
-	require.Contains(t, out, "valid")
-	res := certificate.Verify([]byte(mustRead(t, certFile)), mustKeys(t, filepath.Join(f.dir, "keys.json")), time.Now())
-	require.Equal(t, certificate.VerdictValid, res.Verdict, res.Reason)
-	return preview, *res.Payload
+	return preview, f.certified(t, out)
 }
 
 // TestForget_TableCreatedOnFirstUse: lethe-proxy starts with rules for
@@ -166,7 +146,8 @@ func TestForget_TableCreatedOnFirstUse(t *testing.T) {
 		assert.Regexp(t, `level=WARN msg="a configured table does not exist yet[^"]*" table=`+table, logs)
 	}
 
-	pv, p := f.forgetViaCLI(t, "carol@example.com")
+	pv, p := f.forgetViaCLI(t, "carol@example.com", "--nothing-found")
+	assert.Contains(t, p.Claim.Statement, "No records of the data subject identified by this certificate were found")
 	for _, table := range []string{lcjs, direct} {
 		assert.Equal(t, map[string]float64{"ledger_records": 0, "rows": 0}, pv[table])
 		l := certLayer(t, p, table)
