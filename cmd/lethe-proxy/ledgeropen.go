@@ -106,8 +106,12 @@ func openLedger(s config.LedgerStore, configPath string, salt ledgerSalt) (ledge
 // returns where the ledger is (a file path, or the PostgreSQL server and
 // database without credentials), for messages.
 func openLedgerWith(s config.LedgerStore, configPath string, opts ledger.Options, salt ledgerSalt) (ledger.Ledger, string, error) {
+	// Both backends are a Ledger and a SaltKeeper.
 	var (
-		l     ledger.Ledger
+		l interface {
+			ledger.Ledger
+			ledger.SaltKeeper
+		}
 		where string
 		err   error
 	)
@@ -130,7 +134,7 @@ func openLedgerWith(s config.LedgerStore, configPath string, opts ledger.Options
 	if err != nil {
 		return nil, where, err
 	}
-	if err := checkLedgerSalt(l.(ledger.SaltKeeper), where, salt, opts.Logger); err != nil {
+	if err := checkLedgerSalt(l, where, salt, opts.Logger); err != nil {
 		l.Close()
 		return nil, where, err
 	}
