@@ -69,10 +69,17 @@ func noteKeyHash(name string, pub ed25519.PublicKey) uint32 {
 }
 
 // isNoteName is the signed-note rule for names, as note.NewVerifier applies
-// it: not empty, UTF-8, and no Unicode space or plus sign.
+// it: not empty, UTF-8, no plus sign and no Unicode White_Space (what
+// unicode.IsSpace reports: U+0009–U+000D, U+0020, U+0085, U+00A0, U+1680,
+// U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000), and also no
+// other control character U+0000–U+001F, which no note may hold (so a
+// log_origin with one could name no checkpoint). U+007F and U+0080–U+009F
+// other than U+0085 are allowed, as golang.org/x/mod/sumdb/note allows them.
 func isNoteName(name string) bool {
-	return name != "" && utf8.ValidString(name) && strings.IndexFunc(name, unicode.IsSpace) < 0 && !strings.Contains(name, "+")
+	return name != "" && utf8.ValidString(name) && strings.IndexFunc(name, isSpaceOrControl) < 0 && !strings.Contains(name, "+")
 }
+
+func isSpaceOrControl(r rune) bool { return r < 0x20 || unicode.IsSpace(r) }
 
 // OpenCheckpoint verifies a signed checkpoint of the log keys.LogOrigin()
 // against keys and parses it: the rules of docs/certificate.md
@@ -163,9 +170,11 @@ func splitNote(msg string) (string, []noteSignature, error) {
 	for i, line := range lines {
 		rest, ok := strings.CutPrefix(line, "— ")
 		name, b64, _ := strings.Cut(rest, " ")
-		raw, err := base64.StdEncoding.DecodeString(b64)
+		// Canonical base64 only, as everywhere in a certificate: a lenient
+		// decoder reads stray bits away, a strict one refuses the line.
+		raw, err := decodeBase64(b64, -1)
 		if !ok || err != nil || !isNoteName(name) || b64 == "" || len(raw) < 5 {
-			return "", nil, fmt.Errorf("signature line %d is not \"— <name> <base64 of key hash and signature>\"", i+1)
+			return "", nil, fmt.Errorf("signature line %d is not \"— <name> <canonical base64 of key hash and signature>\"", i+1)
 		}
 		sigs[i] = noteSignature{name: name, hash: binary.BigEndian.Uint32(raw), sig: raw[4:]}
 	}

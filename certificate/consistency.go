@@ -5,8 +5,13 @@ import "fmt"
 // checkConsistent runs check 15 of docs/certificate.md on a payload whose
 // members all have their types: the statements it makes must agree with
 // each other. It returns why they do not, or "". Whether the erasure was
-// complete is not asked here (that is VerdictIncomplete, check 19).
+// complete is not asked here (that is VerdictIncomplete, check 20).
 func checkConsistent(p *Payload) string {
+	// The log event names the request; outside this set no event can (its
+	// bytes would need JSON escapes), so the payload contradicts its own log.
+	if !requestIDPattern.MatchString(p.RequestID) {
+		return fmt.Sprintf("request_id %q: want 1 to 128 of A-Z a-z 0-9 . _ : -", p.RequestID)
+	}
 	for _, d := range []struct{ name, value string }{
 		{"subject.hmac_sha256", p.Subject.HMAC},
 		{"subject.commitment", p.Subject.Commitment},
@@ -25,6 +30,9 @@ func checkConsistent(p *Payload) string {
 	}
 	scope := make(map[Scope]bool, len(p.Scope))
 	for i, s := range p.Scope {
+		if !IsStore(s.Store) {
+			return fmt.Sprintf("scope[%d].store %q is not %q or %q", i, s.Store, StorePostgres, StorePinecone)
+		}
 		if scope[s] {
 			return fmt.Sprintf("scope[%d] (%s %s) is listed twice", i, s.Store, s.Table)
 		}
@@ -69,6 +77,16 @@ func checkConsistent(p *Payload) string {
 	}
 	return ""
 }
+
+// The stores a scope entry, a layer or a report layer may name.
+const (
+	StorePostgres = "postgres"
+	StorePinecone = "pinecone"
+)
+
+// IsStore reports whether store is one a certificate or report may name.
+// Compared as bytes: "Postgres" is not one.
+func IsStore(store string) bool { return store == StorePostgres || store == StorePinecone }
 
 // incompleteLayer returns the first layer whose erasure is not proven
 // complete (records left, or absence not verified), or -1.

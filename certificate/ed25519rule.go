@@ -3,6 +3,7 @@ package certificate
 import (
 	"bytes"
 	"encoding/hex"
+	"math/big"
 )
 
 // Ed25519 in certificates and checkpoints is RFC 8032 (section 5.1.7)
@@ -47,5 +48,44 @@ func weakPublicKey(pub []byte) string {
 			return "is a point of small order, under which signatures can be forged"
 		}
 	}
+	if !onCurve(y) {
+		return "is not a point of edwards25519 (RFC 8032 section 5.1.3 cannot decode it)"
+	}
 	return ""
+}
+
+// Field constants of edwards25519 (RFC 8032 section 5.1).
+var (
+	fieldP    = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
+	curveD    = curveConstantD()
+	halfOrder = new(big.Int).Rsh(new(big.Int).Sub(fieldP, big.NewInt(1)), 1) // (p-1)/2
+)
+
+// curveConstantD is d = -121665/121666 mod p.
+func curveConstantD() *big.Int {
+	inv := new(big.Int).ModInverse(big.NewInt(121666), fieldP)
+	d := new(big.Int).Mul(big.NewInt(-121665), inv)
+	return d.Mod(d, fieldP)
+}
+
+// onCurve reports whether some x satisfies the curve equation for y (little
+// endian, below p, sign bit clear): whether x^2 = (y^2-1)/(d*y^2+1) is a
+// square mod p (Euler's criterion). Keys that fail are refused at load,
+// where libraries differ: one refuses them as keys, another only fails
+// each signature.
+func onCurve(yLE []byte) bool {
+	be := make([]byte, len(yLE))
+	for i, b := range yLE {
+		be[len(yLE)-1-i] = b
+	}
+	y := new(big.Int).SetBytes(be)
+	y2 := new(big.Int).Mul(y, y)
+	u := new(big.Int).Sub(y2, big.NewInt(1))
+	v := new(big.Int).Add(new(big.Int).Mul(curveD, y2), big.NewInt(1))
+	x2 := new(big.Int).Mul(u.Mod(u, fieldP), new(big.Int).ModInverse(v.Mod(v, fieldP), fieldP))
+	x2.Mod(x2, fieldP)
+	if x2.Sign() == 0 {
+		return true
+	}
+	return new(big.Int).Exp(x2, halfOrder, fieldP).Cmp(big.NewInt(1)) == 0
 }

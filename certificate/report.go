@@ -88,10 +88,26 @@ func (r Report) check() error {
 	if !requestIDPattern.MatchString(r.RunID) {
 		return fmt.Errorf("run_id %q: want 1-128 of A-Z a-z 0-9 . _ : -", r.RunID)
 	}
-	for _, l := range r.Layers {
-		if l.Found < 0 || l.Done < 0 || l.Residual < 0 {
-			return fmt.Errorf("layer %s %s has a negative count", l.Store, l.Table)
+	seen := make(map[[2]string]bool, len(r.Layers))
+	for i, l := range r.Layers {
+		at := fmt.Sprintf("layers[%d] (%s %s)", i, l.Store, l.Table)
+		switch {
+		case !IsStore(l.Store):
+			return fmt.Errorf("%s: store %q is not %q or %q", at, l.Store, StorePostgres, StorePinecone)
+		case seen[[2]string{l.Store, l.Table}]:
+			return fmt.Errorf("%s is listed twice", at)
+		case l.Found < 0 || l.Done < 0 || l.Residual < 0:
+			return fmt.Errorf("%s has a negative count", at)
+		case l.Done > l.Found:
+			return fmt.Errorf("%s: done %d is more than found %d; the operation acts only on records it selected", at, l.Done, l.Found)
+		case r.Kind == EventRetentionSwept && l.Cutoff == nil:
+			return fmt.Errorf("%s: a sweep's layer states its cutoff", at)
+		case r.Kind == EventReconcileAdopted && l.Cutoff != nil:
+			return fmt.Errorf("%s: a reconcile has no cutoff", at)
+		case r.Kind == EventReconcileAdopted && l.Residual != 0:
+			return fmt.Errorf("%s: a reconcile's residual is 0, not %d", at, l.Residual)
 		}
+		seen[[2]string{l.Store, l.Table}] = true
 	}
 	return nil
 }

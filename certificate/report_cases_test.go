@@ -21,7 +21,19 @@ import (
 type reportCase struct {
 	name   string
 	report func(t testing.TB, f *fixture) []byte
-	want   Verdict
+	now    time.Time // zero: reportNow
+	// requireLog verifies as --require-log does: no log section is not_in_log.
+	requireLog bool
+	want       Verdict
+}
+
+// policy is the ReportPolicy the case is verified under.
+func (tc reportCase) policy() ReportPolicy {
+	p := ReportPolicy{Now: tc.now, RequireLog: tc.requireLog}
+	if p.Now.IsZero() {
+		p.Now = reportNow
+	}
+	return p
 }
 
 // testSweepReport is a sweep of two tables at testIssued.
@@ -123,9 +135,14 @@ func sweepPayload(old, new string) func(t testing.TB, f *fixture) []byte {
 // logs them as the test sweep's event.
 func signedReportBytes(t testing.TB, s *Signer, payload []byte) []byte {
 	t.Helper()
+	return signedReportBytesOf(t, s, testSweepReport(), payload)
+}
+
+// signedReportBytesOf signs payload bytes and logs them as r's event.
+func signedReportBytesOf(t testing.TB, s *Signer, r Report, payload []byte) []byte {
+	t.Helper()
 	e := signBytes(s, payload)
 	sr := &SignedReport{Version: ReportVersion, Payload: e.Payload, PayloadSHA256: e.PayloadSHA256, Signature: e.Signature}
-	r := testSweepReport()
 	logReport(t, sr, r.Kind, r.RunID, s)
 	return marshalReport(t, sr)
 }
@@ -135,7 +152,7 @@ const base64Digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 func reportCases() []reportCase {
 	afterRotation := testRotation.AddDate(0, 0, 1)
 	sweepAt := func(at time.Time) Report { r := testSweepReport(); r.At = at; return r }
-	return []reportCase{
+	return append([]reportCase{
 		{name: "valid sweep", want: VerdictValid, report: operatorSweep(nil)},
 		{name: "valid reconcile", want: VerdictValid, report: func(t testing.TB, f *fixture) []byte {
 			return marshalReport(t, signedReport(t, f.op, testReconcileReport(), nil))
@@ -347,7 +364,7 @@ func reportCases() []reportCase {
 			sr.Log.Checkpoint = resignCheckpoint(t, sr.Log.Checkpoint, "log.lethe.example/staging", f.op)
 			return marshalReport(t, sr)
 		}},
-	}
+	}, settledReportCases()...)
 }
 
 // TestVerifyReport_Verdicts runs every report case through VerifyReport:
@@ -356,7 +373,7 @@ func TestVerifyReport_Verdicts(t *testing.T) {
 	f := newFixture(t)
 	for _, tc := range reportCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := VerifyReport(tc.report(t, f), f.keys)
+			_, err := VerifyReportWith(tc.report(t, f), f.keys, tc.policy())
 			got := VerdictValid
 			if err != nil {
 				got = "refused"

@@ -3,6 +3,7 @@ package certificate
 import (
 	"bytes"
 	"fmt"
+	"time"
 )
 
 // The members of each object of a signed report, in the order of the Go
@@ -41,8 +42,26 @@ func IsReport(data []byte) bool {
 // lethe.report/v1 of the JSON subset, signed by a trusted key whose window
 // holds its "at", and, when it carries a log section, a checkpoint of the
 // trusted log covers its event. It returns the report it vouches for, or a
-// *ReportError. It never panics, whatever data holds.
+// *ReportError. It never panics, whatever data holds. It is
+// VerifyReportWith and no ReportPolicy: no clock, and a report without a
+// log section is genuine.
 func VerifyReport(data []byte, keys KeySet) (*Report, error) {
+	return VerifyReportWith(data, keys, ReportPolicy{})
+}
+
+// ReportPolicy is what a reader of reports asks beyond VerifyReport's
+// checks (docs/certificate.md, "Verifying a report", R16a and R17).
+type ReportPolicy struct {
+	// Now, when set, is the instant of verification: a report whose "at"
+	// is after it is VerdictNotYetValid. A report has no end of validity.
+	Now time.Time
+	// RequireLog makes a report without a log section VerdictNotInLog
+	// instead of genuine and unlogged.
+	RequireLog bool
+}
+
+// VerifyReportWith is VerifyReport under policy.
+func VerifyReportWith(data []byte, keys KeySet, policy ReportPolicy) (*Report, error) {
 	refuse := func(v Verdict, why string) (*Report, error) {
 		return nil, &ReportError{Verdict: v, Reason: why}
 	}
@@ -61,7 +80,13 @@ func VerifyReport(data []byte, keys KeySet) (*Report, error) {
 	if !trusted.Covers(r.At) {
 		return refuse(VerdictUnknownKey, fmt.Sprintf("at %s is outside the window of key %s (%s)", rfc3339Nano(r.At), trusted.ID, window(trusted)))
 	}
+	if !policy.Now.IsZero() && policy.Now.Before(r.At) {
+		return refuse(VerdictNotYetValid, fmt.Sprintf("at %s; it is now %s: check the clock, or verify again later", rfc3339Nano(r.At), rfc3339Nano(policy.Now)))
+	}
 	if e.Log == nil {
+		if policy.RequireLog {
+			return refuse(VerdictNotInLog, "the report has no log section and the log was required; ask the operator for the logged report")
+		}
 		return r, nil
 	}
 	want, err := reportLeaf(r.Kind, r.RunID, e.PayloadSHA256)

@@ -75,6 +75,9 @@ func Verify(data []byte, keys KeySet, now time.Time) Result {
 	}
 	where := fmt.Sprintf("request %s, signed by %s at %s, valid until %s; leaf %d of %d in log %q",
 		p.RequestID, sig.KeyID, rfc3339(p.IssuedAt), rfc3339(p.ValidUntil), e.Log.Index, cp.Size, cp.Origin)
+	if len(p.Scope) == 0 {
+		return Result{Verdict: VerdictIncomplete, Payload: p, Reason: where + "; but the scope is empty: no layer was checked, so the certificate proves no erasure"}
+	}
 	if i := incompleteLayer(p); i >= 0 {
 		l := p.Layers[i]
 		return Result{Verdict: VerdictIncomplete, Payload: p, Reason: fmt.Sprintf(
@@ -128,7 +131,7 @@ func parsePayload(data []byte) (*Payload, Verdict, string) {
 	return p, "", ""
 }
 
-// checkLog runs check 17: the log section proves that a checkpoint signed
+// checkLog runs check 19: the log section proves that a checkpoint signed
 // by a trusted key covers this certificate's completion event.
 func checkLog(e *Envelope, p *Payload, keys KeySet) (Checkpoint, error) {
 	if e.Log == nil {

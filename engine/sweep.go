@@ -132,7 +132,10 @@ func Sweep(ctx context.Context, cfg SweepConfig) (SweepResult, error) {
 	for _, l := range res.Layers {
 		cutoff := l.Cutoff
 		report.Layers = append(report.Layers, certificate.ReportLayer{
-			Store: string(l.Store), Table: l.Table, Found: l.Expired, Done: l.Deleted, Residual: l.Residual,
+			// Records deleted were selected by the same predicate, even those
+			// that expired or arrived after the count: found counts them too,
+			// so that done never exceeds it (docs/certificate.md, Reports).
+			Store: string(l.Store), Table: l.Table, Found: max(l.Expired, l.Deleted), Done: l.Deleted, Residual: l.Residual,
 			Method: l.Method, Cutoff: &cutoff,
 		})
 	}

@@ -9,6 +9,8 @@ import { INT64_MAX, STR, NUM, checkShape, int, isObject, nullable, optional, par
 
 export const MAX_SIZE = 1 << 20;
 export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+// The stores a certificate's scope or a report's layer may name, compared as bytes.
+export const STORES = ['postgres', 'pinecone'];
 const STD_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 // A Failure carries the verdict of the first failed check.
@@ -68,20 +70,43 @@ const SMALL_ORDER_Y = [
   'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a',
 ];
 
+const P = 2n ** 255n - 19n;
+const modP = (a) => ((a % P) + P) % P;
+function powMod(b, e) {
+  let r = 1n;
+  for (b = modP(b); e > 0n; e >>= 1n, b = (b * b) % P) if (e & 1n) r = (r * b) % P;
+  return r;
+}
+const D = modP(-121665n * powMod(121666n, P - 2n));
+
+// onCurve: some x satisfies the curve equation for y, found as RFC 8032
+// section 5.1.3 decodes: x = u v^3 (u v^7)^((p-5)/8), and v x^2 is u or -u.
+function onCurve(y) {
+  const u = modP(y * y - 1n);
+  const v = modP(D * y * y + 1n);
+  const x = modP(u * powMod(v, 3n) * powMod(u * powMod(v, 7n), (P - 5n) / 8n));
+  const vx2 = modP(v * x * x);
+  return vx2 === u || vx2 === modP(-u);
+}
+
 // weakKey says why a public key may not be trusted: not a canonical
-// encoding (y not below 2^255-19), or of small order; '' otherwise.
+// encoding (y not below 2^255-19), of small order, or no point of the
+// curve; '' otherwise.
 function weakKey(pub) {
   const y = Buffer.from(pub);
   y[31] &= 0x7f;
   const le = BigInt('0x' + Buffer.from(y).reverse().toString('hex'));
-  if (le >= 2n ** 255n - 19n) return 'is not a canonical encoding';
+  if (le >= P) return 'is not a canonical encoding';
   if (SMALL_ORDER_Y.includes(y.toString('hex'))) return 'is a point of small order';
+  if (!onCurve(le)) return 'is not a point of edwards25519';
   return '';
 }
 
 // isNoteName is the signed-note rule for key names: non-empty, no plus
-// sign, no Unicode White_Space (the set Go's unicode.IsSpace uses).
-const isNoteName = (s) => s !== '' && !/[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000+]/.test(s);
+// sign, no Unicode White_Space (the set Go's unicode.IsSpace uses) and no
+// other control character U+0000-U+001F. DEL and the C1 controls other
+// than U+0085 are allowed.
+const isNoteName = (s) => s !== '' && !/[\x00-\x1f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000+]/.test(s);
 
 const EPOCH = 0n;
 
@@ -254,7 +279,8 @@ function openCheckpoint(text, trust, mayVouch) {
     const b64 = sp < 0 ? '' : rest.slice(sp + 1);
     if (!isNoteName(name) || b64 === '' || !STD_BASE64.test(b64)) bad('malformed signature line');
     const raw = Buffer.from(b64, 'base64');
-    if (raw.length < 5) bad('malformed signature line');
+    // Canonical base64 only: stray bits after the last byte are refused.
+    if (raw.toString('base64') !== b64 || raw.length < 5) bad('malformed signature line');
     return { name, hash: raw.readUInt32BE(0), sig: raw.subarray(4) };
   });
   const origin = body.slice(0, body.indexOf('\n'));

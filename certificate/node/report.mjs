@@ -4,7 +4,7 @@
 // period. The checks and their order are the table "Verifying a report".
 
 import { NUM, STR, checkShape, int, isObject, optional, parseJSON, parseTime } from './jsonsubset.mjs';
-import { REQUEST_ID, checkInclusion, fail, inWindow, openEnvelope } from './envelope.mjs';
+import { REQUEST_ID, STORES, checkInclusion, fail, inWindow, openEnvelope } from './envelope.mjs';
 
 const SCHEMA = 'lethe.report/v1';
 // A report's kind is also the name of the event the log holds for it.
@@ -21,7 +21,10 @@ const REPORT = {
 // verifyReport verifies a parsed document (readDocument) that has a
 // member lethe_report, and returns {verdict, reason}; it throws a Failure
 // for any verdict but valid.
-export function verifyReport(doc, trust) {
+// now (nanoseconds) is the instant of verification: a report dated after
+// it is not_yet_valid. requireLog makes a report without a log section
+// not_in_log.
+export function verifyReport(doc, trust, now, requireLog) {
   // R3–R11: as a certificate's envelope, with lethe_report for its version.
   const { payload, payloadSHA256, trusted, log } = openEnvelope(doc, trust, 'lethe_report', 'report');
 
@@ -32,8 +35,12 @@ export function verifyReport(doc, trust) {
   // R16: the key may sign at "at".
   if (!inWindow(trusted, at)) fail('unknown_key', `at ${r.at} is outside the window of key ${trusted.id}`);
 
-  // R17: the log, when the report carries a log section.
+  // R16a: not dated after the instant of verification.
+  if (now < at) fail('not_yet_valid', `at ${r.at}, after the time of verification: check the clock`);
+
+  // R17: the log, when the report carries a log section (or must).
   const what = `${r.kind} ${r.run_id} at ${r.at}, signed by ${trusted.id}`;
+  if (!log && requireLog) fail('not_in_log', 'the report has no log section and the log was required');
   if (!log) return { verdict: 'valid', reason: `${what}; not logged` };
   const want = `{"v":1,"event":"${r.kind}","request_id":"${r.run_id}","report_sha256":"${payloadSHA256}"}`;
   const cp = checkInclusion(log, trust, at, want);
@@ -66,8 +73,19 @@ function readReport(payload) {
     }
   });
   if (!REQUEST_ID.test(r.run_id)) fail('malformed', `payload: run_id ${JSON.stringify(r.run_id)}: want 1 to 128 of A-Z a-z 0-9 . _ : -`);
+  const seen = new Set();
   r.layers.forEach((l, i) => {
-    if (l.found < 0n || l.done < 0n || l.residual < 0n) fail('malformed', `payload: layers[${i}] has a negative count`);
+    const bad = (why) => fail('malformed', `payload: layers[${i}] ${why}`);
+    const key = JSON.stringify([l.store, l.table]);
+    if (!STORES.includes(l.store)) bad(`store ${JSON.stringify(l.store)} is not "postgres" or "pinecone"`);
+    if (seen.has(key)) bad('is listed twice');
+    seen.add(key);
+    if (l.found < 0n || l.done < 0n || l.residual < 0n) bad('has a negative count');
+    if (l.done > l.found) bad('has done more than found');
+    const hasCutoff = Object.hasOwn(l, 'cutoff');
+    if (r.kind === 'retention.swept' && !hasCutoff) bad("is a sweep's and has no cutoff");
+    if (r.kind === 'reconcile.adopted' && hasCutoff) bad("is a reconcile's and has a cutoff");
+    if (r.kind === 'reconcile.adopted' && l.residual !== 0n) bad("is a reconcile's and has a residual other than 0");
   });
   return r;
 }

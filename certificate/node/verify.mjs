@@ -7,17 +7,19 @@
 // reports share (keys, envelope, signature, log) in envelope.mjs, and the
 // report's own checks in report.mjs.
 //
-//   node verify.mjs KEYS.json CERT.json [--now RFC3339]     (CERT.json "-": stdin)
+//   node verify.mjs KEYS.json CERT.json [--now RFC3339] [--require-log]   (CERT.json "-": stdin)
 //
 // A document with a member "lethe_report" is a report; anything else is
 // verified as a certificate. It prints "verdict: <verdict>" and a reason.
 // The exit status is 0 only for "valid", 1 for any other verdict, and 2
-// when it cannot run (usage, an unreadable or invalid keys file). --now
-// matters only to certificates: a report has no validity period.
+// when it cannot run (usage, an unreadable or invalid keys file). --now is
+// the instant of verification: a certificate is current at it, a report is
+// not dated after it. --require-log makes a report without a log section
+// not_in_log (a certificate always needs one).
 
 import { createReadStream } from 'node:fs';
 import { BOOL, INT64_MAX, NUM, STR, checkShape, int, isObject, parseJSON, parseTime } from './jsonsubset.mjs';
-import { Failure, MAX_SIZE, REQUEST_ID, checkInclusion, fail, inWindow, isHex256, loadKeys, openEnvelope, readDocument } from './envelope.mjs';
+import { Failure, MAX_SIZE, REQUEST_ID, STORES, checkInclusion, fail, inWindow, isHex256, loadKeys, openEnvelope, readDocument } from './envelope.mjs';
 import { verifyReport } from './report.mjs';
 
 const SCHEMA_V1 = 'lethe.certificate/v1';
@@ -44,10 +46,10 @@ const PAYLOAD = {
 // verify returns {verdict, reason} for a certificate or a signed report;
 // the checks and their order are the tables in docs/certificate.md,
 // "Verifying" and "Verifying a report".
-function verify(data, trust, now) {
+function verify(data, trust, now, requireLog) {
   try {
     const doc = readDocument(data);
-    if (Object.hasOwn(doc, 'lethe_report')) return verifyReport(doc, trust);
+    if (Object.hasOwn(doc, 'lethe_report')) return verifyReport(doc, trust, now, requireLog);
     return verifyCertificate(doc, trust, now);
   } catch (e) {
     if (e instanceof Failure) return { verdict: e.verdict, reason: e.message };
@@ -72,13 +74,13 @@ function verifyCertificate(doc, trust, now) {
 
   // 19: the log.
   if (!log) fail('not_in_log', 'the certificate has no log section');
-  if (!REQUEST_ID.test(p.request_id)) fail('not_in_log', 'no log event can name this request_id');
   // Event values need no JSON escaping, so the leaf has exactly one spelling.
   const want = `{"v":1,"event":"forget.completed","request_id":"${p.request_id}","certificate_sha256":"${payloadSHA256}"}`;
   const cp = checkInclusion(log, trust, issuedAt, want);
 
   // 20: what was proven.
   const where = `request ${p.request_id}, signed by ${keyId} at ${p.issued_at}, valid until ${p.valid_until}; leaf ${log.index} of ${cp.size} in log "${cp.origin}"`;
+  if (p.scope.length === 0) fail('incomplete', `${where}; but the scope is empty: no layer was checked, so the certificate proves no erasure`);
   const open = p.layers.find((l) => !l.verified_absent || l.residual !== 0n);
   if (open) {
     fail('incomplete', `${where}; but layer ${open.store} ${open.table} has ${open.residual} residual records and verified_absent ${open.verified_absent}: the erasure is not proven complete`);
@@ -116,6 +118,8 @@ function readPayload(payload) {
 // inconsistency is check 15: why the payload's statements contradict each
 // other, or ''.
 function inconsistency(p, issuedAt, validUntil) {
+  // Outside this set no log event can name the request.
+  if (!REQUEST_ID.test(p.request_id)) return `request_id ${JSON.stringify(p.request_id)}: want 1 to 128 of A-Z a-z 0-9 . _ : -`;
   for (const [name, v] of [['subject.hmac_sha256', p.subject.hmac_sha256], ['subject.commitment', p.subject.commitment],
     ['deleted_ids.root', p.deleted_ids.root], ['rules_sha256', p.rules_sha256]]) {
     if (!isHex256(v)) return `${name} is not 64 lowercase hex digits`;
@@ -127,6 +131,7 @@ function inconsistency(p, issuedAt, validUntil) {
   const key = (s) => JSON.stringify([s.store, s.table]);
   const scope = new Set();
   for (const s of p.scope) {
+    if (!STORES.includes(s.store)) return `scope store ${JSON.stringify(s.store)} is not "postgres" or "pinecone"`;
     if (scope.has(key(s))) return `scope entry ${s.store} ${s.table} is listed twice`;
     scope.add(key(s));
   }
@@ -161,11 +166,14 @@ async function readBounded(path, limit) {
 }
 
 async function main(argv) {
-  const usage = 'usage: node verify.mjs KEYS.json CERT.json [--now RFC3339]   (CERT.json "-" reads stdin)\n';
+  const usage = 'usage: node verify.mjs KEYS.json CERT.json [--now RFC3339] [--require-log]   (CERT.json "-" reads stdin)\n';
   const args = [];
   let now = BigInt(Date.now()) * 1000000n;
+  let requireLog = false;
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--now') {
+    if (argv[i] === '--require-log') {
+      requireLog = true;
+    } else if (argv[i] === '--now') {
       now = parseTime(argv[++i]);
       if (now === null) {
         process.stderr.write(`verify.mjs: --now wants an RFC 3339 time, e.g. 2026-07-01T00:00:00Z\n${usage}`);
@@ -193,7 +201,7 @@ async function main(argv) {
     process.stderr.write(`verify.mjs: reading the certificate: ${e.message}\n`);
     return 2;
   }
-  const r = verify(data, trust, now);
+  const r = verify(data, trust, now, requireLog);
   process.stdout.write(`verdict: ${r.verdict}\nreason: ${r.reason}\n`);
   return r.verdict === 'valid' ? 0 : 1;
 }

@@ -93,9 +93,12 @@ const verifyUsage = `Usage:
   lethe-proxy verify --keys KEYS.json [--now RFC3339] CERT.json
       verifies a deletion certificate offline (CERT.json "-" reads stdin);
       prints the verdict and exits 0 only if it is valid (docs/certificate.md)
-  lethe-proxy verify --keys KEYS.json REPORT.json
-      verifies a signed report (of lethe-proxy sweep) the same way: its
-      signature and the log's proof that it was logged; prints its counts
+  lethe-proxy verify --keys KEYS.json [--now RFC3339] [--require-log] REPORT.json
+      verifies a signed report (of lethe-proxy sweep or reconcile) the same
+      way: its signature, that it is not dated after now, and the log's
+      proof that it was logged; prints its counts. A report without a log
+      section is valid and printed "not logged", unless --require-log makes
+      it not_in_log
 `
 
 // verifyCmd verifies a certificate against a trusted keys file.
@@ -105,6 +108,7 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fset.Usage = func() { fmt.Fprint(stderr, verifyUsage) }
 	keysFile := fset.String("keys", "", "the operator's trusted keys file")
 	nowFlag := fset.String("now", "", "verify as of this RFC 3339 time instead of now")
+	requireLog := fset.Bool("require-log", false, "a report without a log section is not_in_log (a certificate always needs one)")
 	// Flags may follow the certificate: `verify cert.json --keys k.json`.
 	var certs []string
 	for {
@@ -147,7 +151,7 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usageErr("reading the certificate: %v", err)
 	}
 	if certificate.IsReport(cert) {
-		return verifyReport(cert, keys, stdout)
+		return verifyReport(cert, keys, certificate.ReportPolicy{Now: now, RequireLog: *requireLog}, stdout)
 	}
 	r := certificate.Verify(cert, keys, now)
 	fmt.Fprintf(stdout, "verdict: %s\nreason: %s\n", r.Verdict, r.Reason)

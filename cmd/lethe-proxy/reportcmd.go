@@ -11,11 +11,12 @@ import (
 )
 
 // verifyReport is `lethe-proxy verify` for a signed report: it checks the
-// signature and the log proof (certificate.VerifyReport) and prints what
-// the report says, layer by layer. Exit 0 when genuine; otherwise it
-// prints the verdict, named as node/verify.mjs names it.
-func verifyReport(data []byte, keys certificate.KeySet, stdout io.Writer) int {
-	r, err := certificate.VerifyReport(data, keys)
+// signature, the date and the log proof under policy
+// (certificate.VerifyReportWith) and prints what the report says, layer by
+// layer. Exit 0 when genuine; otherwise it prints the verdict, named as
+// node/verify.mjs names it.
+func verifyReport(data []byte, keys certificate.KeySet, policy certificate.ReportPolicy, stdout io.Writer) int {
+	r, err := certificate.VerifyReportWith(data, keys, policy)
 	if re := (*certificate.ReportError)(nil); errors.As(err, &re) {
 		fmt.Fprintf(stdout, "verdict: %s\nreason: %s\n", re.Verdict, re.Reason)
 		return 1
@@ -23,7 +24,7 @@ func verifyReport(data []byte, keys certificate.KeySet, stdout io.Writer) int {
 		fmt.Fprintf(stdout, "verdict: %s\nreason: %v\n", certificate.VerdictMalformed, err)
 		return 1
 	}
-	logged := "not logged"
+	logged := "not logged (--require-log refuses reports without the log's evidence)"
 	if index, ok := reportLogIndex(data); ok {
 		logged = fmt.Sprintf("transparency log index %d", index)
 	}

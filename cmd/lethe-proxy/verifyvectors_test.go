@@ -24,8 +24,11 @@ func TestVerifyCmd_AgreesWithTheVectors(t *testing.T) {
 	}
 	var m struct {
 		Certificates []struct{ Name, Certificate, Keys, Now, Verdict string }
-		Reports      []struct{ Name, Report, Keys, Verdict string }
-		RefusedKeys  []struct{ Name, Keys string } `json:"refused_keys"`
+		Reports      []struct {
+			Name, Report, Keys, Now, Verdict string
+			RequireLog                       bool `json:"require_log"`
+		}
+		RefusedKeys []struct{ Name, Keys string } `json:"refused_keys"`
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
@@ -50,7 +53,11 @@ func TestVerifyCmd_AgreesWithTheVectors(t *testing.T) {
 	}
 	for _, v := range m.Reports {
 		t.Run("report/"+v.Name, func(t *testing.T) {
-			check(t, v.Verdict, "--keys", filepath.Join(vectorsDir, v.Keys), filepath.Join(vectorsDir, v.Report))
+			args := []string{"--keys", filepath.Join(vectorsDir, v.Keys), "--now", v.Now, filepath.Join(vectorsDir, v.Report)}
+			if v.RequireLog {
+				args = append(args, "--require-log")
+			}
+			check(t, v.Verdict, args...)
 		})
 	}
 	for _, v := range m.RefusedKeys {
