@@ -68,8 +68,8 @@ func (r *Rules) columnOrder(t *table) ([]string, string) {
 	}
 	order := r.orders[t.schema+"."+t.relname]
 	if order == nil {
-		return nil, fmt.Sprintf("INSERT without a column list into %s.%s: Lethe does not know its column order (it reads it from the catalog through capture.store, at start, every minute and after DDL through the proxy; this relation was not there when last read); name the columns (INSERT INTO %s.%s (%s, …) VALUES …) or configure capture.store",
-			quoteIdent(t.schema), quoteIdent(t.relname), quoteIdent(t.schema), quoteIdent(t.relname), quoteIdent(t.id))
+		return nil, fmt.Sprintf("INSERT without a column list into %s.%s: Lethe does not know its column order (it reads it from the catalog through capture.store, at start, every minute and after DDL through the proxy; this relation was not there when last read): name the columns in a list after the table name (%s and the subject columns at least), or configure capture.store",
+			quoteIdent(t.schema), quoteIdent(t.relname), quoteIdent(t.id))
 	}
 	return order, ""
 }
