@@ -130,34 +130,79 @@ func (s *server) router() *chi.Mux {
 // sidecar may front it) but logged as a warning: tokens and subjects
 // would cross the network in clear text.
 func Serve(ctx context.Context, cfg Config, addr, tlsCertFile, tlsKeyFile string) error {
+	l, err := Listen(cfg, addr, tlsCertFile, tlsKeyFile)
+	if err != nil {
+		return err
+	}
+	return l.Serve(ctx)
+}
+
+// Listener is the API bound to its address, with its configuration and
+// TLS files checked: what Serve does before serving, for a start that
+// must find every fault before it does anything it would have to undo.
+type Listener struct {
+	s   *server
+	ln  net.Listener
+	tls *tls.Config
+}
+
+// Listen binds addr (DefaultAddr if empty) and checks cfg and the TLS
+// files as Serve does; Serve on the result runs the API, Close gives the
+// address back without serving.
+func Listen(cfg Config, addr, tlsCertFile, tlsKeyFile string) (*Listener, error) {
 	if addr == "" {
 		addr = DefaultAddr
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("admin: listening on %s: %w (is another process using it? change the admin listen address)", addr, err)
+		return nil, fmt.Errorf("admin: listening on %s: %w (is another process using it? change the admin listen address)", addr, err)
 	}
-	return serveOn(ctx, cfg, ln, tlsCertFile, tlsKeyFile)
+	l, err := listenOn(cfg, ln, tlsCertFile, tlsKeyFile)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return l, nil
 }
+
+// Close closes the listener of an API that is not served.
+func (l *Listener) Close() error { return l.ln.Close() }
 
 // serveOn is Serve on a listener it takes over and closes.
 func serveOn(ctx context.Context, cfg Config, ln net.Listener, tlsCertFile, tlsKeyFile string) error {
-	defer ln.Close()
+	l, err := listenOn(cfg, ln, tlsCertFile, tlsKeyFile)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	return l.Serve(ctx)
+}
+
+// listenOn checks cfg and the TLS files for an API served on ln.
+func listenOn(cfg Config, ln net.Listener, tlsCertFile, tlsKeyFile string) (*Listener, error) {
 	s, err := newServer(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var tlsConfig *tls.Config
 	switch {
 	case (tlsCertFile == "") != (tlsKeyFile == ""):
-		return errors.New("admin: TLS needs both a certificate file and a key file; give both or neither")
+		return nil, errors.New("admin: TLS needs both a certificate file and a key file; give both or neither")
 	case tlsCertFile != "":
 		pair, err := tls.LoadX509KeyPair(tlsCertFile, tlsKeyFile)
 		if err != nil {
-			return fmt.Errorf("admin: loading the TLS certificate and key: %w", err)
+			return nil, fmt.Errorf("admin: loading the TLS certificate and key: %w", err)
 		}
 		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}
 	}
+	return &Listener{s: s, ln: ln, tls: tlsConfig}, nil
+}
+
+// Serve runs the API until ctx ends, then shuts down gracefully; it
+// closes the listener.
+func (l *Listener) Serve(ctx context.Context) error {
+	s, ln, tlsConfig := l.s, l.ln, l.tls
+	defer ln.Close()
 	addr := ln.Addr().String()
 	if tlsConfig == nil && !isLoopback(addr) {
 		s.log.Warn("admin: THE ADMIN API IS LISTENING ON A NON-LOOPBACK ADDRESS WITHOUT TLS: bearer tokens and subjects cross the network in clear text; configure a TLS certificate and key, or listen on 127.0.0.1", "addr", addr)
@@ -188,6 +233,7 @@ func serveOn(ctx context.Context, cfg Config, ln net.Listener, tlsCertFile, tlsK
 		}
 	}()
 	s.log.Info("admin: listening", "addr", addr, "tls", tlsConfig != nil)
+	var err error
 	if tlsConfig != nil {
 		err = srv.ServeTLS(ln, "", "")
 	} else {

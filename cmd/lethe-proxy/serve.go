@@ -9,12 +9,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 	"github.com/lethe-privacy/lethe/proxy/pinecone"
@@ -71,39 +69,35 @@ func serve(args []string, stderr io.Writer) int {
 	}
 	if fg != nil {
 		defer fg.Close() // before the ledger closes
-	}
-	if capt != nil && capt.wal != nil {
-		if fg != nil {
+		if capt.wal != nil {
 			capt.engine = fg.engine
 		}
-		capt.wal.start(cfg.Capture.WALSlot)
-		defer capt.stopFollowing() // first: its backstop uses fg's engine
 	}
 	pcSrv, pcRelay, err := newPineconeServer(cfg, pcHook, log)
 	if err != nil {
 		log.Error("cannot start the Pinecone relay", "err", err)
 		return 1
 	}
-	// The PostgreSQL relay runs when it has an upstream; a proxy for
-	// Pinecone alone has none (config checks that one of them is set).
-	var ln net.Listener
-	if cfg.Postgres.Upstream != "" {
-		if ln, err = net.Listen("tcp", cfg.Postgres.Listen); err != nil {
-			log.Error("cannot listen", "addr", cfg.Postgres.Listen, "err", err)
-			return 1
-		}
-	}
-	var pcLn net.Listener
 	if pcSrv != nil {
 		defer pcRelay.Close()
-		if pcLn, err = net.Listen("tcp", cfg.Pinecone.Listen); err != nil {
-			if ln != nil {
-				ln.Close()
-			}
-			log.Error("cannot listen", "addr", cfg.Pinecone.Listen, "err", err)
+	}
+	// Every listener is bound, and every file read, before the slot is
+	// made: a start that fails leaves no slot keeping the server's WAL.
+	ls, err := listen(cfg, pcSrv != nil, fg, capt, log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
+	if capt != nil && capt.wal != nil {
+		if err := capt.wal.prepare(ctx); err != nil {
+			ls.close()
+			log.Error("cannot start capture", "err", err)
 			return 1
 		}
+		capt.wal.start(cfg.Capture.WALSlot)
+		defer capt.stopFollowing() // first: its backstop uses fg's engine
 	}
+	ln, pcLn := ls.postgres, ls.pinecone
 	served := make(chan error, 1)
 	if ln != nil {
 		log.Info("lethe-proxy started", "version", version, "listen", ln.Addr().String(),
@@ -118,15 +112,8 @@ func serve(args []string, stderr io.Writer) int {
 		go func() { pcDone <- pinecone.Serve(pcSrv, pcLn) }()
 	}
 	adminDone := make(chan error, 1)
-	if fg != nil {
-		acfg, err := fg.adminConfig(cfg, capt, log)
-		if err != nil {
-			log.Error("cannot start the admin API", "err", err)
-			return 1
-		}
-		go func() {
-			adminDone <- admin.Serve(ctx, acfg, cfg.Forget.Admin.Listen, cfg.Forget.Admin.TLS.CertFile, cfg.Forget.Admin.TLS.KeyFile)
-		}()
+	if ls.admin != nil {
+		go func() { adminDone <- ls.admin.Serve(ctx) }()
 	}
 	select {
 	case err := <-served:

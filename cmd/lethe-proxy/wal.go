@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,11 +26,8 @@ type following struct {
 	stop     func() // stops it and waits, before the ledger closes
 }
 
-// prepareFollowing checks the server for the WAL follower and makes its
-// publications and slot. What an operator must change (wal_level, the
-// role, a rule) stops the start with the fix in the message; a server that
-// cannot be reached yet is retried once the follower runs, as the relay
-// itself would be.
+// prepareFollowing builds the WAL follower; prepare, the last step of a
+// start, checks the server and makes the publications and the slot.
 func prepareFollowing(c config.Capture, rules *extract.Rules, l ledger.Ledger, hasher *ledger.Hasher, tombs *capture.Tombstones, recent *capture.Recent,
 	followed *capture.Followed, lateWrite func(context.Context, string, string) error, log *slog.Logger) (*following, error) {
 	observer, ok := l.(ledger.Observer)
@@ -49,17 +45,29 @@ func prepareFollowing(c config.Capture, rules *extract.Rules, l ledger.Ledger, h
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	err = f.Prepare(ctx)
-	cancel()
+	return &following{follower: f, log: log, stop: func() {}}, nil
+}
+
+// prepare checks the server for the follower and makes its publications
+// and slot; a slot it creates starts with the rows the configured tables
+// hold, read and recorded before prepare returns (it can take a while on
+// big tables; ctx ending stops it, and the slot is dropped again). It
+// comes last in a start, after every file is read and every listener
+// bound: nothing that fails after it could leave a slot keeping the
+// server's WAL. What an operator must change (wal_level, the role, a
+// rule) stops the start with the fix in the message; a server that cannot
+// be reached yet is retried once the follower runs, as the relay itself
+// would be.
+func (w *following) prepare(ctx context.Context) error {
+	err := w.follower.Prepare(ctx)
 	var connectErr *pgconn.ConnectError
 	switch {
 	case errors.As(err, &connectErr):
-		log.Warn("wal: cannot reach the database yet; following starts once it can", "err", err)
+		w.log.Warn("wal: cannot reach the database yet; following starts once it can", "err", err)
 	case err != nil:
-		return nil, err
+		return err
 	}
-	return &following{follower: f, log: log, stop: func() {}}, nil
+	return nil
 }
 
 // start runs the follower until stop.
