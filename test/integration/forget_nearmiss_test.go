@@ -10,8 +10,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/lethe-privacy/lethe/certificate"
+	"github.com/lethe-privacy/lethe/connector/pgvector"
 )
 
 // TestForget_MistypedSubjectIsNeverCertifiedAsErased: bob@example.com has
@@ -154,4 +156,51 @@ func (f *forgetBinary) certified(t *testing.T, receiptJSON string) certificate.P
 	res := certificate.Verify([]byte(mustRead(t, certFile)), mustKeys(t, filepath.Join(f.dir, "keys.json")), time.Now())
 	require.Equal(t, certificate.VerdictValid, res.Verdict, res.Reason)
 	return *res.Payload
+}
+
+// TestConnector_NearMissesIgnoreCaseSpaceAndUnicodeForm: the PostgreSQL
+// layer counts the rows naming the subject once case, surrounding white
+// space (Unicode's, NBSP included) and normalisation form are ignored, in
+// a text column of another collation, a jsonb path and the elements of an
+// array there; not rows naming it exactly, nor other people, nor objects;
+// a table that does not exist has none.
+func TestConnector_NearMissesIgnoreCaseSpaceAndUnicodeForm(t *testing.T) {
+	db := loadTestDB(t)
+	pgxTable(t, db, "nm_shapes", `id int PRIMARY KEY, owner text COLLATE "C", meta jsonb, embedding vector(3)`)
+	ctx := ctxT(t)
+	subject := norm.NFC.String("Zoë@Example.com")
+	direct := connect(t, db.URL(db.Addr(), ""))
+	_, err := direct.Exec(ctx, `INSERT INTO nm_shapes (id, owner, meta) VALUES
+		(1, $1, NULL),                                   -- decomposed, lower case: near
+		(2, $2, NULL),                                   -- white space around (NBSP too), upper case: near
+		(3, $3, NULL),                                   -- exact: not near
+		(4, NULL, jsonb_build_object('user_id', $1::text)), -- jsonb path: near
+		(5, NULL, jsonb_build_object('user_id', jsonb_build_array('x', $2::text))), -- in an array: near
+		(6, NULL, jsonb_build_object('user_id', jsonb_build_object('a', $1::text))), -- inside an object: no
+		(7, NULL, '{"user_id": 5}'),                     -- a number: no
+		(8, 'zoe@example.com', NULL),                    -- another person: no
+		(9, $1, jsonb_build_object('user_id', $3::text))  -- exact under the path: not near`,
+		norm.NFD.String("zoë@example.com"), " \u00a0ZOË@EXAMPLE.COM\t", subject)
+	require.NoError(t, err)
+
+	store, err := pgvector.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	require.NoError(t, err)
+	defer store.Close()
+	rule := pgvector.Table{Schema: "public", Name: "nm_shapes", ID: "id",
+		Subjects: []pgvector.Subject{{Column: "owner"}, {Column: "meta", Path: []string{"user_id"}}}}
+	layer, err := pgvector.NewLayer(ctx, store, rule, false)
+	require.NoError(t, err)
+	exact, err := layer.Matching(ctx, subject, nil)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"3", "9"}, exact)
+	n, err := layer.NearMisses(ctx, subject, nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, 4, n, "rows 1, 2, 4 and 5")
+
+	missing, err := pgvector.NewLayer(ctx, store, pgvector.Table{Schema: "public", Name: "nm_never_created", ID: "id",
+		Subjects: []pgvector.Subject{{Column: "owner"}}}, false)
+	require.NoError(t, err)
+	n, err = missing.NearMisses(ctx, subject, nil)
+	require.NoError(t, err)
+	assert.Zero(t, n)
 }
