@@ -2,6 +2,7 @@ package certificate
 
 import (
 	"context"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,5 +39,25 @@ func TestNodeVerifier_StopsReadingAtTheLimit(t *testing.T) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1 and verdict oversized", code, stdout, stderr)
 			}
 		})
+	}
+}
+
+// TestVectors_NodeCommitments: node/commitment.mjs, which a data subject
+// runs, makes each subject commitment of the vectors from the subject's
+// exact bytes, as the Go code does.
+func TestVectors_NodeCommitments(t *testing.T) {
+	node := nodeOrSkip(t)
+	m := readManifest(t)
+	if len(m.SubjectCommitments) == 0 {
+		t.Fatal("the manifest lists no subject commitments")
+	}
+	for _, v := range m.SubjectCommitments {
+		out, err := exec.Command(node, "node/commitment.mjs", v.Secret, v.Subject).Output()
+		if err != nil {
+			t.Fatalf("subject %q: %v", v.Subject, err)
+		}
+		if got := strings.TrimSpace(string(out)); got != v.Commitment {
+			t.Errorf("subject %q: node says %s, want %s", v.Subject, got, v.Commitment)
+		}
 	}
 }
