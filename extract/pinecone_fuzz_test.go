@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // checkPineconeTags holds for every successful extraction: tags name the
@@ -184,6 +186,9 @@ func FuzzPineconeGRPC(f *testing.F) {
 		pbUpsert("n\xff", pbVector("a\xff", 1, pbStruct(pbEntry("user_id", pbValueString("\xed\xa0\x80"))))),
 		pbUpsert(pbAbsent, pbVector("a", 1, pbStruct(pbEntry("user_id", pbValueNumber(math.Inf(1)))))),
 		pbDelete([]string{"\xff"}, false, "\xc0", nil),
+		pbUpsert("elsewhere", append(pbString(1, "a"), protowire.AppendFixed64(protowire.AppendTag(nil, 2, protowire.Fixed64Type), 1)...)),
+		pbUpsert(pbAbsent, append(pbString(1, "a"), pbMsg(4, pbMsg(1, []byte{0x80}))...)),
+		pbUpsert(pbAbsent, append(pbString(1, "a"), pbMsg(3, pbEntry("n", pbVarint(2, 1)))...)),
 	} {
 		f.Add(s)
 	}

@@ -74,6 +74,9 @@ func wantType(typ, want protowire.Type, field string) error {
 // UpsertGRPC tags an UpsertRequest{vectors=1 Vector, namespace=2}: one
 // OpWrite per vector.
 func (r *PineconeRules) UpsertGRPC(msg []byte) ([]Tag, error) {
+	if err := checkWire(msg, &wireUpsert, 0); err != nil {
+		return nil, grpcErr("upsert", err)
+	}
 	ns := DefaultNamespace
 	count, nsSeen := 0, false
 	p := protoFields{b: msg}
@@ -172,6 +175,9 @@ func vectorTag(msg []byte, fields []string) (Tag, error) {
 // namespace=4, sparse_values=5, filter=6, dry_run=7}: see PineconeRules for
 // what an update yields.
 func (r *PineconeRules) UpdateGRPC(msg []byte) ([]Tag, error) {
+	if err := checkWire(msg, &wireUpdate, 0); err != nil {
+		return nil, grpcErr("update", err)
+	}
 	var id, set []byte
 	hasID, hasSet, hasNS, hasDryRun, dryRun := false, false, false, false, false
 	ns := DefaultNamespace
@@ -233,6 +239,9 @@ func (r *PineconeRules) UpdateGRPC(msg []byte) ([]Tag, error) {
 // filter=4}: one OpDelete per id. Deletes of all records or by filter yield
 // nothing (see PineconeRules).
 func (r *PineconeRules) DeleteGRPC(msg []byte) ([]Tag, error) {
+	if err := checkWire(msg, &wireDelete, 0); err != nil {
+		return nil, grpcErr("delete", err)
+	}
 	ns := DefaultNamespace
 	count, hasNS := 0, false
 	p := protoFields{b: msg}

@@ -184,3 +184,18 @@ func TestGRPC_ContentTypeDoesNotHideARESTWrite(t *testing.T) {
 	assert.Equal(t, 1, r.received.count("/vectors/upsert"))
 	assert.Equal(t, int64(1), r.core.Stats.Intents.Load(), "the JSON upsert was made an intent before it was forwarded")
 }
+
+// A schema field of a write sent with a wire type the schema does not
+// allow (Vector.values as fixed64, whose bytes a schema-driven parser
+// reads as further fields, here a metadata naming alice) is refused
+// INVALID_ARGUMENT and never reaches the index.
+func TestGRPC_SchemaFieldsWithOtherWireTypesAreRefused(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	// Vector{id: "a", values: fixed64 0, metadata: {}} in an UpsertRequest.
+	vec := []byte{0x0a, 0x01, 'a', 0x11, 0, 0, 0, 0, 0, 0, 0, 0, 0x1a, 0x00}
+	msg := append([]byte{0x0a, byte(len(vec))}, vec...)
+	code, m := grpcCall(t, h2cClient(), r.url+"/VectorService/Upsert", append([]byte{0, 0, 0, 0, byte(len(msg))}, msg...))
+	assert.Equal(t, "3", code)
+	assert.Contains(t, m, "values: wrong wire type")
+	assert.Zero(t, r.received.total())
+}
