@@ -17,7 +17,9 @@
 // predicates UPDATE and DELETE share, params.go for Bind values.
 //
 // What is attributed: INSERT … VALUES (literals or $n, with ON CONFLICT
-// DO NOTHING or DO UPDATE SET col = EXCLUDED.col), UPDATE setting subject
+// DO NOTHING or DO UPDATE SET col = EXCLUDED.col; without a column list,
+// in the catalog's column order, columnorder.go), INSERT … SELECT of one
+// row of plain values, UPDATE setting subject
 // columns to literals or $n (by id, or with ID "" otherwise), DELETE by id,
 // and COPY FROM STDIN in text, CSV and binary formats. Writes whose rows
 // cannot be known from the statement (INSERT … SELECT, MERGE, TRUNCATE,
