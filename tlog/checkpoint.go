@@ -59,6 +59,9 @@ func ParseCheckpoint(signedNote []byte, verifiers note.Verifiers) (Checkpoint, e
 		}
 		return Checkpoint{}, fmt.Errorf("%w: not a signed note: %w", ErrMalformedCheckpoint, err)
 	}
+	if err := checkCanonicalSignatures(signedNote); err != nil {
+		return Checkpoint{}, err
+	}
 	c, err := parseCheckpointBody(n.Text)
 	if err != nil {
 		return Checkpoint{}, err
@@ -132,6 +135,23 @@ func parseHash(s string) (Hash, error) {
 	}
 	copy(h[:], b)
 	return h, nil
+}
+
+// checkCanonicalSignatures refuses signature lines whose base64 is not
+// canonical: note.Open decodes stray bits after the last byte away, and
+// certificate verifiers refuse them (docs/certificate.md, "Transparency
+// log"), so a client of the log reads a checkpoint as they do.
+func checkCanonicalSignatures(signedNote []byte) error {
+	msg := string(signedNote)
+	block := msg[strings.LastIndex(msg, "\n\n")+2:] // note.Open found the blank line
+	for _, line := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
+		b64 := line[strings.LastIndexByte(line, ' ')+1:]
+		raw, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil || base64.StdEncoding.EncodeToString(raw) != b64 {
+			return fmt.Errorf("%w: signature line %.60q is not canonical base64", ErrMalformedCheckpoint, line)
+		}
+	}
+	return nil
 }
 
 func signedBy(sigs []note.Signature, name string) bool {

@@ -79,3 +79,21 @@ func TestParseCheckpoint_Rejects(t *testing.T) {
 	_, err = tlog.ParseCheckpoint(signText(t, logKey, testOrigin+"\n5\n"+root+"\nextension\n"), verifiers)
 	require.NoError(t, err, "an extension line")
 }
+
+// TestParseCheckpoint_RefusesSignatureLinesNotInCanonicalBase64: note.Open
+// reads base64 with stray bits after the last byte; certificate verifiers
+// refuse it, and so does the log's client.
+func TestParseCheckpoint_RefusesSignatureLinesNotInCanonicalBase64(t *testing.T) {
+	good := signText(t, logKey, testOrigin+"\n5\ngSKyXoYZUgZ6jduWYrkDOARinOMGJveXjgMkBTcdPlQ=\n")
+	_, err := tlog.ParseCheckpoint(good, verifiers)
+	require.NoError(t, err)
+	// The signature line holds 68 bytes: its last digit before "=" carries
+	// two bits that no byte holds.
+	const digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	i := len(good) - 3 // before "=\n"
+	d := strings.IndexByte(digits, good[i])
+	require.Zero(t, d%4, "stray bits already set in %s", good)
+	stray := append(append(bytes.Clone(good[:i]), digits[d+1]), good[i+1:]...)
+	_, err = tlog.ParseCheckpoint(stray, verifiers)
+	require.ErrorIs(t, err, tlog.ErrMalformedCheckpoint)
+}
