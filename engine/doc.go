@@ -4,7 +4,10 @@
 // GDPR Art. 12(3)) and tombstone the subject; delete the subject's rows in
 // every configured store by ledger ids and by the subject predicate;
 // verify absence by querying again; sign a certificate and append it to the
-// transparency log. Every step is journaled before the next, so a forget
+// transparency log. Subjects are compared as exact bytes: a preview that
+// finds nothing counts near misses (other spellings of the subject, counts
+// only), and its forget must be confirmed as finding nothing, which its
+// certificate then says. Every step is journaled before the next, so a forget
 // interrupted by a crash resumes where it stopped, and a request is
 // certified once: the signed payload is journaled before it is logged, and
 // a resumed request reuses it.

@@ -31,7 +31,7 @@ type NearMisses struct {
 	Records int64 `json:"records"`
 }
 
-func (n NearMisses) any() bool { return n.LedgerRecords > 0 || n.Records > 0 }
+func (n NearMisses) found() bool { return n.LedgerRecords > 0 || n.Records > 0 }
 
 func (n *NearMisses) add(o NearMisses) {
 	n.LedgerRecords += o.LedgerRecords
@@ -59,7 +59,7 @@ var ErrRecordsFound = errors.New("engine: nothing_found was set, but records of 
 
 // nearMissAdvice says what the near misses mean for the operator.
 func nearMissAdvice(n NearMisses) string {
-	if !n.any() {
+	if !n.found() {
 		return "no record names it in another spelling either (case, surrounding white space, Unicode normalisation): " +
 			"check that this is the identifier the application stores"
 	}
