@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 
 	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/config"
@@ -16,6 +17,9 @@ const ledgerUsage = `Usage:
   lethe-proxy ledger counts  --config FILE   records per table and state
   lethe-proxy ledger subject --config FILE   records about one subject, read from stdin
                                              (never from a flag, so it stays out of shell history and logs)
+  --wait DURATION                            with the WAL follower on, how long to wait first until it has
+                                             recorded every row committed before the command (default 30s;
+                                             0 reads the ledger as it is)
 `
 
 // ledgerCmd inspects the ledger the config points at.
@@ -27,6 +31,7 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ledger "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := fs.String("config", "", "configuration file")
+	wait := fs.Duration("wait", 30*time.Second, "how long to wait for the WAL follower to record every row committed so far (0: not at all)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -61,6 +66,14 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "lethe-proxy ledger:", err)
 		return 1
 	}
+	ctx := context.Background()
+	// The wait comes before the ledger is opened: an SQLite ledger counts,
+	// at open, the follower's changes still waiting to be written into its
+	// index, and a reader drains only those it counted.
+	if err := awaitFollower(ctx, cfg.Capture, *wait); err != nil {
+		fmt.Fprintf(stderr, "lethe-proxy ledger: %v\n", err)
+		return 1
+	}
 	// Reading only: the salt is compared with the ledger's, never recorded.
 	l, where, err := openLedger(cfg.Capture.Ledger, *path, ledgerSalt{hasher: hasher})
 	if err != nil {
@@ -68,7 +81,6 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer l.Close()
-	ctx := context.Background()
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	defer w.Flush()
 	if args[0] == "counts" {
@@ -97,4 +109,26 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Store, r.Table, id, r.State, r.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z"))
 	}
 	return 0
+}
+
+// awaitFollower waits, up to timeout, until the WAL follower has recorded
+// every row committed before the call (forget's preview waits the same
+// way, walSettle), so that a row written a moment ago is listed. Without
+// the follower it returns at once.
+func awaitFollower(ctx context.Context, c config.Capture, timeout time.Duration) error {
+	if !c.Follows() || timeout <= 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	store, err := openStore(ctx, c, "the command waits for the WAL follower")
+	if err != nil {
+		return fmt.Errorf("%w; or run with --wait 0 to read the ledger as it is", err)
+	}
+	defer store.Close()
+	if err := walSettle(c, store)(ctx); err != nil {
+		return fmt.Errorf("waiting for the WAL follower to record the rows committed so far: %w. Is a proxy with this config running? "+
+			"(lethe-proxy wal status --config FILE); run with --wait 0 to read the ledger as it is", err)
+	}
+	return nil
 }

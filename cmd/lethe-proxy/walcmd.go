@@ -17,7 +17,9 @@ import (
 const walUsage = `Usage:
   lethe-proxy wal status --config FILE   the WAL follower's slot: active, WAL kept, lag, tables
   lethe-proxy wal drop --config FILE     drop the slot and its publications (stop the proxies first;
-                                         the next start makes them again, following rows from then on)
+                                         the next start makes them again, with the rows the tables hold)
+  --slot NAME                            another slot of capture.store's database than capture.wal_slot
+                                         (e.g. lethe, the default name of earlier versions)
 `
 
 func walCmd(args []string, stdout, stderr io.Writer) int {
@@ -28,6 +30,7 @@ func walCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("wal "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := fs.String("config", "", "configuration file")
+	slot := fs.String("slot", "", "the slot to show or drop (default capture.wal_slot)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -49,12 +52,19 @@ func walCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer store.Close()
 	name := cfg.Capture.WALSlot
+	if *slot != "" {
+		if err := walfollow.ValidName(*slot); err != nil {
+			fmt.Fprintln(stderr, "lethe-proxy wal: --slot:", err)
+			return 2
+		}
+		name = *slot
+	}
 	if args[0] == "drop" {
 		if err := store.WithConn(ctx, func(conn *pgx.Conn) error { return walfollow.Drop(ctx, conn, name) }); err != nil {
 			fmt.Fprintln(stderr, "lethe-proxy wal:", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "dropped replication slot %s and publications %s, %s_inserts; rows committed until a proxy makes them again are not in the ledger (forget still finds them by the subject predicate)\n", name, name, name)
+		fmt.Fprintf(stdout, "dropped replication slot %s and publications %s, %s_inserts; a proxy that follows it makes them again at its next start, with the rows the tables hold then (rows written and deleted in between are not in the ledger)\n", name, name, name)
 		return 0
 	}
 	var s walfollow.Slot

@@ -176,3 +176,25 @@ func dropIn(ctx context.Context, db testDB, name, slot string) error {
 	defer c.Close(ctx)
 	return walfollow.Drop(ctx, c, slot)
 }
+
+// `ledger subject` run right after a row is committed around the proxy
+// lists it: it waits until the follower has recorded every row committed
+// before it ran, as forget's preview does.
+func TestLedgerSubject_ListsARowCommittedJustBefore(t *testing.T) {
+	db := loadTestDB(t)
+	pgxTable(t, db, "ls_notes", "id text PRIMARY KEY, user_id text")
+	f := newForgetBinary(t, db, `    - {table: public.ls_notes, id: id, subjects: [user_id]}`)
+	f.start(t)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	for i := range 3 {
+		id := fmt.Sprintf("n%d", i)
+		_, err := direct.Exec(ctxT(t), "INSERT INTO ls_notes VALUES ($1, 'alice')", id)
+		require.NoError(t, err)
+		out, err := f.cli(t, "alice\n", "ledger", "subject", "--config", f.cfg)
+		require.NoError(t, err)
+		assert.Contains(t, out, "public.ls_notes  "+id+" ", "round %d: %s", i, out)
+	}
+	out, err := f.cli(t, "alice\n", "ledger", "subject", "--config", f.cfg, "--wait", "0")
+	require.NoError(t, err)
+	assert.Contains(t, out, "public.ls_notes  n2 ")
+}
