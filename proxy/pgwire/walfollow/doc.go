@@ -34,6 +34,10 @@
 //     in the ledger between two of its batches when they touch none of
 //     its records (heldTx); the confirmed position still moves in stream
 //     order, past them all once the big one is durable.
+//   - A slot the follower creates starts with the rows the configured
+//     tables hold, read in the snapshot the slot exports and recorded
+//     durably before anything is streamed (createSlot): no gap, no row
+//     twice. A slot whose rows cannot be recorded is dropped again.
 //   - A relation that joins the publication while the slot exists (a
 //     table created, or dropped and created again, around the proxy) had
 //     rows the stream will never carry: the follower reads them at the
