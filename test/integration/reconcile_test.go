@@ -94,25 +94,20 @@ func (f *forgetBinary) stopProxyAndFollower(t *testing.T, db testDB) {
 	require.NoError(t, err)
 }
 
-// Rows inserted straight into the server before the proxy existed, and a
-// row updated to another subject while no WAL follower ran, are found by
-// reconcile (exit 1, counts only), adopted with a signed and logged
-// report, known to a second run (exit 0), and then deleted and counted by
-// a forget as records the ledger holds.
-func TestReconcile_RowsWrittenBeforeTheProxyAreFoundAdoptedAndForgotten(t *testing.T) {
+// Rows inserted straight into the server while the proxy ran without the
+// WAL follower (capture.wal: off), and a row updated to another subject
+// then, are found by reconcile (exit 1, counts only), adopted with a
+// signed and logged report, known to a second run (exit 0), and then
+// deleted and counted by a forget as records the ledger holds. (With the
+// follower on, rows already there when its slot is made are recorded at
+// that start: TestServe_TwoDatabasesOnOneServerEachGetTheirOwnSlot.)
+func TestReconcile_RowsWrittenWithoutTheFollowerAreFoundAdoptedAndForgotten(t *testing.T) {
 	db := loadTestDB(t)
 	pgxTable(t, db, "rc_docs", "id text PRIMARY KEY, user_id text, embedding vector(3)")
 	pgxTable(t, db, "rc_notes", "id bigserial PRIMARY KEY, meta jsonb, embedding vector(3)")
 	direct := connect(t, db.URL(db.Addr(), ""))
 	ctx := longCtx(t)
 	_, err := direct.Exec(ctx, `DROP TABLE IF EXISTS rc_later`)
-	require.NoError(t, err)
-	_, err = direct.Exec(ctx, `INSERT INTO rc_docs VALUES
-		('rid-0001', 'alice@example.com', '[1,2,3]'), ('rid-0002', 'alice@example.com', '[1,2,3]'),
-		('rid-0003', 'bob@example.com', '[1,2,3]'), ('rid-0004', NULL, '[1,2,3]')`)
-	require.NoError(t, err)
-	_, err = direct.Exec(ctx, `INSERT INTO rc_notes (meta, embedding) VALUES
-		('{"who": "alice@example.com"}', '[1,2,3]'), ('{"who": "carol@example.com"}', '[1,2,3]')`)
 	require.NoError(t, err)
 
 	f := newForgetBinary(t, db, `    - {table: public.rc_docs, id: id, subjects: [user_id]}
@@ -126,12 +121,21 @@ func TestReconcile_RowsWrittenBeforeTheProxyAreFoundAdoptedAndForgotten(t *testi
 	}
 	awaitFollowed(t, db, f.slot)
 	app.Close(ctx)
-	// While no follower runs, rid-0006 moves to erin: the ledger still
-	// has it under mallory.
+	// Without the follower, rows are written around the proxy and
+	// rid-0006 moves to erin: the ledger still has it under mallory.
 	f.stopProxyAndFollower(t, db)
+	cfg := mustRead(t, f.cfg)
+	require.NoError(t, os.WriteFile(f.cfg, []byte(strings.Replace(cfg, "  wal_slot: ", "  wal: off\n  wal_slot: ", 1)), 0o600))
+	f.start(t)
+	_, err = direct.Exec(ctx, `INSERT INTO rc_docs VALUES
+		('rid-0001', 'alice@example.com', '[1,2,3]'), ('rid-0002', 'alice@example.com', '[1,2,3]'),
+		('rid-0003', 'bob@example.com', '[1,2,3]'), ('rid-0004', NULL, '[1,2,3]')`)
+	require.NoError(t, err)
+	_, err = direct.Exec(ctx, `INSERT INTO rc_notes (meta, embedding) VALUES
+		('{"who": "alice@example.com"}', '[1,2,3]'), ('{"who": "carol@example.com"}', '[1,2,3]')`)
+	require.NoError(t, err)
 	_, err = direct.Exec(ctx, `UPDATE rc_docs SET user_id = 'erin@example.com' WHERE id = 'rid-0006'`)
 	require.NoError(t, err)
-	f.start(t)
 
 	personal := []string{"alice", "bob", "carol", "erin", "mallory", "example.com", "rid-"}
 	noPersonalData := func(r reconcileRun) {
