@@ -195,6 +195,7 @@ func Defaults() Config {
 			Listen:          "127.0.0.1:5081",
 			MaxRequestSize:  4 << 20,
 			MaxBufferedSize: 256 << 20,
+			BodyTimeout:     Duration(60 * time.Second),
 			VerifyDeadline:  Duration(60 * time.Second),
 		},
 		Capture: Capture{

@@ -27,6 +27,10 @@ type Pinecone struct {
 	// across all connections; requests beyond it wait, then are answered
 	// UNAVAILABLE.
 	MaxBufferedSize ByteSize `yaml:"max_buffered_size"`
+	// BodyTimeout bounds how long a request body may take to arrive; a
+	// slower one is answered 408 / DEADLINE_EXCEEDED and returns its
+	// share of MaxBufferedSize.
+	BodyTimeout Duration `yaml:"body_timeout"`
 	// Indexes are the index hosts relayed to. With several, a request's
 	// Host header names its index (see proxy/pinecone).
 	Indexes []PineconeIndex `yaml:"indexes"`
@@ -112,6 +116,9 @@ func (c *Config) validatePinecone() []error {
 		errs = append(errs, c.at("pinecone.max_request_size", "%d bytes is outside 64KiB..1GiB (Pinecone itself accepts 2MB; default 4MiB)", p.MaxRequestSize))
 	} else if p.MaxBufferedSize <= p.MaxRequestSize {
 		errs = append(errs, c.at("pinecone.max_buffered_size", "%d bytes must be larger than pinecone.max_request_size (%d bytes): it bounds all bodies in memory at once (default 256MiB)", p.MaxBufferedSize, p.MaxRequestSize))
+	}
+	if d := p.BodyTimeout.D(); d < time.Second || d > 10*time.Minute {
+		errs = append(errs, c.at("pinecone.body_timeout", "%s is outside 1s..10m (how long a request body may take to arrive; default 60s)", d))
 	}
 	// One verification must fit in a forget request's lease (2 minutes,
 	// renewed between attempts), or another engine could take the request

@@ -40,6 +40,7 @@ func TestParse_PineconeSectionIsOptional(t *testing.T) {
 	assert.Equal(t, "127.0.0.1:5081", cfg.Pinecone.Listen)
 	assert.EqualValues(t, 4<<20, cfg.Pinecone.MaxRequestSize)
 	assert.Equal(t, 60*time.Second, cfg.Pinecone.VerifyDeadline.D())
+	assert.Equal(t, 60*time.Second, cfg.Pinecone.BodyTimeout.D())
 }
 
 func TestLoad_PineconeReadsEveryKey(t *testing.T) {
@@ -50,6 +51,7 @@ func TestLoad_PineconeReadsEveryKey(t *testing.T) {
   tls: {cert_file: cert.pem, key_file: key.pem}
   max_request_size: 8MiB
   max_buffered_size: 64MiB
+  body_timeout: 20s
   verify_deadline: 45s
   indexes:
     - name: docs
@@ -74,6 +76,7 @@ func TestLoad_PineconeReadsEveryKey(t *testing.T) {
 		TLS:             ServerTLS{CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem")},
 		MaxRequestSize:  8 << 20,
 		MaxBufferedSize: 64 << 20,
+		BodyTimeout:     Duration(20 * time.Second),
 		VerifyDeadline:  Duration(45 * time.Second),
 		Indexes: []PineconeIndex{
 			{Name: "docs", Host: "https://docs-abc123.svc.aped-1234.pinecone.io", UpstreamCAFile: filepath.Join(dir, "pinecone-ca.pem"),
@@ -86,26 +89,27 @@ func TestLoad_PineconeReadsEveryKey(t *testing.T) {
 
 func TestParse_PineconeErrorsNameFileLineAndFix(t *testing.T) {
 	for name, tc := range map[string]struct{ src, want string }{
-		"no indexes":       {"pinecone: {listen: '127.0.0.1:5081'}\n", "cfg.yaml:2: pinecone: indexes is missing"},
-		"bad listen":       {"pinecone:\n  listen: nope\n  indexes: [{name: a, host: 'http://h:1'}]\n", "cfg.yaml:3: pinecone.listen: \"nope\" is not host:port"},
-		"unknown key":      {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', hots: x}]\n", "cfg.yaml:3: field hots not found"},
-		"no name":          {"pinecone:\n  indexes:\n    - host: 'http://h:1'\n", "cfg.yaml:4: pinecone.indexes[0]: name is missing"},
-		"bad name":         {"pinecone:\n  indexes: [{name: My_Index, host: 'http://h:1'}]\n", "is not an index name"},
-		"twice":            {"pinecone:\n  indexes: [{name: a, host: 'http://h:1'}, {name: a, host: 'http://h:2'}]\n", `index "a" is configured twice`},
-		"no host":          {"pinecone:\n  indexes: [{name: a}]\n", "host is missing"},
-		"host not a URL":   {"pinecone:\n  indexes: [{name: a, host: 'docs.pinecone.io'}]\n", `host "docs.pinecone.io" is not an https:// or http:// URL`},
-		"host with a path": {"pinecone:\n  indexes: [{name: a, host: 'https://h/x'}]\n", "has a path"},
-		"CA for http":      {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', upstream_ca_file: /nonexistent.pem}]\n", "is cleartext http://"},
-		"CA unreadable":    {"pinecone:\n  indexes: [{name: a, host: 'https://h', upstream_ca_file: /nonexistent.pem}]\n", `upstream_ca_file: cannot read "/nonexistent.pem"`},
-		"no subjects":      {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: x}]}]\n", "namespaces[0]: subjects is missing"},
-		"default twice":    {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: '', subjects: [u]}, {namespace: __default__, subjects: [v]}]}]\n", "are the same namespace"},
-		"bad subject":      {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: '*', subjects: ['$eq']}]}]\n", `subject "$eq" is not a metadata field name`},
-		"half TLS":         {"pinecone:\n  tls: {cert_file: c.pem}\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.tls: set both cert_file and key_file"},
-		"short verify":     {"pinecone:\n  verify_deadline: 10ms\n  indexes: [{name: a, host: 'http://h:1'}]\n", "cfg.yaml:3: pinecone.verify_deadline: 10ms is outside 1s..1m"},
-		"long verify":      {"pinecone:\n  verify_deadline: 2m\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.verify_deadline: 2m0s is outside 1s..1m"},
-		"key env":          {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', api_key_env: 'pcsk_123-abc'}]\n", `api_key_env "pcsk_123-abc" is not an environment variable name`},
-		"tiny limit":       {"pinecone:\n  max_request_size: 1KiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "outside 64KiB..1GiB"},
-		"buffer below one": {"pinecone:\n  max_buffered_size: 1MiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.max_buffered_size: 1048576 bytes must be larger than pinecone.max_request_size"},
+		"no indexes":         {"pinecone: {listen: '127.0.0.1:5081'}\n", "cfg.yaml:2: pinecone: indexes is missing"},
+		"bad listen":         {"pinecone:\n  listen: nope\n  indexes: [{name: a, host: 'http://h:1'}]\n", "cfg.yaml:3: pinecone.listen: \"nope\" is not host:port"},
+		"unknown key":        {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', hots: x}]\n", "cfg.yaml:3: field hots not found"},
+		"no name":            {"pinecone:\n  indexes:\n    - host: 'http://h:1'\n", "cfg.yaml:4: pinecone.indexes[0]: name is missing"},
+		"bad name":           {"pinecone:\n  indexes: [{name: My_Index, host: 'http://h:1'}]\n", "is not an index name"},
+		"twice":              {"pinecone:\n  indexes: [{name: a, host: 'http://h:1'}, {name: a, host: 'http://h:2'}]\n", `index "a" is configured twice`},
+		"no host":            {"pinecone:\n  indexes: [{name: a}]\n", "host is missing"},
+		"host not a URL":     {"pinecone:\n  indexes: [{name: a, host: 'docs.pinecone.io'}]\n", `host "docs.pinecone.io" is not an https:// or http:// URL`},
+		"host with a path":   {"pinecone:\n  indexes: [{name: a, host: 'https://h/x'}]\n", "has a path"},
+		"CA for http":        {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', upstream_ca_file: /nonexistent.pem}]\n", "is cleartext http://"},
+		"CA unreadable":      {"pinecone:\n  indexes: [{name: a, host: 'https://h', upstream_ca_file: /nonexistent.pem}]\n", `upstream_ca_file: cannot read "/nonexistent.pem"`},
+		"no subjects":        {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: x}]}]\n", "namespaces[0]: subjects is missing"},
+		"default twice":      {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: '', subjects: [u]}, {namespace: __default__, subjects: [v]}]}]\n", "are the same namespace"},
+		"bad subject":        {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', namespaces: [{namespace: '*', subjects: ['$eq']}]}]\n", `subject "$eq" is not a metadata field name`},
+		"half TLS":           {"pinecone:\n  tls: {cert_file: c.pem}\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.tls: set both cert_file and key_file"},
+		"short verify":       {"pinecone:\n  verify_deadline: 10ms\n  indexes: [{name: a, host: 'http://h:1'}]\n", "cfg.yaml:3: pinecone.verify_deadline: 10ms is outside 1s..1m"},
+		"short body timeout": {"pinecone:\n  body_timeout: 10ms\n  indexes: [{name: a, host: 'http://h:1'}]\n", "cfg.yaml:3: pinecone.body_timeout: 10ms is outside 1s..10m"},
+		"long verify":        {"pinecone:\n  verify_deadline: 2m\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.verify_deadline: 2m0s is outside 1s..1m"},
+		"key env":            {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', api_key_env: 'pcsk_123-abc'}]\n", `api_key_env "pcsk_123-abc" is not an environment variable name`},
+		"tiny limit":         {"pinecone:\n  max_request_size: 1KiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "outside 64KiB..1GiB"},
+		"buffer below one":   {"pinecone:\n  max_buffered_size: 1MiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.max_buffered_size: 1048576 bytes must be larger than pinecone.max_request_size"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse("cfg.yaml", []byte(pineconeBase+tc.src))

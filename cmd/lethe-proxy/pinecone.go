@@ -39,6 +39,7 @@ func newPineconeServer(cfg *config.Config, hook *pcapture.Hook, log *slog.Logger
 		Indexes:          indexes,
 		MaxRequestBytes:  int64(p.MaxRequestSize),
 		MaxBufferedBytes: int64(p.MaxBufferedSize),
+		BodyTimeout:      p.BodyTimeout.D(),
 		Logger:           log.With("relay", "pinecone"),
 	}
 	if hook != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/bits"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,11 +24,18 @@ const DefaultMaxBufferedBytes = 256 << 20
 // defaultBufferWait is how long a request waits for room in the budget.
 const defaultBufferWait = 30 * time.Second
 
+// DefaultBodyTimeout bounds how long a request body may take to arrive
+// when Config leaves it out: 4 MiB over a 1 Mbit/s link takes about 35 s.
+const DefaultBodyTimeout = 60 * time.Second
+
 // bodyBudget is the memory all request bodies being read or relayed may
-// take: a body is charged before its bytes are read, in the steps its
-// buffer grows, and released when its request is done. So a client that
-// sends slowly, or many clients at once, make others wait instead of
-// growing the proxy's memory.
+// take: a body is charged in the steps its buffer grows, each step at most
+// doubling what has arrived (the first is 4 KiB), whatever the body
+// declares, and released when its request is done. So clients that
+// declare large bodies and send nothing hold almost nothing, while many
+// clients sending at once make others wait instead of growing the proxy's
+// memory; a body that does not arrive within the body timeout is answered
+// DEADLINE_EXCEEDED and returns its share.
 type bodyBudget struct {
 	sem     *semaphore.Weighted
 	size    int64
@@ -110,11 +118,16 @@ var errBodyReleased = errors.New("lethe-proxy: the request is over")
 // refusing one over the limit; the caller releases it once the request is
 // done (nil when r has no body). An oversized body is read on and
 // discarded (up to drainLimit, into no buffer) so that an HTTP/1.1 client
-// can send its next request on the same connection.
-func (p *Relay) readBody(r *http.Request, ix *Index) (*requestBody, *Status) {
+// can send its next request on the same connection. The body must arrive
+// within the body timeout (a read deadline on the request, cleared once it
+// is read; kept on a refused one); a slower one is answered
+// DEADLINE_EXCEEDED.
+func (p *Relay) readBody(w http.ResponseWriter, r *http.Request, ix *Index) (*requestBody, *Status) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(p.bodyTimeout))
 	b := &requestBody{relay: p}
 	tooLarge := func() *Status {
 		b.Release()
@@ -135,9 +148,13 @@ func (p *Relay) readBody(r *http.Request, ix *Index) (*requestBody, *Status) {
 			if len(b.bytes) == limit {
 				return nil, tooLarge()
 			}
-			size := want
-			if int64(cap(b.bytes)) >= size { // the hint was short: double
-				size = max(2*int64(cap(b.bytes)), 32<<10)
+			// Twice what has arrived, up to the declared size while
+			// the body is within it: a buffer, and its charge, grow
+			// with the bytes that came, not with what was declared.
+			arrived := int64(len(b.bytes))
+			size := max(2*arrived, 1<<minBufferShift)
+			if arrived < want {
+				size = min(size, want)
 			}
 			size = bufferSize(min(size, p.max+1))
 			grow := size - int64(cap(b.bytes))
@@ -161,10 +178,20 @@ func (p *Relay) readBody(r *http.Request, ix *Index) (*requestBody, *Status) {
 		n, err := r.Body.Read(b.bytes[len(b.bytes):min(cap(b.bytes), limit)])
 		b.bytes = b.bytes[:len(b.bytes)+n]
 		if err == io.EOF {
+			// Cleared before forwarding: an HTTP/1.1 server's background
+			// read of a connection past its deadline would cancel the
+			// request. A refused body keeps it, so that the server's
+			// discarding of the rest of it ends too.
+			rc.SetReadDeadline(time.Time{})
 			return b, nil
 		}
 		if err != nil {
 			b.Release()
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				p.log.Warn("pinecone request body did not arrive in time", "index", ix.Name, "body_timeout", p.bodyTimeout)
+				return nil, &Status{Code: CodeDeadlineExceeded, Message: fmt.Sprintf(
+					"lethe-proxy: the request body did not arrive within %v (pinecone.body_timeout); send it at once, or raise the timeout", p.bodyTimeout)}
+			}
 			return nil, &Status{Code: CodeInvalidArgument, Message: fmt.Sprintf("lethe-proxy: cannot read the request body: %v", err)}
 		}
 	}
@@ -211,12 +238,12 @@ func putBuffer(b []byte) {
 	bufferPools[shift].Put(&b)
 }
 
-// bodySizeHint is the buffer to read r's body into, so that a large
-// upsert is read into one allocation: its Content-Length when the client
-// sent one (REST), else for gRPC (which sends none) the length its first
-// message's 5-byte prefix declares, which is then put back in front of
-// r.Body. The extra byte lets the read that finds the end of the body
-// find it without growing the buffer.
+// bodySizeHint is the size r's body declares, which its buffer grows to
+// as it arrives and not past while the body is within it: its
+// Content-Length when the client sent one (REST), else for gRPC (which
+// sends none) the length its first message's 5-byte prefix declares,
+// which is then put back in front of r.Body. The extra byte lets the read
+// that finds the end of the body find it without growing the buffer.
 func (p *Relay) bodySizeHint(r *http.Request) int64 {
 	const fallback = 32 << 10
 	switch {

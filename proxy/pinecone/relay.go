@@ -32,12 +32,18 @@ type Config struct {
 	MaxRequestBytes int64
 	// MaxBufferedBytes bounds the request bodies held in memory at once,
 	// across all connections, counting each by the power-of-two buffer it
-	// is read into (default DefaultMaxBufferedBytes; at least one buffer
-	// for a body of MaxRequestBytes+1). A request whose body would go over it waits
-	// for others to finish, at most BufferWait (default 30s), then is
-	// answered UNAVAILABLE.
+	// is read into, which grows with what has arrived, never with what
+	// was declared (default DefaultMaxBufferedBytes; at least one buffer
+	// for a body of MaxRequestBytes+1). A request whose body would go over
+	// it waits for others to finish, at most BufferWait (default 30s),
+	// then is answered UNAVAILABLE.
 	MaxBufferedBytes int64
 	BufferWait       time.Duration
+	// BodyTimeout bounds how long a request body may take to arrive
+	// (default DefaultBodyTimeout); a slower one is answered
+	// DEADLINE_EXCEEDED (gRPC) or 408 (REST), not forwarded, and returns
+	// its share of MaxBufferedBytes.
+	BodyTimeout time.Duration
 	// Hook, if not nil, sees every request and response (see Hook).
 	Hook Hook
 	// Logger receives the relay's own events; nil discards them. Nothing
@@ -48,12 +54,13 @@ type Config struct {
 // Relay is an http.Handler that forwards Pinecone data-plane requests to
 // their index's upstream host.
 type Relay struct {
-	indexes []*Index
-	max     int64
-	bodies  *bodyBudget
-	hook    Hook
-	log     *slog.Logger
-	proxies map[*Index]*httputil.ReverseProxy
+	indexes     []*Index
+	max         int64
+	bodyTimeout time.Duration
+	bodies      *bodyBudget
+	hook        Hook
+	log         *slog.Logger
+	proxies     map[*Index]*httputil.ReverseProxy
 }
 
 // New checks cfg and builds the upstream transports; nothing is dialled
@@ -66,6 +73,9 @@ func New(cfg Config) (*Relay, error) {
 		proxies: map[*Index]*httputil.ReverseProxy{}}
 	if p.max <= 0 {
 		p.max = DefaultMaxRequestBytes
+	}
+	if p.bodyTimeout = cfg.BodyTimeout; p.bodyTimeout <= 0 {
+		p.bodyTimeout = DefaultBodyTimeout
 	}
 	p.bodies = newBodyBudget(max(cfg.MaxBufferedBytes, bufferSize(p.max+1)), cfg.BufferWait)
 	if p.log == nil {
@@ -136,7 +146,7 @@ func (p *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, st)
 		return
 	}
-	body, st := p.readBody(r, ix)
+	body, st := p.readBody(w, r, ix)
 	if st != nil {
 		writeStatus(w, r, st)
 		return

@@ -14,6 +14,7 @@ type Code int
 // The codes the relay answers with itself.
 const (
 	CodeInvalidArgument    Code = 3
+	CodeDeadlineExceeded   Code = 4
 	CodeNotFound           Code = 5
 	CodePermissionDenied   Code = 7
 	CodeResourceExhausted  Code = 8
@@ -28,6 +29,7 @@ const (
 // body limit, hence 413.
 var httpStatus = map[Code]int{
 	CodeInvalidArgument:    http.StatusBadRequest,
+	CodeDeadlineExceeded:   http.StatusRequestTimeout,
 	CodeNotFound:           http.StatusNotFound,
 	CodePermissionDenied:   http.StatusForbidden,
 	CodeResourceExhausted:  http.StatusRequestEntityTooLarge,
