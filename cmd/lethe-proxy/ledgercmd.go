@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
 
 const ledgerUsage = `Usage:
@@ -19,7 +23,8 @@ const ledgerUsage = `Usage:
                                              (never from a flag, so it stays out of shell history and logs)
   --wait DURATION                            with the WAL follower on, how long to wait first until it has
                                              recorded every row committed before the command (default 30s;
-                                             0 reads the ledger as it is)
+                                             0 reads the ledger as it is; so does a slot no proxy follows,
+                                             with a warning)
 `
 
 // ledgerCmd inspects the ledger the config points at.
@@ -70,10 +75,7 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// The wait comes before the ledger is opened: an SQLite ledger counts,
 	// at open, the follower's changes still waiting to be written into its
 	// index, and a reader drains only those it counted.
-	if err := awaitFollower(ctx, cfg.Capture, *wait); err != nil {
-		fmt.Fprintf(stderr, "lethe-proxy ledger: %v\n", err)
-		return 1
-	}
+	awaitFollower(ctx, cfg.Capture, *wait, stderr)
 	// Reading only: the salt is compared with the ledger's, never recorded.
 	l, where, err := openLedger(cfg.Capture.Ledger, *path, ledgerSalt{hasher: hasher})
 	if err != nil {
@@ -114,21 +116,51 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // awaitFollower waits, up to timeout, until the WAL follower has recorded
 // every row committed before the call (forget's preview waits the same
 // way, walSettle), so that a row written a moment ago is listed. Without
-// the follower it returns at once.
-func awaitFollower(ctx context.Context, c config.Capture, timeout time.Duration) error {
+// the follower it returns at once. When no proxy follows the slot (after
+// followerGrace, for a proxy that has just started), or the wait times
+// out, it says so on warn and the ledger is read as it is, as preview
+// counts it.
+func awaitFollower(ctx context.Context, c config.Capture, timeout time.Duration, warn io.Writer) {
 	if !c.Follows() || timeout <= 0 {
-		return nil
+		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	store, err := openStore(ctx, c, "the command waits for the WAL follower")
 	if err != nil {
-		return fmt.Errorf("%w; or run with --wait 0 to read the ledger as it is", err)
+		fmt.Fprintf(warn, "lethe-proxy ledger: warning: %v; reading the ledger as it is\n", err)
+		return
 	}
 	defer store.Close()
-	if err := walSettle(c, store)(ctx); err != nil {
-		return fmt.Errorf("waiting for the WAL follower to record the rows committed so far: %w. Is a proxy with this config running? "+
-			"(lethe-proxy wal status --config FILE); run with --wait 0 to read the ledger as it is", err)
+	err = store.WithConn(ctx, func(conn *pgx.Conn) error {
+		for since := time.Now(); ; {
+			s, err := walfollow.SlotStatus(ctx, conn, c.WALSlot)
+			if err != nil {
+				return err
+			}
+			if s.Active {
+				return walfollow.AwaitCommitted(ctx, conn, c.WALSlot)
+			}
+			if time.Since(since) > followerGrace {
+				return errNotFollowed
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+	switch {
+	case errors.Is(err, errNotFollowed):
+		fmt.Fprintf(warn, "lethe-proxy ledger: warning: no proxy follows slot %s: rows committed since one last did are not listed until a proxy runs (lethe-proxy wal status --config FILE)\n", c.WALSlot)
+	case err != nil:
+		fmt.Fprintf(warn, "lethe-proxy ledger: warning: the WAL follower has not recorded every row committed so far (%v); reading the ledger as it is\n", err)
 	}
-	return nil
 }
+
+// followerGrace is how long awaitFollower gives a proxy that has just
+// started to stream its slot.
+const followerGrace = 3 * time.Second
+
+var errNotFollowed = errors.New("no proxy follows the slot")
