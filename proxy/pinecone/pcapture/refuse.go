@@ -5,8 +5,10 @@ import (
 	"github.com/lethe-privacy/lethe/proxy/pinecone"
 )
 
-// nonCanonicalCode is this adapter's own refusal of a write path spelled
-// differently (see the package doc); it is answered INVALID_ARGUMENT.
+// nonCanonicalCode is this adapter's own refusal of a request in a form it
+// does not read: a "//" path, a write path spelled differently, or (strict
+// mode) a path or API version it does not know (see the package doc); it
+// is answered INVALID_ARGUMENT.
 const nonCanonicalCode = "LT004"
 
 // statusCodes maps capture's refusal codes to Pinecone's (see capture's
