@@ -34,8 +34,10 @@ type Change struct {
 // tells them from the proxy's own. Observe adds, it never removes a
 // record's other subjects: a subject the proxy tagged and the stored row
 // does not name stays a candidate, which forget checks against the row
-// itself before deleting anything.
+// itself before deleting anything. The follower also marks here which
+// slots' initial reads are durable (InitialReads).
 type Observer interface {
+	InitialReads
 	// Observe applies changes in order in one transaction and returns once
 	// it is durable (fsynced), and with it every transaction ObserveNoSync
 	// committed before: the follower acknowledges changes to the server

@@ -197,6 +197,17 @@ CREATE TABLE %[1]s.subject_salt (
 	fingerprint bytea NOT NULL CHECK (octet_length(fingerprint) = 32),
 	recorded_at timestamptz NOT NULL
 );
+`, `
+-- The replication slots whose initial read (the rows the configured tables
+-- held when the slot was created) is durable in this ledger (see
+-- initialread.go): a slot without its row here is read again.
+CREATE TABLE %[1]s.initial_reads (
+	system_id text NOT NULL, -- the server's system identifier
+	database  text NOT NULL,
+	slot      text NOT NULL,
+	done_at   timestamptz NOT NULL,
+	PRIMARY KEY (system_id, database, slot)
+);
 `}
 
 // migrationLockKey is the advisory lock key for schema's migrations, so

@@ -154,6 +154,17 @@ CREATE TABLE subject_salt (
 	fingerprint BLOB NOT NULL,    -- HMAC-SHA256(salt, "lethe subject salt fingerprint v1")
 	recorded_at INTEGER NOT NULL  -- unix microseconds
 );
+`, `
+-- The replication slots whose initial read (the rows the configured tables
+-- held when the slot was created) is durable in this ledger (see
+-- initialread.go): a slot without its row here is read again.
+CREATE TABLE initial_reads (
+	system_id TEXT NOT NULL,    -- the server's system identifier
+	database  TEXT NOT NULL,
+	slot      TEXT NOT NULL,
+	done_at   INTEGER NOT NULL, -- unix microseconds
+	PRIMARY KEY (system_id, database, slot)
+);
 `}
 
 // sqliteMigrationSteps run in Go right after the SQL of the migration of

@@ -221,5 +221,8 @@ func deadlineCheck(b *testing.B, start time.Time, what string) {
 // discard is a ledger that records nothing.
 type discard struct{}
 
-func (discard) Observe(context.Context, []ledger.Change) error       { return nil }
-func (discard) ObserveNoSync(context.Context, []ledger.Change) error { return nil }
+func (discard) Observe(context.Context, []ledger.Change) error                { return nil }
+func (discard) ObserveNoSync(context.Context, []ledger.Change) error          { return nil }
+func (discard) InitialReadDone(context.Context, ledger.SlotKey) (bool, error) { return true, nil }
+func (discard) MarkInitialRead(context.Context, ledger.SlotKey) error         { return nil }
+func (discard) ClearInitialRead(context.Context, ledger.SlotKey) error        { return nil }

@@ -18,6 +18,7 @@ import (
 // at least one change makes it durable, as the ledgers do: a crash of the
 // machine loses the apart part.
 type crashLedger struct {
+	discard  // for the slot marks, which the recorder never uses
 	mu       sync.Mutex
 	volatile []ledger.Change
 	durable  []ledger.Change
