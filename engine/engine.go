@@ -20,6 +20,9 @@ type Ledger interface {
 	ledger.Journal
 }
 
+// An open ledger, whichever its backend, is a Ledger.
+var _ Ledger = (*ledger.Handle)(nil)
+
 // Config wires an Engine.
 type Config struct {
 	Ledger    Ledger

@@ -23,6 +23,9 @@ type ReconcileLedger interface {
 	Tombstones(ctx context.Context) ([]ledger.Tombstone, error)
 }
 
+// An open ledger, whichever its backend, is a ReconcileLedger.
+var _ ReconcileLedger = (*ledger.Handle)(nil)
+
 // ReconcileConfig is one reconcile run.
 type ReconcileConfig struct {
 	Ledger   ReconcileLedger

@@ -16,6 +16,9 @@ type SweepLedger interface {
 	Pending(ctx context.Context) ([]ledger.Intent, error)
 }
 
+// An open ledger, whichever its backend, is a SweepLedger.
+var _ SweepLedger = (*ledger.Handle)(nil)
+
 // DefaultSweepPendingWait is how long a sweep waits by default for
 // proxies to confirm the writes of records it deleted: well past capture's
 // confirmation hold (capture.DefaultConfirmHold, 10 s).

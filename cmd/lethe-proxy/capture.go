@@ -23,7 +23,7 @@ type captured struct {
 	capture    *capture.Capture
 	observer   *pgcapture.Observer // the PostgreSQL relay's view of capture; nil without capture.tables
 	pinecone   *pcapture.Hook      // the Pinecone relay's; nil without namespace rules
-	ledger     ledger.Ledger
+	ledger     *ledger.Handle
 	hasher     *ledger.Hasher
 	tombstones *capture.Tombstones
 	followed   *capture.Followed // tables written without intents; nil with capture.intents: always
@@ -77,14 +77,12 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 		return nil, err
 	}
 	tombs := capture.NewTombstones()
-	if j, ok := l.(ledger.Journal); ok {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := tombs.Refresh(ctx, j)
-		cancel()
-		if err != nil {
-			l.Close()
-			return nil, fmt.Errorf("reading tombstones: %w", err)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err = tombs.Refresh(ctx, l)
+	cancel()
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("reading tombstones: %w", err)
 	}
 	var recent *capture.Recent // the WAL follower compares rows with the proxy's intents
 	if cfg.Capture.Follows() {

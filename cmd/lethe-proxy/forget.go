@@ -51,10 +51,6 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 	if c == nil {
 		return nil, errors.New("forget needs capture.tables or pinecone.indexes[].namespaces")
 	}
-	led, ok := c.ledger.(engine.Ledger)
-	if !ok {
-		return nil, errors.New("forget: this ledger backend has no forget journal")
-	}
 	ctx, stop := context.WithCancel(context.Background())
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -87,7 +83,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 	layers = append(layers, pcLayers...)
 	f := &forgetting{store: store, pinecone: indexes, ctx: ctx, stop: stop}
 	e, err := engine.New(engine.Config{
-		Ledger: led, Hasher: c.hasher, Layers: layers,
+		Ledger: c.ledger, Hasher: c.hasher, Layers: layers,
 		Certifier: certifier,
 		Deadline:  fc.Deadline.D(), TokenTTL: fc.TokenTTL.D(),
 		Tombstoned: c.tombstones.Set, Logger: log, Owner: engineOwner(fc.Admin.Listen),
@@ -99,7 +95,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 	}
 	f.engine = e
 	e.Start(time.Minute)
-	go c.tombstones.Watch(ctx, led, cfg.Forget.TombstoneRefresh.D(), log)
+	go c.tombstones.Watch(ctx, c.ledger, cfg.Forget.TombstoneRefresh.D(), log)
 	log.Info("forget enabled", "key_id", signer.KeyID(), "log_origin", fc.LogOrigin, "layers", len(layers))
 	return f, nil
 }
@@ -110,7 +106,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 // that signs and logs (forget in the proxy, sweep, reconcile --adopt)
 // gets its certifier here, so that no certificate or report in the log is
 // signed by a key the log never announced.
-func announcedCertifier(ctx context.Context, cfg *config.Config, l ledger.Ledger, log *slog.Logger) (*engine.Certifier, *certificate.Signer, error) {
+func announcedCertifier(ctx context.Context, cfg *config.Config, l *ledger.Handle, log *slog.Logger) (*engine.Certifier, *certificate.Signer, error) {
 	certifier, signer, err := newCertifier(cfg, l)
 	if err != nil {
 		return nil, nil, err
@@ -126,7 +122,7 @@ func announcedCertifier(ctx context.Context, cfg *config.Config, l ledger.Ledger
 // newCertifier is the signing key, the trusted keys and the transparency
 // log kept in l; use announcedCertifier, which records the key in the log
 // first.
-func newCertifier(cfg *config.Config, l ledger.Ledger) (*engine.Certifier, *certificate.Signer, error) {
+func newCertifier(cfg *config.Config, l *ledger.Handle) (*engine.Certifier, *certificate.Signer, error) {
 	fc := cfg.Forget
 	pem, err := os.ReadFile(fc.SigningKey)
 	if err != nil {
@@ -140,11 +136,7 @@ func newCertifier(cfg *config.Config, l ledger.Ledger) (*engine.Certifier, *cert
 	if err != nil {
 		return nil, nil, err
 	}
-	storage, err := logStorage(l)
-	if err != nil {
-		return nil, nil, err
-	}
-	tl, err := tlog.New(storage, signer.NoteSigner(fc.LogOrigin), fc.LogOrigin)
+	tl, err := tlog.New(l.TransparencyLog(), signer.NoteSigner(fc.LogOrigin), fc.LogOrigin)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -185,16 +177,6 @@ func trustedKeys(file, logOrigin string, signer *certificate.Signer) (certificat
 	return keys, nil
 }
 
-func logStorage(l ledger.Ledger) (tlog.Storage, error) {
-	switch l := l.(type) {
-	case *ledger.SQLite:
-		return l.TransparencyLog(), nil
-	case *ledger.Postgres:
-		return l.TransparencyLog(), nil
-	}
-	return nil, errors.New("forget: this ledger backend cannot keep the transparency log")
-}
-
 // pgLayers prepares every configured table for forget. A table that does
 // not exist yet (an application that creates it on first use) is warned
 // about, not refused: forget counts it as holding nothing until it appears.
@@ -230,7 +212,7 @@ func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logg
 	return admin.Config{
 		Engine: f.engine, Tokens: tokens, Logger: log,
 		Ready: func(ctx context.Context) error {
-			if _, err := c.ledger.(ledger.Journal).Tombstones(ctx); err != nil { // small, unlike the tags
+			if _, err := c.ledger.Tombstones(ctx); err != nil { // small, unlike the tags
 				return fmt.Errorf("ledger: %w", err)
 			}
 			if f.store == nil {

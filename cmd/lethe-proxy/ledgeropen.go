@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -98,47 +95,36 @@ func saltSource() string {
 	return envSaltFile + "=" + os.Getenv(envSaltFile)
 }
 
-func openLedger(s config.LedgerStore, configPath string, salt ledgerSalt) (ledger.Ledger, string, error) {
+func openLedger(s config.LedgerStore, configPath string, salt ledgerSalt) (*ledger.Handle, string, error) {
 	return openLedgerWith(s, configPath, ledger.Options{}, salt)
 }
 
 // openLedgerWith opens the ledger s names and checks salt against it; it
 // returns where the ledger is (a file path, or the PostgreSQL server and
 // database without credentials), for messages.
-func openLedgerWith(s config.LedgerStore, configPath string, opts ledger.Options, salt ledgerSalt) (ledger.Ledger, string, error) {
-	// Both backends are a Ledger and a SaltKeeper.
-	var (
-		l interface {
-			ledger.Ledger
-			ledger.SaltKeeper
-		}
-		where string
-		err   error
-	)
-	if s.Postgres != "" {
-		where = postgresLedgerName(s.Postgres)
-		var pl *ledger.Postgres
-		if pl, err = ledger.OpenPostgres(context.Background(), s.Postgres, opts); err == nil {
-			l = pl
-		}
-	} else {
-		where = s.SQLite
-		if where == "" {
-			where = filepath.Join(filepath.Dir(configPath), defaultLedgerFile)
-		}
-		var sl *ledger.SQLite
-		if sl, err = ledger.OpenSQLite(where, opts); err == nil {
-			l = sl
-		}
-	}
+func openLedgerWith(s config.LedgerStore, configPath string, opts ledger.Options, salt ledgerSalt) (*ledger.Handle, string, error) {
+	at := ledgerLocation(s, configPath)
+	l, err := ledger.Open(context.Background(), at, opts)
 	if err != nil {
-		return nil, where, err
+		return nil, at.String(), err
 	}
-	if err := checkLedgerSalt(l, where, salt, opts.Logger); err != nil {
+	if err := checkLedgerSalt(l, at.String(), salt, opts.Logger); err != nil {
 		l.Close()
-		return nil, where, err
+		return nil, at.String(), err
 	}
-	return l, where, nil
+	return l, at.String(), nil
+}
+
+// ledgerLocation is the ledger s names: capture.ledger.postgres, or the
+// SQLite file capture.ledger.sqlite names (default: beside the config).
+func ledgerLocation(s config.LedgerStore, configPath string) ledger.Location {
+	if s.Postgres != "" {
+		return ledger.Location{Postgres: s.Postgres}
+	}
+	if s.SQLite == "" {
+		return ledger.Location{SQLite: filepath.Join(filepath.Dir(configPath), defaultLedgerFile)}
+	}
+	return ledger.Location{SQLite: s.SQLite}
 }
 
 // checkLedgerSalt compares salt with the fingerprint the ledger at where
@@ -175,18 +161,4 @@ func checkLedgerSalt(k ledger.SaltKeeper, where string, salt ledgerSalt, log *sl
 			"If they were written with another salt, stop now (docs/capture.md, The subject salt)", "ledger", where)
 	}
 	return nil
-}
-
-// postgresLedgerName is the PostgreSQL ledger's server and database, for
-// messages: never the user or password of connString.
-func postgresLedgerName(connString string) string {
-	c, err := pgconn.ParseConfig(connString)
-	if err != nil {
-		return "(PostgreSQL ledger: the connection string does not parse)"
-	}
-	host := c.Host
-	if !strings.HasPrefix(host, "/") {
-		host = net.JoinHostPort(host, fmt.Sprint(c.Port))
-	}
-	return fmt.Sprintf("postgres://%s/%s", host, c.Database)
 }

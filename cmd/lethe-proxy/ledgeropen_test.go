@@ -108,9 +108,3 @@ func TestLedgerCmd_AnotherSaltIsRefused(t *testing.T) {
 	}
 }
 
-func TestPostgresLedgerName_HasNoCredentials(t *testing.T) {
-	name := postgresLedgerName("postgres://ledger_user:s3cret@db.internal:5433/lethe?sslmode=require")
-	assert.Equal(t, "postgres://db.internal:5433/lethe", name)
-	name = postgresLedgerName("host=db.internal port=5432 user=u password=s3cret dbname=lethe")
-	assert.Equal(t, "postgres://db.internal:5432/lethe", name)
-}

@@ -170,11 +170,7 @@ func openReconcile(ctx context.Context, cfg *config.Config, configPath string, a
 		return nil, fmt.Errorf("opening the ledger %s: %w", where, err)
 	}
 	run.closers = append(run.closers, func() { l.Close() })
-	rl, ok := l.(engine.ReconcileLedger)
-	if !ok {
-		return nil, fmt.Errorf("the ledger %s cannot answer reconcile", where)
-	}
-	run.ledger = rl
+	run.ledger = l
 	if len(cfg.Capture.Tables) > 0 {
 		if err := run.addTables(ctx, cfg.Capture); err != nil {
 			return nil, err

@@ -90,14 +90,10 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 			return fail(2, "opening the ledger %s: %v", where, err)
 		}
 		defer l.Close()
-		sl, ok := l.(engine.SweepLedger)
-		if !ok {
-			return fail(2, "the ledger %s cannot mark records deleted", where)
-		}
 		if sc.Certifier, _, err = announcedCertifier(octx, cfg, l, log); err != nil {
 			return fail(2, "%v", err)
 		}
-		sc.Ledger = sl
+		sc.Ledger = l
 	}
 	res, err := engine.Sweep(ctx, sc)
 	printSweep(stdout, res, *dryRun)
