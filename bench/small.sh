@@ -17,8 +17,8 @@
 #   walintents  as wal with capture.intents: always: every insert's intent
 #            is written (without waiting for fsync) before its Sync goes on
 #            (slot lethe_small_bench_intents, dropped at exit)
-#   nosync   (NOSYNC=1) as proxy, built with the bench-only tag
-#            lethe_bench_intent_nosync: intents are written without waiting
+#   nosync   (NOSYNC=1) as proxy, run from the package's test binary with
+#            LETHE_BENCH_PROXY_NOSYNC=1: intents are written without waiting
 #            for fsync (ledger.Options.IntentSync = ledger.IntentNoSync)
 #
 # Modes: extended (a prepared INSERT … VALUES ($1,$2,$3), binary parameters,
@@ -121,7 +121,11 @@ log "results → $OUT"
 log "building lethe-proxy and bench/small from $REPO"
 build_binaries ./cmd/lethe-proxy ./bench/small
 if [[ " $TARGETS " == *" nosync "* ]]; then
-    (cd "$REPO" && go build -tags lethe_bench_intent_nosync -o "$WORK/lethe-proxy-nosync" ./cmd/lethe-proxy) || die "go build (nosync) failed"
+    # The package's test binary runs as the proxy when LETHE_BENCH_PROXY_NOSYNC=1
+    # (cmd/lethe-proxy/nosync_bench_test.go): the shipped command has no such switch.
+    (cd "$REPO" && go test -c -o "$WORK/lethe-proxy-nosync.test" ./cmd/lethe-proxy) || die "go test -c (nosync) failed"
+    printf '#!/bin/sh\nLETHE_BENCH_PROXY_NOSYNC=1 exec %q "$@"\n' "$WORK/lethe-proxy-nosync.test" >"$WORK/lethe-proxy-nosync"
+    chmod +x "$WORK/lethe-proxy-nosync"
 fi
 
 dsn() { echo "host=127.0.0.1 port=$1 user=$PG_USER dbname=$BENCH_DB sslmode=disable application_name=lethe-small-bench"; }

@@ -134,8 +134,8 @@ func intentSync(c config.Capture) ledger.IntentSync {
 	return benchIntentSync
 }
 
-// benchIntentSync is ledger.IntentDurable, except in the benchmark-only
-// build of intentsync_bench.go.
+// benchIntentSync is ledger.IntentDurable, except in this package's test
+// binary run as bench/small.sh's nosync proxy (nosync_bench_test.go).
 var benchIntentSync = ledger.IntentDurable
 
 func compileRules(tables []config.TableRule) (*extract.Rules, error) {
