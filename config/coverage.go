@@ -75,16 +75,6 @@ func (cv Coverage) LooksLikeSubject(column string) bool {
 	return false
 }
 
-// IgnoredTable returns the ignore rule of schema.table, if any.
-func (cv Coverage) IgnoredTable(table string) (IgnoreRule, bool) {
-	for _, r := range cv.Ignore {
-		if r.Table == table {
-			return r, true
-		}
-	}
-	return IgnoreRule{}, false
-}
-
 // IgnoredNamespace returns the ignore rule of a namespace of an index, if any.
 func (cv Coverage) IgnoredNamespace(index, namespace string) (IgnoreRule, bool) {
 	ns := extract.CanonicalNamespace(namespace)

@@ -30,14 +30,11 @@ func TestParse_IgnoreRulesAreFoundByTableAndNamespace(t *testing.T) {
 		"    - {index: docs, namespace: __default__, reason: product manuals}\n"
 	cfg, err := Parse("cfg.yaml", []byte(src))
 	require.NoError(t, err)
-	r, ok := cfg.Coverage.IgnoredTable("public.faq")
-	assert.True(t, ok)
-	assert.Equal(t, "public help articles", r.Reason)
-	_, ok = cfg.Coverage.IgnoredNamespace("docs", "")
+	require.Len(t, cfg.Coverage.Ignore, 2)
+	assert.Equal(t, IgnoreRule{Table: "public.faq", Reason: "public help articles"}, cfg.Coverage.Ignore[0])
+	_, ok := cfg.Coverage.IgnoredNamespace("docs", "")
 	assert.True(t, ok, `"" is the default namespace`)
 	_, ok = cfg.Coverage.IgnoredNamespace("docs", "tenant-a")
-	assert.False(t, ok)
-	_, ok = cfg.Coverage.IgnoredTable("public.docs")
 	assert.False(t, ok)
 }
 
