@@ -3,7 +3,9 @@
 #
 #   direct     pgbench → PostgreSQL
 #   pgbouncer  pgbench → PgBouncer (session mode) → PostgreSQL
-#   proxy      pgbench → lethe-proxy (built from this checkout) → PostgreSQL
+#   proxy      pgbench → lethe-proxy (built from this checkout), no capture rules → PostgreSQL
+#   capture    pgbench → lethe-proxy with capture on: six rules, among them the
+#              three tables pgbench -S reads (opt in: TARGETS="... capture")
 #
 # For every run it records tps, latency and the CPU time (utime+stime from
 # /proc/PID/stat) and context switches of the pgbouncer / lethe-proxy process,
@@ -22,7 +24,9 @@
 #   CLIENTS          pgbench -c [8]    THREADS  pgbench -j [2]
 #   SCALE            pgbench -i -s [10]
 #   MODES            query modes ["simple prepared"]
-#   TARGETS          ["direct pgbouncer proxy"] (order = order within a round)
+#   TARGETS          ["direct pgbouncer proxy"] (order = order within a round); add
+#                    capture for a capture-on proxy (its ratio to proxy is printed)
+#   CAPTURE_PORT     capture-on lethe-proxy port on 127.0.0.1 [16434]
 #   WARMUP           seconds of unrecorded warm-up per target before round 1 [3], 0 = none
 #   INIT             1 = run pgbench -i once [1]; 0 = reuse existing tables
 #   BENCH_DB         database (created if missing) [lethe_bench]
@@ -58,6 +62,7 @@ INIT=${INIT:-1}
 BENCH_DB=${BENCH_DB:-lethe_bench}
 PGB_PORT=${PGB_PORT:-16432}
 PROXY_PORT=${PROXY_PORT:-16433}
+CAPTURE_PORT=${CAPTURE_PORT:-16434}
 LETHE_PROXY_ENV=${LETHE_PROXY_ENV:-}
 PERF=${PERF:-0}
 QUIET_PCT=${QUIET_PCT:-20}
@@ -70,11 +75,11 @@ BENCH_NAME=bench
 # shellcheck source=bench/lib.sh
 . "$REPO/bench/lib.sh"
 
-for v in ROUNDS DURATION CLIENTS THREADS SCALE WARMUP PGB_PORT PROXY_PORT QUIET_PCT QUIET_MAX OTHER_MAX RETRIES; do
+for v in ROUNDS DURATION CLIENTS THREADS SCALE WARMUP PGB_PORT PROXY_PORT CAPTURE_PORT QUIET_PCT QUIET_MAX OTHER_MAX RETRIES; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 ((ROUNDS >= 1 && DURATION >= 1)) || die "R and D must be >= 1"
-for t in $TARGETS; do [[ $t == direct || $t == pgbouncer || $t == proxy ]] || die "unknown target '$t'"; done
+for t in $TARGETS; do [[ $t == direct || $t == pgbouncer || $t == proxy || $t == capture ]] || die "unknown target '$t'"; done
 for m in $MODES; do [[ $m == simple || $m == extended || $m == prepared ]] || die "unknown mode '$m'"; done
 
 # --- server connection ----------------------------------------------------------
@@ -89,15 +94,15 @@ WORK=$(mktemp -d /tmp/lethe-bench.XXXXXX)
 chmod 0755 "$WORK"
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT="$RESULTS_DIR/$STAMP"
-PGB_PID="" PROXY_PID="" PERF_PID=""
+PGB_PID="" PROXY_PID="" CAPTURE_PID="" PERF_PID=""
 
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
     # shellcheck disable=SC2086 # each is empty or one pid
-    stop_pids 50 $PERF_PID $PROXY_PID $PGB_PID
+    stop_pids 50 $PERF_PID $CAPTURE_PID $PROXY_PID $PGB_PID
     if [[ -d $OUT ]]; then
-        cp "$WORK"/*.log "$WORK"/*.ini "$WORK"/proxy.yaml "$OUT"/ 2>/dev/null || true
+        cp "$WORK"/*.log "$WORK"/*.ini "$WORK"/*.yaml "$OUT"/ 2>/dev/null || true
     fi
     rm -rf "$WORK"
     exit "$rc"
@@ -109,7 +114,7 @@ trap 'exit 143' TERM
 # --- preflight -------------------------------------------------------------------
 
 psql_direct -d postgres -c 'select 1' >/dev/null || die "cannot reach PostgreSQL at $PG_HOST:$PG_PORT as $PG_USER (scripts/testdb.sh start?)"
-for p in $PGB_PORT $PROXY_PORT; do port_free "$p" || die "port 127.0.0.1:$p is in use (set PGB_PORT / PROXY_PORT)"; done
+for p in $PGB_PORT $PROXY_PORT $CAPTURE_PORT; do port_free "$p" || die "port 127.0.0.1:$p is in use (set PGB_PORT / PROXY_PORT)"; done
 
 mkdir -p "$OUT"
 log "results → $OUT"
@@ -193,11 +198,48 @@ if [[ " $TARGETS " == *" proxy "* ]]; then
     wait_listening "$PROXY_PID" "$PROXY_PORT" proxy "$WORK/proxy.log"
 fi
 
+# The capture-on proxy: six rules, three of them on the tables pgbench -S
+# reads (so every SELECT names a configured table) and three on vector-store
+# shaped tables it never touches; a SQLite ledger in $WORK, no WAL follower.
+if [[ " $TARGETS " == *" capture "* ]]; then
+    for i in 1 2 3; do
+        psql_direct -d "$BENCH_DB" -c "create table if not exists lethe_bench_docs_$i (id text primary key, user_id text, metadata jsonb)" >/dev/null
+    done
+    cat >"$WORK/capture.yaml" <<EOF
+postgres:
+  listen: 127.0.0.1:$CAPTURE_PORT
+  upstream: $PG_HOST:$PG_PORT
+  upstream_tls: disable
+capture:
+  mode: strict
+  ledger:
+    sqlite: $WORK/capture-ledger.db
+  database: $BENCH_DB
+  wal: off
+  tables:
+    - {table: pgbench_accounts, id: aid, subjects: [bid]}
+    - {table: pgbench_branches, id: bid, subjects: [bbalance]}
+    - {table: pgbench_tellers, id: tid, subjects: [bid]}
+    - {table: lethe_bench_docs_1, id: id, subjects: [user_id]}
+    - {table: lethe_bench_docs_2, id: id, subjects: ["metadata->>'user_id'"]}
+    - {table: lethe_bench_docs_3, id: id, subjects: [user_id]}
+log:
+  level: warn
+shutdown_timeout: 2s
+EOF
+    log "starting capture-on lethe-proxy on 127.0.0.1:$CAPTURE_PORT${LETHE_PROXY_ENV:+ with env: $LETHE_PROXY_ENV}"
+    # shellcheck disable=SC2086 # LETHE_PROXY_ENV is a list of K=V words
+    env $LETHE_PROXY_ENV LETHE_SUBJECT_SALT="$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" \
+        "$WORK/lethe-proxy" serve --config "$WORK/capture.yaml" >"$WORK/capture.log" 2>&1 </dev/null &
+    CAPTURE_PID=$!
+    wait_listening "$CAPTURE_PID" "$CAPTURE_PORT" capture "$WORK/capture.log"
+fi
+
 target_port() {
-    case $1 in direct) echo "$PG_PORT" ;; pgbouncer) echo "$PGB_PORT" ;; proxy) echo "$PROXY_PORT" ;; esac
+    case $1 in direct) echo "$PG_PORT" ;; pgbouncer) echo "$PGB_PORT" ;; proxy) echo "$PROXY_PORT" ;; capture) echo "$CAPTURE_PORT" ;; esac
 }
 target_pid() {
-    case $1 in direct) echo "" ;; pgbouncer) echo "$PGB_PID" ;; proxy) echo "$PROXY_PID" ;; esac
+    case $1 in direct) echo "" ;; pgbouncer) echo "$PGB_PID" ;; proxy) echo "$PROXY_PID" ;; capture) echo "$CAPTURE_PID" ;; esac
 }
 
 for t in $TARGETS; do
@@ -450,7 +492,7 @@ awk -F, -v modes="$MODES" -v summary="$OUT/summary.csv" '
         if (!(k in hi) || $6 + 0 > hi[k]) hi[k] = $6 + 0
     }
     END {
-        print "mode,direct_tps,pgbouncer_tps,proxy_tps,proxy_over_direct,pgbouncer_over_direct,proxy_over_pgbouncer,pgbouncer_cpu_us_per_tx,proxy_cpu_us_per_tx,pgbouncer_csw_per_tx,proxy_csw_per_tx,direct_total_cpu_us_per_tx,pgbouncer_total_cpu_us_per_tx,proxy_total_cpu_us_per_tx" > summary
+        print "mode,direct_tps,pgbouncer_tps,proxy_tps,proxy_over_direct,pgbouncer_over_direct,proxy_over_pgbouncer,pgbouncer_cpu_us_per_tx,proxy_cpu_us_per_tx,pgbouncer_csw_per_tx,proxy_csw_per_tx,direct_total_cpu_us_per_tx,pgbouncer_total_cpu_us_per_tx,proxy_total_cpu_us_per_tx,capture_tps,capture_over_proxy,capture_cpu_us_per_tx" > summary
         printf "%-9s %11s %11s %11s %8s %8s %8s %10s %10s\n", "mode", "direct", "pgbouncer", "proxy", "prx/dir", "pgb/dir", "prx/pgb", "pgb us/tx", "prx us/tx"
         nm = split(modes, M, " ")
         for (i = 1; i <= nm; i++) {
@@ -461,15 +503,22 @@ awk -F, -v modes="$MODES" -v summary="$OUT/summary.csv" '
             printf "%-9s %11s %11s %11s %8s %8s %8s %10s %10s\n", m, f(d, "%.0f"), f(b, "%.0f"), f(p, "%.0f"),
                 f(ratio(p, d), "%s"), f(ratio(b, d), "%s"), f(ratio(p, b), "%s"), f(bc, "%.1f"), f(pc, "%.1f")
             dt = median(tot[m SUBSEP "direct"]); bt = median(tot[m SUBSEP "pgbouncer"]); pt = median(tot[m SUBSEP "proxy"])
-            printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", m, d, b, p, ratio(p, d), ratio(b, d), ratio(p, b), bc, pc, bs, ps, dt, bt, pt > summary
+            c = median(tps[m SUBSEP "capture"]); cc = median(cpu[m SUBSEP "capture"])
+            printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", m, d, b, p, ratio(p, d), ratio(b, d), ratio(p, b), bc, pc, bs, ps, dt, bt, pt, c, ratio(c, p), cc > summary
+            if (c != "") capline[m] = sprintf("%-9s %11s %11s %8s %10s %10s", m, f(p, "%.0f"), f(c, "%.0f"), f(ratio(c, p), "%s"), f(pc, "%.1f"), f(cc, "%.1f"))
+        }
+        if (length(capline) > 0) {
+            print ""
+            printf "%-9s %11s %11s %8s %10s %10s\n", "mode", "proxy", "capture", "cap/prx", "prx us/tx", "cap us/tx"
+            for (i = 1; i <= nm; i++) if (M[i] in capline) print capline[M[i]]
         }
         print ""
         print "per target: tps min..max over rounds; medians of: context switches of pgbouncer/proxy per tx,"
         print "total CPU µs/tx (pgbench + PostgreSQL + pgbouncer/proxy), CPU % used by other processes on the host"
         for (i = 1; i <= nm; i++) {
             m = M[i]
-            split("direct pgbouncer proxy", T, " ")
-            for (j = 1; j <= 3; j++) {
+            split("direct pgbouncer proxy capture", T, " ")
+            for (j = 1; j <= 4; j++) {
                 k = m SUBSEP T[j]
                 if (!(k in n)) continue
                 printf "  %-9s %-9s n=%d  tps %6.0f..%-6.0f  csw/tx=%-6s  total_us/tx=%-6s  other_cpu=%s%%\n", m, T[j], n[k], lo[k], hi[k],

@@ -19,7 +19,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 		}
 	}
 	s.noteDDL(stmts...)
-	mentions := s.rules.Mentions(q)
+	mentions := s.rules.Mentions(q) && !readsOnly(q)
 	var only effect // of the one statement
 	if len(stmts) == 1 {
 		if only = s.effectOf(q); !mentions && only.none() {

@@ -137,6 +137,14 @@ func BenchmarkSession(b *testing.B) {
 		{"select/simple", nil,
 			[]pgwire.Message{wire(b, &pgproto3.Query{String: "SELECT abalance FROM pgbench_accounts WHERE aid = 42"})},
 			[]pgwire.Message{selected, ready}},
+		// A read of a configured table, as pgbench -S sends it when its
+		// tables are configured: not parsed (readonly.go).
+		{"select/simple/configured", nil,
+			[]pgwire.Message{wire(b, &pgproto3.Query{String: "SELECT user_id FROM docs WHERE id = 42"})},
+			[]pgwire.Message{selected, ready}},
+		{"select/unnamed/configured", nil,
+			[]pgwire.Message{wire(b, &pgproto3.Parse{Query: "SELECT user_id FROM docs WHERE id = $1"}), wire(b, &pgproto3.Bind{Parameters: [][]byte{[]byte("42")}}), wire(b, &pgproto3.Execute{}), sync},
+			[]pgwire.Message{selected, ready}},
 		{"insert/simple/inline-1536", nil,
 			[]pgwire.Message{wire(b, &pgproto3.Query{String: inlineInsert(1536)})},
 			[]pgwire.Message{inserted, ready}},

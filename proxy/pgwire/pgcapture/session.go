@@ -272,7 +272,7 @@ const maxCachedAnalyses = 256
 // table, analyses it under the search_paths it may be bound under now.
 func (s *session) prepare(sql string, types []uint32) *prepared {
 	e := s.effectOf(sql)
-	if !s.rules.Mentions(sql) {
+	if !s.rules.Mentions(sql) || readsOnly(sql) {
 		if e.none() {
 			return plain
 		}
