@@ -171,9 +171,19 @@ type Forget struct {
 
 // Admin configures the admin HTTP API.
 type Admin struct {
-	Listen     string    `yaml:"listen"`      // default 127.0.0.1:7070
-	TokensFile string    `yaml:"tokens_file"` // bearer token hashes and roles (lethe-proxy admin-token)
-	TLS        ClientTLS `yaml:"tls"`
+	Listen     string   `yaml:"listen"`      // default 127.0.0.1:7070
+	TokensFile string   `yaml:"tokens_file"` // bearer token hashes and roles (lethe-proxy admin-token)
+	TLS        AdminTLS `yaml:"tls"`
+}
+
+// AdminTLS is the admin API's certificate: set both files to serve TLS
+// alone.
+type AdminTLS struct {
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// Required is read only to be refused with what to write instead
+	// (refusedKeys): the files alone decide.
+	Required any `yaml:"required"`
 }
 
 // Log configures structured logging.

@@ -560,3 +560,13 @@ func TestParse_CaptureDatabaseErrorsNameTheKeyToSet(t *testing.T) {
 		})
 	}
 }
+
+func TestParse_AdminTLSRequiredIsRefusedNamingTheCertificateFiles(t *testing.T) {
+	for _, v := range []string{"true", "false", "yes"} {
+		src := "postgres: {upstream: 'db:5432'}\nforget:\n  admin:\n    tls:\n      required: " + v + "\n"
+		_, err := Parse("cfg.yaml", []byte(src))
+		require.Error(t, err, v)
+		assert.Contains(t, err.Error(), "cfg.yaml:5: forget.admin.tls.required: is not a setting", v)
+		assert.Contains(t, err.Error(), "set cert_file and key_file to require TLS", v)
+	}
+}

@@ -61,6 +61,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validatePinecone()...)
 	errs = append(errs, c.validateCoverage()...)
 	errs = append(errs, c.validateForget()...)
+	errs = append(errs, c.refusedKeysSet()...)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		errs = append(errs, c.at("log.level", "%q is not one of debug, info, warn, error", c.Log.Level))
 	}
