@@ -6,37 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lethe-privacy/lethe/internal/strictjson"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// jsonCheckCases are documents at the edges of JSON's grammar, valid and
-// not; jsonCheck must judge each as json.Valid does.
-var jsonCheckCases = []string{
-	``, ` `, `{}`, `[]`, ` {"a" : [ 1 , 2 ] } `, `{"a":1,}`, `[1,]`, `[,1]`, `{,}`, `{"a"}`, `{"a":}`, `{1:2}`,
-	`{"a":1 "b":2}`, `[1 2]`, `{}{}`, `{} x`, `[1]]`, `[[1]`, `{"a":[1}`, `"\u00e9\n\"\\\/\b\f\r\t"`,
-	`"\u12"`, `"\u12G4"`, `"\x"`, "\"a\x01b\"", "\"a\x7fb\"", "\"\xff\xfe\"", `"abc`, `"\`,
-	`0`, `-0`, `01`, `-01`, `1.`, `.5`, `1.5`, `-`, `--1`, `+1`, `1e`, `1e+`, `1E-5`, `1e5.0`, `0.0e-0`,
-	`1.2.3`, `-0.4993489`, `123456789012345678901234567890`, `1ee5`, `0x10`, `[1e400]`,
-	`true`, `false`, `null`, `tru`, `nul`, `nulll`, `True`, `[true,false,null]`, `[nan]`, `[Infinity]`,
-	"\t\n\r [1]\r\n", "\f[1]", "[1]\x00", `{"a":{"b":{"c":[[[]]]}}}`, `{"a":"}"}`, `["]"]`,
-	strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth),
-	strings.Repeat("[", maxJSONDepth+1) + strings.Repeat("]", maxJSONDepth+1),
-	strings.Repeat(`{"a":`, maxJSONDepth) + "1" + strings.Repeat("}", maxJSONDepth),
-	strings.Repeat(`{"a":`, maxJSONDepth+1) + "1" + strings.Repeat("}", maxJSONDepth+1),
-}
-
-func TestJSONCheck_AgreesWithEncodingJSON(t *testing.T) {
-	for _, doc := range jsonCheckCases {
-		c := jsonCheck{doc: doc}
-		c.document()
-		name := doc
-		if len(name) > 40 {
-			name = name[:40] + "…"
-		}
-		assert.Equal(t, json.Valid([]byte(doc)), c.err == nil, "%q: %v", name, c.err)
-	}
-}
 
 // The depth limit counts the containers the extractor walks itself as well
 // as those it leaves to value.
@@ -44,7 +17,7 @@ func TestUpsertREST_NestingLimitCountsFromTheRoot(t *testing.T) {
 	deep := func(n int) []byte { // the metadata value is nested n deep in the body
 		return []byte(`{"vectors":[{"id":"a","metadata":{"x":` + strings.Repeat("[", n-4) + strings.Repeat("]", n-4) + `}}]}`)
 	}
-	for _, n := range []int{maxJSONDepth, maxJSONDepth + 1} {
+	for _, n := range []int{strictjson.MaxDepth, strictjson.MaxDepth + 1} {
 		body := deep(n)
 		_, err := pcRules(t).UpsertREST(body)
 		assert.Equal(t, json.Valid(body), err == nil, "depth %d: %v", n, err)
@@ -81,7 +54,7 @@ func TestPineconeREST_SyntaxErrorsNameFieldAndPosition(t *testing.T) {
 			tags, err := c.fn(pcRules(t), []byte(c.body))
 			require.Error(t, err)
 			assert.Nil(t, tags)
-			var syntax *jsonSyntaxError
+			var syntax *strictjson.SyntaxError
 			assert.True(t, errors.As(err, &syntax), "%v is not a syntax error", err)
 			for _, s := range c.says {
 				assert.Contains(t, err.Error(), s)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/lethe-privacy/lethe/internal/strictjson"
 )
 
 // UpsertRecordsREST tags the body of POST /records/namespaces/{namespace}/upsert:
@@ -32,12 +34,12 @@ func (r *PineconeRules) UpsertRecordsREST(namespace string, body []byte) ([]Tag,
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		c := jsonCheck{doc: bytesView(line)}
-		v := c.document()
-		if c.err != nil {
-			return nil, fmt.Errorf("extract: pinecone records upsert: line %d is not valid JSON: %w", n, c.err)
+		c := strictjson.Walker{Doc: bytesView(line)}
+		v := c.Document()
+		if c.Err() != nil {
+			return nil, fmt.Errorf("extract: pinecone records upsert: line %d is not valid JSON: %w", n, c.Err())
 		}
-		doc := c.doc
+		doc := c.Doc
 		if doc[v] != '{' {
 			return nil, fmt.Errorf("extract: pinecone records upsert: line %d is not a JSON object", n)
 		}

@@ -1,6 +1,10 @@
 package extract
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/lethe-privacy/lethe/internal/strictjson"
+)
 
 // restUpsert is what one pass over a REST upsert body found besides its
 // vectors (readRESTUpsert's other result): the namespace, and whether there
@@ -31,22 +35,22 @@ type restUpsertVector struct {
 // string) are UpsertREST's to report, since an upsert to a namespace
 // without rules yields nothing whatever its shape.
 func readRESTUpsert(body []byte, dst []restUpsertVector) (u restUpsert, vectors []restUpsertVector, err error) {
-	c := jsonCheck{doc: bytesView(body)}
+	c := strictjson.Walker{Doc: bytesView(body)}
 	u.ns, vectors = DefaultNamespace, dst[:0]
-	root := c.space(0)
-	if c.at(root) != '{' {
-		c.document()
-		if c.err != nil {
-			return u, nil, errInvalidJSON("upsert", c.err)
+	root := c.Space(0)
+	if c.Byte(root) != '{' {
+		c.Document()
+		if c.Err() != nil {
+			return u, nil, errInvalidJSON("upsert", c.Err())
 		}
 		return u, nil, errNotJSONObject("upsert")
 	}
 	var nsErr, dupErr error
 	seenVectors, seenNS := false, false
-	i, more := c.openObject(root)
+	i, more := c.OpenObject(root)
 	for more {
-		key, v := c.member(i)
-		c.where = jsonWhere{index: -1}
+		key, v := c.Member(i)
+		c.Field = strictjson.Field{Index: -1}
 		var end int
 		switch {
 		case jsonStringIs(key, "vectors"):
@@ -54,27 +58,27 @@ func readRESTUpsert(body []byte, dst []restUpsertVector) (u restUpsert, vectors 
 				dupErr = errRepeated("upsert", "", "vectors")
 			}
 			seenVectors = true
-			c.where.name = "vectors"
+			c.Field.Name = "vectors"
 			vectors, u.hasVectors, end = readVectors(&c, v, vectors[:0])
 		case jsonStringIs(key, "namespace"):
 			if seenNS && dupErr == nil {
 				dupErr = errRepeated("upsert", "", "namespace")
 			}
 			seenNS = true
-			c.where.name = "namespace"
-			end = c.value(v)
-			if c.err == nil && nsErr == nil {
-				u.ns, nsErr = restNamespace(c.doc, v, "upsert")
+			c.Field.Name = "namespace"
+			end = c.Value(v)
+			if c.Err() == nil && nsErr == nil {
+				u.ns, nsErr = restNamespace(c.Doc, v, "upsert")
 			}
 		default:
-			end = c.value(v)
+			end = c.Value(v)
 		}
-		i, more = c.nextMember(end)
+		i, more = c.NextMember(end)
 	}
-	c.where = jsonWhere{}
-	c.end(i)
-	if c.err != nil {
-		return u, nil, errInvalidJSON("upsert", c.err)
+	c.Field = strictjson.Field{}
+	c.End(i)
+	if c.Err() != nil {
+		return u, nil, errInvalidJSON("upsert", c.Err())
 	}
 	if dupErr != nil {
 		return u, nil, dupErr
@@ -85,22 +89,22 @@ func readRESTUpsert(body []byte, dst []restUpsertVector) (u restUpsert, vectors 
 // readVectors reads the "vectors" member's value at doc[v], appending its
 // vectors to dst, and returns them, whether it is an array, and the index
 // just past it.
-func readVectors(c *jsonCheck, v int, dst []restUpsertVector) (vectors []restUpsertVector, array bool, end int) {
-	if c.at(v) != '[' {
-		return dst, false, c.value(v)
+func readVectors(c *strictjson.Walker, v int, dst []restUpsertVector) (vectors []restUpsertVector, array bool, end int) {
+	if c.Byte(v) != '[' {
+		return dst, false, c.Value(v)
 	}
-	i, more := c.openArray(v)
+	i, more := c.OpenArray(v)
 	for n := 0; more; n++ {
-		c.where = jsonWhere{name: "vectors", index: n}
-		vec := restUpsertVector{object: c.at(i) == '{', id: -1, meta: -1}
+		c.Field = strictjson.Field{Name: "vectors", Index: n}
+		vec := restUpsertVector{object: c.Byte(i) == '{', id: -1, meta: -1}
 		var end int
 		if vec.object {
 			end = readRESTVector(c, i, &vec)
 		} else {
-			end = c.value(i)
+			end = c.Value(i)
 		}
 		dst = append(dst, vec)
-		i, more = c.nextElement(end)
+		i, more = c.NextElement(end)
 	}
 	return dst, true, i
 }
@@ -108,32 +112,32 @@ func readVectors(c *jsonCheck, v int, dst []restUpsertVector) (vectors []restUps
 // readRESTVector reads the vector object at doc[v] into vec and returns the
 // index just past it. A "values" array of plain numbers is stepped over
 // without its syntax checked (see flatNumbersEnd); everything else is.
-func readRESTVector(c *jsonCheck, v int, vec *restUpsertVector) int {
-	i, more := c.openObject(v)
+func readRESTVector(c *strictjson.Walker, v int, vec *restUpsertVector) int {
+	i, more := c.OpenObject(v)
 	for more {
-		key, fv := c.member(i)
-		c.where.member = ""
+		key, fv := c.Member(i)
+		c.Field.Member = ""
 		switch {
 		case jsonStringIs(key, "id"):
 			if vec.id >= 0 && vec.dup == "" {
 				vec.dup = "id"
 			}
-			c.where.member, vec.id = "id", fv
+			c.Field.Member, vec.id = "id", fv
 		case jsonStringIs(key, "metadata"):
 			if vec.meta >= 0 && vec.dup == "" {
 				vec.dup = "metadata"
 			}
-			c.where.member, vec.meta = "metadata", fv
+			c.Field.Member, vec.meta = "metadata", fv
 		case jsonStringIs(key, "values"):
-			c.where.member = "values"
-			if end, ok := flatNumbersEnd(c.doc, fv); ok {
-				i, more = c.nextMember(end)
+			c.Field.Member = "values"
+			if end, ok := flatNumbersEnd(c.Doc, fv); ok {
+				i, more = c.NextMember(end)
 				continue
 			}
 		case jsonStringIs(key, "sparseValues"):
-			c.where.member = "sparseValues"
+			c.Field.Member = "sparseValues"
 		}
-		i, more = c.nextMember(c.value(fv))
+		i, more = c.NextMember(c.Value(fv))
 	}
 	return i
 }

@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-// The Pinecone REST bodies are checked by jsonCheck (pinecone_jsoncheck.go)
+// The Pinecone REST bodies are checked by strictjson.Walker (pinecone_jsoncheck.go)
 // and then walked with the scanner of json.go (skipSpace, skipString,
 // skipValue), which assumes valid JSON; an upsert's vectors are found
 // during the check itself (pinecone_rest_upsert.go), and only their ids and
