@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/lethe-privacy/lethe/internal/strictjson"
 )
 
 // Certificates are read with a strict JSON reader of their own. A
@@ -13,14 +15,16 @@ import (
 // check: it matches names case-insensitively, reads null as zero and cannot
 // tell a missing member from a zero one. Decoding generically first
 // (map[string]any) and checking that cost as much as both Ed25519
-// verifications of a certificate together, so instead scanJSON checks a
-// document once and lists its values as tokens, and the decoders in
-// schema.go walk the tokens straight into the typed structs.
+// verifications of a certificate together, so instead scanJSON walks a
+// document once with strictjson.Walker, which checks its syntax, and lists
+// its values as tokens; the decoders in schema.go walk the tokens straight
+// into the typed structs.
 //
-// scanJSON accepts exactly the documents encoding/json accepts, and the
-// reader's strings read as encoding/json reads them (FuzzScanJSON holds
-// both to that). When scanJSON rejects a document, encoding/json reads it
-// again, so that the reason given is encoding/json's.
+// scanJSON accepts exactly the documents encoding/json accepts (the
+// Walker's contract), and the reader's strings read as encoding/json reads
+// them (FuzzScanJSON holds both to that). When scanJSON rejects a
+// document, encoding/json reads it again, so that the reason given is
+// encoding/json's.
 
 // A jsonKind is the JSON type of a token.
 type jsonKind uint8
@@ -45,223 +49,71 @@ type jsonToken struct {
 	next  int32 // index of the token after this value and its contents
 }
 
-// maxJSONDepth is encoding/json's limit on nesting, which scanJSON shares.
-const maxJSONDepth = 10000
-
 // scanJSON checks that text is one JSON value with nothing but space around
 // it, and returns its tokens appended to toks; the value is toks[0]. Offsets
 // are int32: certificates are at most MaxSize bytes.
 func scanJSON(text string, toks []jsonToken) ([]jsonToken, bool) {
-	var buf [16]int32
-	open := buf[:0] // the containers not yet closed, innermost last
-	i := 0
-	for {
-		// A value starts at i.
-		i = skipSpace(text, i)
-		if i == len(text) {
-			return nil, false
-		}
-		t := jsonToken{start: int32(i), next: int32(len(toks)) + 1}
-		ok := true
-		switch c := text[i]; c {
-		case '{', '[':
-			if len(open) == maxJSONDepth {
-				return nil, false
-			}
-			t.kind = jsonArray
-			if c == '{' {
-				t.kind = jsonObject
-			}
-			open = append(open, int32(len(toks)))
-			toks = append(toks, t)
-			i = skipSpace(text, i+1)
-			if i < len(text) && text[i] == c+2 { // '{'+2 is '}' and '['+2 is ']'
-				break // empty: closed below like any other
-			}
-			if c == '{' {
-				if toks, i, ok = scanName(text, i, toks); !ok {
-					return nil, false
-				}
-			}
-			continue
-		case '"':
-			var end int
-			end, t.plain, ok = scanString(text, i)
-			t.kind, t.start, t.end = jsonString, int32(i+1), int32(end-1)
-			i = end
-		case 't':
-			t.kind, ok, i = jsonBool, strings.HasPrefix(text[i:], "true"), i+4
-		case 'f':
-			t.kind, ok, i = jsonBool, strings.HasPrefix(text[i:], "false"), i+5
-		case 'n':
-			t.kind, ok, i = jsonNull, strings.HasPrefix(text[i:], "null"), i+4
-		default:
-			t.kind = jsonNumber
-			i, ok = scanNumber(text, i)
-		}
-		if !ok {
-			return nil, false
-		}
-		if t.kind != jsonObject && t.kind != jsonArray {
-			if t.kind != jsonString {
-				t.end = int32(i)
-			}
-			toks = append(toks, t)
-		}
-		// A value ended before i: close what it ends, then find the next one.
-		for {
-			i = skipSpace(text, i)
-			if len(open) == 0 {
-				return toks, i == len(text)
-			}
-			if i == len(text) {
-				return nil, false
-			}
-			top := &toks[open[len(open)-1]]
-			c := text[i]
-			if c == ',' {
-				if top.kind == jsonObject {
-					if toks, i, ok = scanName(text, skipSpace(text, i+1), toks); !ok {
-						return nil, false
-					}
-				} else {
-					i++
-				}
-				break
-			}
-			if c == '}' && top.kind == jsonObject || c == ']' && top.kind == jsonArray {
-				i++
-				top.end, top.next = int32(i), int32(len(toks))
-				open = open[:len(open)-1]
-				continue
-			}
-			return nil, false
-		}
+	w := strictjson.Walker{Doc: text}
+	toks, end := appendValue(&w, w.Space(0), toks)
+	w.End(end)
+	if w.Err() != nil {
+		return nil, false
 	}
+	return toks, true
 }
 
-func skipSpace(text string, i int) int {
-	for i < len(text) && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// scanName scans the member name at i and the colon after it.
-func scanName(text string, i int, toks []jsonToken) ([]jsonToken, int, bool) {
-	if i == len(text) || text[i] != '"' {
-		return toks, i, false
-	}
-	end, plain, ok := scanString(text, i)
-	if !ok {
-		return toks, i, false
-	}
-	toks = append(toks, jsonToken{kind: jsonString, plain: plain, start: int32(i + 1), end: int32(end - 1), next: int32(len(toks)) + 1})
-	i = skipSpace(text, end)
-	if i == len(text) || text[i] != ':' {
-		return toks, i, false
-	}
-	return toks, i + 1, true
-}
-
-// stringSpecial marks the bytes scanString stops at: the quote, the
-// backslash, control characters (not allowed in strings) and non-ASCII.
-var stringSpecial = func() (special [256]bool) {
-	for c := range special {
-		special[c] = c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf
-	}
-	return special
-}()
-
-// scanString scans the string whose opening quote is at i and returns the
-// offset after its closing quote. Invalid UTF-8 is allowed, as
-// encoding/json allows it (and reads it as U+FFFD).
-func scanString(text string, i int) (end int, plain, ok bool) {
-	start := i + 1
-	plain, ascii := true, true
-	for i = start; i < len(text); i++ {
-		c := text[i]
-		if !stringSpecial[c] {
-			continue
+// appendValue appends the tokens of the value at text[i], checking it with
+// w, and returns them and the index just past the value. After a syntax
+// error the tokens are meaningless; scanJSON drops them.
+func appendValue(w *strictjson.Walker, i int, toks []jsonToken) ([]jsonToken, int) {
+	at := len(toks)
+	toks = append(toks, jsonToken{start: int32(i)})
+	var end int
+	switch w.Byte(i) {
+	case '{':
+		toks[at].kind = jsonObject
+		j, more := w.OpenObject(i)
+		for more {
+			name, v := w.Member(j)
+			toks = append(toks, stringToken(j, j+len(name), len(toks), w.Doc))
+			toks, end = appendValue(w, v, toks)
+			j, more = w.NextMember(end)
 		}
-		switch {
-		case c == '"':
-			if plain && !ascii {
-				plain = utf8.ValidString(text[start:i])
-			}
-			return i + 1, plain, true
-		case c == '\\':
-			plain = false
-			if i++; i == len(text) {
-				return 0, false, false
-			}
-			switch text[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if len(text)-i <= 4 || !isHex4(text[i+1:i+5]) {
-					return 0, false, false
-				}
-				i += 4
-			default:
-				return 0, false, false
-			}
-		case c < 0x20:
-			return 0, false, false
-		default:
-			ascii = false
+		end = j
+	case '[':
+		toks[at].kind = jsonArray
+		j, more := w.OpenArray(i)
+		for more {
+			toks, end = appendValue(w, j, toks)
+			j, more = w.NextElement(end)
 		}
-	}
-	return 0, false, false
-}
-
-func isHex4(s string) bool {
-	for i := range 4 {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') && (c < 'A' || c > 'F') {
-			return false
-		}
-	}
-	return true
-}
-
-// scanNumber scans the number at i: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-func scanNumber(text string, i int) (int, bool) {
-	digits := func(i int) int {
-		for i < len(text) && '0' <= text[i] && text[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	if text[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(text) && text[i] == '0':
-		i++
-	case i < len(text) && '1' <= text[i] && text[i] <= '9':
-		i = digits(i + 1)
+		end = j
+	case '"':
+		end = w.Value(i)
+		toks[at] = stringToken(i, end, at, w.Doc)
+	case 't', 'f':
+		toks[at].kind, end = jsonBool, w.Value(i)
+	case 'n':
+		toks[at].kind, end = jsonNull, w.Value(i)
 	default:
-		return i, false
+		toks[at].kind, end = jsonNumber, w.Value(i)
 	}
-	if i < len(text) && text[i] == '.' {
-		j := digits(i + 1)
-		if j == i+1 {
-			return j, false
-		}
-		i = j
+	if toks[at].kind != jsonString { // stringToken set a string's end
+		toks[at].end = int32(end)
 	}
-	if i < len(text) && (text[i] == 'e' || text[i] == 'E') {
-		i++
-		if i < len(text) && (text[i] == '+' || text[i] == '-') {
-			i++
-		}
-		j := digits(i)
-		if j == i {
-			return j, false
-		}
-		i = j
+	toks[at].next = int32(len(toks))
+	return toks, end
+}
+
+// stringToken is the token at index n of the string text[i:end], quotes
+// included.
+func stringToken(i, end, n int, text string) jsonToken {
+	t := jsonToken{kind: jsonString, start: int32(i + 1), end: int32(end - 1), next: int32(n) + 1}
+	if end-i >= 2 {
+		s := text[i+1 : end-1]
+		t.plain = strings.IndexByte(s, '\\') < 0 && utf8.ValidString(s)
 	}
-	return i, true
+	return t
 }
 
 // decodeObject decodes one JSON object generically with encoding/json. The

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/lethe-privacy/lethe/internal/strictjson"
 )
 
 // FuzzScanJSON holds the reader to encoding/json: scanJSON must accept
@@ -38,7 +40,7 @@ func FuzzScanJSON(f *testing.F) {
 }
 
 func TestScanJSON_NestsAsDeepAsEncodingJSON(t *testing.T) {
-	for _, depth := range []int{maxJSONDepth, maxJSONDepth + 1} {
+	for _, depth := range []int{strictjson.MaxDepth, strictjson.MaxDepth + 1} {
 		s := `{"a":` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + "}"
 		toks, ok := scanJSON(s, nil)
 		ok = ok && toks[0].kind == jsonObject
