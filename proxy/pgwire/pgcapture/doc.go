@@ -3,9 +3,11 @@
 // configured tables through the protocol-neutral core in package capture.
 //
 // It decodes the messages capture needs (Query, Parse, Bind, Execute,
-// Sync, Close, COPY data; the server's completions, errors,
-// ParameterStatus and ReadyForQuery), splits simple Queries into
-// statements, follows transactions (txtrack.go) and search_path
+// Sync, Close, COPY data: client.go; the server's completions, errors,
+// ParameterStatus and ReadyForQuery: server.go), judges statements
+// (judge.go; simple Queries split into statements in query.go; reads that
+// cannot write are not parsed, readonly.go), executes portals
+// (execute.go), follows transactions (txtrack.go) and search_path
 // (searchpath*.go) from what the client sends and the server answers,
 // refuses text the server would read differently under its
 // standard_conforming_strings and client_encoding (reading.go), makes extended-protocol intents

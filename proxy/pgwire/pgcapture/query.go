@@ -23,7 +23,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 	var only effect // of the one statement
 	if len(stmts) == 1 {
 		if only = s.effectOf(q); !mentions && only.none() {
-			s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
+			s.trackOpaqueExchange()
 			return nil
 		}
 	}
@@ -44,7 +44,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 		}
 		// The server answers the raise sent in its place (pgwire) with an
 		// error and ReadyForQuery: keep the tracker in step.
-		s.lock(func() { s.tx.Opaque(); s.tx.Sync() })
+		s.trackOpaqueExchange()
 		return r
 	}
 	for _, sql := range stmts {
