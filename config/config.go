@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lethe-privacy/lethe/capture"
 )
 
 // Config is the whole configuration file.
@@ -54,9 +56,9 @@ type ClientTLS struct {
 // Capture configures which writes are tagged and where tags are kept.
 type Capture struct {
 	// Mode is strict (refuse writes that cannot be attributed) or permissive.
-	Mode     string      `yaml:"mode"`
-	FailOpen bool        `yaml:"fail_open"`
-	Ledger   LedgerStore `yaml:"ledger"`
+	Mode     capture.Mode `yaml:"mode"`
+	FailOpen bool         `yaml:"fail_open"`
+	Ledger   LedgerStore  `yaml:"ledger"`
 	// Store is a connection string the proxy uses itself to check the
 	// database (resolving intents left pending by a crash). Give the
 	// password through PGPASSWORD or ~/.pgpass, not here.
@@ -76,7 +78,7 @@ type Capture struct {
 	// committed row of Tables from the server's WAL, however it was
 	// written. It needs wal_level = logical and a Store role with
 	// REPLICATION that owns the tables (docs/wal.md).
-	WAL string `yaml:"wal"`
+	WAL WAL `yaml:"wal"`
 	// WALSlot names the follower's replication slot and publications (one
 	// slot per ledger; proxies sharing a ledger share it). Default:
 	// walfollow.DefaultName of Database ("lethe_app" for app), since a
@@ -87,7 +89,7 @@ type Capture struct {
 	// the WAL follower streams in full, whose committed rows the slot
 	// holds until the ledger has them; "always" every write, as with
 	// capture.wal: off (docs/wal.md, Modes).
-	Intents string `yaml:"intents"`
+	Intents Intents `yaml:"intents"`
 	// WALDecodingMem is logical_decoding_work_mem for the follower's
 	// replication connection: the server memory its walsender may hold a
 	// transaction in before spilling it to disk. 0 (unset) leaves the
@@ -97,11 +99,11 @@ type Capture struct {
 }
 
 // Follows reports whether the WAL follower runs.
-func (c Capture) Follows() bool { return len(c.Tables) > 0 && (c.WAL == "on" || c.WAL == "true") }
+func (c Capture) Follows() bool { return len(c.Tables) > 0 && c.WAL.On() }
 
 // SkipsFollowedIntents reports whether writes to tables the WAL follower
 // streams in full go without a write-ahead intent (Intents "auto").
-func (c Capture) SkipsFollowedIntents() bool { return c.Follows() && c.Intents == "auto" }
+func (c Capture) SkipsFollowedIntents() bool { return c.Follows() && c.Intents == IntentsAuto }
 
 // LedgerStore says where the ledger lives: an SQLite file (default) or a
 // PostgreSQL database shared by several proxies.
@@ -156,12 +158,12 @@ type Forget struct {
 	CertificateValidity Duration `yaml:"certificate_validity"`
 	// Forgotten says what happens to a new write about a forgotten
 	// subject: refuse (default, SQLSTATE LT003) or flag (forward, log).
-	Forgotten string `yaml:"forgotten"`
+	Forgotten ForgottenWrites `yaml:"forgotten"`
 	// LateWrites says what the WAL follower does with a committed row
 	// about a forgotten subject, written by any path: delete (default:
 	// delete and verify it, log a forget.late_write event of the request)
 	// or flag (log and count it).
-	LateWrites string `yaml:"late_writes"`
+	LateWrites LateWrites `yaml:"late_writes"`
 	// TombstoneRefresh is how often the proxy re-reads the forgotten
 	// subjects, so that a forget accepted by another proxy sharing the
 	// ledger (or a lift) takes effect here too.
@@ -209,15 +211,15 @@ func Defaults() Config {
 			VerifyDeadline:  Duration(60 * time.Second),
 		},
 		Capture: Capture{
-			Mode:                  "strict",
+			Mode:                  capture.Strict,
 			Ledger:                LedgerStore{Lease: Duration(time.Minute)},
 			RecoveryInterval:      Duration(time.Minute),
 			MaxStatementsInFlight: 100_000,
-			WAL:                   "on",
-			Intents:               "auto",
+			WAL:                   WALOn,
+			Intents:               IntentsAuto,
 		},
 		Coverage: Coverage{
-			Mode:           "report",
+			Mode:           CoverageReport,
 			SubjectColumns: DefaultSubjectColumns,
 		},
 		Forget: Forget{
@@ -225,8 +227,8 @@ func Defaults() Config {
 			Deadline:            Duration(720 * time.Hour),
 			TokenTTL:            Duration(10 * time.Minute),
 			CertificateValidity: Duration(8760 * time.Hour),
-			Forgotten:           "refuse",
-			LateWrites:          "delete",
+			Forgotten:           ForgottenRefuse,
+			LateWrites:          LateWritesDelete,
 			TombstoneRefresh:    Duration(10 * time.Second),
 			Admin:               Admin{Listen: "127.0.0.1:7070"},
 		},

@@ -394,8 +394,8 @@ func TestParse_ForgetSectionIsValidated(t *testing.T) {
 			if tc.want == "" {
 				require.NoError(t, err)
 				assert.Equal(t, 720*time.Hour, cfg.Forget.Deadline.D())
-				assert.Equal(t, "refuse", cfg.Forget.Forgotten)
-				assert.Equal(t, "delete", cfg.Forget.LateWrites)
+				assert.Equal(t, ForgottenRefuse, cfg.Forget.Forgotten)
+				assert.Equal(t, LateWritesDelete, cfg.Forget.LateWrites)
 				assert.Equal(t, "127.0.0.1:7070", cfg.Forget.Admin.Listen)
 				return
 			}
@@ -568,5 +568,14 @@ func TestParse_AdminTLSRequiredIsRefusedNamingTheCertificateFiles(t *testing.T) 
 		require.Error(t, err, v)
 		assert.Contains(t, err.Error(), "cfg.yaml:5: forget.admin.tls.required: is not a setting", v)
 		assert.Contains(t, err.Error(), "set cert_file and key_file to require TLS", v)
+	}
+}
+
+func TestParse_CaptureWALOnInEverySpellingTurnsTheFollowerOn(t *testing.T) {
+	for spelling, on := range map[string]bool{"on": true, "true": true, "off": false, "false": false} {
+		src := "postgres: {upstream: 'db:5432'}\ncapture:\n  store: host=db\n  wal: " + spelling + "\n  tables: [{table: public.docs, id: id, subjects: [user_id]}]\n"
+		cfg, err := Parse("cfg.yaml", []byte(src))
+		require.NoError(t, err, spelling)
+		assert.Equal(t, on, cfg.Capture.Follows(), spelling)
 	}
 }

@@ -15,7 +15,7 @@ import (
 type Coverage struct {
 	// Mode is report (default: log and count uncovered tables) or enforce
 	// (also refuse writes to them).
-	Mode string `yaml:"mode"`
+	Mode CoverageMode `yaml:"mode"`
 	// SubjectColumns are column-name patterns ('*' matches any run of
 	// characters, case-insensitive) that suggest a table is about people:
 	// a table with such a column, like one with a vector column, needs a
@@ -89,7 +89,7 @@ func (cv Coverage) IgnoredNamespace(index, namespace string) (IgnoreRule, bool) 
 func (c *Config) validateCoverage() []error {
 	var errs []error
 	cv := c.Coverage
-	if !slices.Contains([]string{"report", "enforce"}, cv.Mode) {
+	if !slices.Contains([]CoverageMode{CoverageReport, CoverageEnforce}, cv.Mode) {
 		errs = append(errs, c.at("coverage.mode", "%q is not one of report, enforce", cv.Mode))
 	}
 	for i, p := range cv.SubjectColumns {

@@ -13,7 +13,7 @@ const coverageBase = "postgres:\n  upstream: db:5432\ncapture:\n  wal: off\n  da
 func TestParse_CoverageDefaultsToReportWithTheUsualSubjectNames(t *testing.T) {
 	cfg, err := Parse("cfg.yaml", []byte(coverageBase))
 	require.NoError(t, err)
-	assert.Equal(t, "report", cfg.Coverage.Mode)
+	assert.Equal(t, CoverageReport, cfg.Coverage.Mode)
 	assert.Equal(t, 90*24*time.Hour, cfg.Capture.Tables[0].Retain.D())
 	assert.Equal(t, "created_at", cfg.Capture.Tables[0].RetainBy)
 	for _, name := range []string{"user_id", "Billing_User_ID", "email", "customer_id"} {

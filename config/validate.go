@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
@@ -110,7 +111,7 @@ func (c *Config) resolvePaths() {
 func (c *Config) validateCapture() []error {
 	var errs []error
 	cp := c.Capture
-	if !slices.Contains([]string{"strict", "permissive"}, cp.Mode) {
+	if !slices.Contains([]capture.Mode{capture.Strict, capture.Permissive}, cp.Mode) {
 		errs = append(errs, c.at("capture.mode", "%q is not one of strict, permissive", cp.Mode))
 	}
 	if cp.Ledger.SQLite != "" && cp.Ledger.Postgres != "" {
@@ -127,10 +128,10 @@ func (c *Config) validateCapture() []error {
 		// Below it a pgx batch or a psycopg pipeline of ordinary size fails.
 		errs = append(errs, c.at("capture.max_statements_in_flight", "must be at least 1000 (default 100000)"))
 	}
-	if !slices.Contains([]string{"on", "off", "true", "false"}, cp.WAL) {
+	if !slices.Contains([]WAL{WALOn, WALOff, "true", "false"}, cp.WAL) {
 		errs = append(errs, c.at("capture.wal", "%q is not one of on, off", cp.WAL))
 	}
-	if !slices.Contains([]string{"auto", "always"}, cp.Intents) {
+	if !slices.Contains([]Intents{IntentsAuto, IntentsAlways}, cp.Intents) {
 		errs = append(errs, c.at("capture.intents", "%q is not one of auto, always", cp.Intents))
 	}
 	if err := walfollow.ValidName(cp.WALSlot); cp.WALSlot != "" && err != nil {
@@ -230,10 +231,10 @@ func (c *Config) validateForget() []error {
 			errs = append(errs, c.at(key, "must be positive"))
 		}
 	}
-	if !slices.Contains([]string{"refuse", "flag"}, f.Forgotten) {
+	if !slices.Contains([]ForgottenWrites{ForgottenRefuse, ForgottenFlag}, f.Forgotten) {
 		errs = append(errs, c.at("forget.forgotten", "%q is not one of refuse, flag", f.Forgotten))
 	}
-	if !slices.Contains([]string{"delete", "flag"}, f.LateWrites) {
+	if !slices.Contains([]LateWrites{LateWritesDelete, LateWritesFlag}, f.LateWrites) {
 		errs = append(errs, c.at("forget.late_writes", "%q is not one of delete, flag", f.LateWrites))
 	}
 	if _, _, err := net.SplitHostPort(f.Admin.Listen); err != nil {

@@ -94,8 +94,8 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	}
 	c := capture.New(capture.Config{
 		Rules: rules, Ledger: l, Hasher: hasher,
-		Mode: capture.Mode(cfg.Capture.Mode), FailOpen: cfg.Capture.FailOpen, Logger: log,
-		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == "flag", Recent: recent, Followed: followed,
+		Mode: cfg.Capture.Mode, FailOpen: cfg.Capture.FailOpen, Logger: log,
+		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == config.ForgottenFlag, Recent: recent, Followed: followed,
 	})
 	out := &captured{capture: c, ledger: l, hasher: hasher, tombstones: tombs, followed: followed}
 	if len(cfg.Capture.Tables) > 0 {
@@ -249,7 +249,7 @@ func watchWriters(cfg *config.Config, rules *extract.Rules, capt *capture.Captur
 	if policyErr != nil {
 		log.Error("coverage is not checked: the rules do not compile", "err", policyErr)
 	}
-	enforce := cfg.Coverage.Mode == "enforce"
+	enforce := cfg.Coverage.Mode == config.CoverageEnforce
 	monitor := coverage.NewMonitor(log, enforce)
 	var store *pgvector.Store // opened on first use, so that a store down at start is retried
 	finder := rules.WriterFinder()

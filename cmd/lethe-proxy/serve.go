@@ -50,7 +50,7 @@ func serve(args []string, stderr io.Writer) int {
 		log.Error("cannot start capture", "err", err)
 		return 1
 	}
-	if cfg.Coverage.Mode == "enforce" && cfg.Postgres.Upstream != "" && (capt == nil || capt.coverage == nil) {
+	if cfg.Coverage.Mode == config.CoverageEnforce && cfg.Postgres.Upstream != "" && (capt == nil || capt.coverage == nil) {
 		log.Warn("coverage.mode is enforce but the proxy cannot check coverage: it needs capture.tables and capture.store (lethe-proxy check works without capture.tables)")
 	}
 	var pcHook *pcapture.Hook

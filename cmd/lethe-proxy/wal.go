@@ -85,7 +85,7 @@ func (w *following) start(slot string) {
 // the time the follower starts (a subject no longer forgotten is left
 // alone); nil (log and count only) otherwise.
 func lateWriteBackstop(cfg *config.Config, forget **engine.Engine, log *slog.Logger) func(context.Context, string, string) error {
-	if cfg.Forget.LateWrites != "delete" {
+	if cfg.Forget.LateWrites != config.LateWritesDelete {
 		return nil
 	}
 	if cfg.Forget.SigningKey == "" {

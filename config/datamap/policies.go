@@ -1,6 +1,7 @@
 package datamap
 
 import (
+	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/config"
 )
 
@@ -8,13 +9,11 @@ import (
 // every table and namespace, each with what it means, in a fixed order.
 func policies(cfg *config.Config) []Policy {
 	cp, f := cfg.Capture, cfg.Forget
-	// meaningOf picks the meaning of a setting config.Load accepted.
-	meaningOf := func(setting string, meanings map[string]string) string { return meanings[setting] }
 	return []Policy{
-		{Key: "capture.mode", Name: "Writes that cannot be attributed", Setting: cp.Mode, Meaning: meaningOf(cp.Mode, map[string]string{
-			"strict": "refused (SQLSTATE LT001): a write to a table or namespace below whose records cannot be tied to a person " +
+		{Key: "capture.mode", Name: "Writes that cannot be attributed", Setting: string(cp.Mode), Meaning: meaningOf(cp.Mode, map[capture.Mode]string{
+			capture.Strict: "refused (SQLSTATE LT001): a write to a table or namespace below whose records cannot be tied to a person " +
 				"(INSERT … SELECT, MERGE, a bulk import, an update by filter) does not happen",
-			"permissive": "forwarded, and recorded in the ledger as an unattributed write of the table or namespace",
+			capture.Permissive: "forwarded, and recorded in the ledger as an unattributed write of the table or namespace",
 		})},
 		{Key: "capture.fail_open", Name: "Ledger unavailable", Setting: onOff(cp.FailOpen), Meaning: map[bool]string{
 			false: "writes to the tables and namespaces below are refused (SQLSTATE LT002), so nothing is stored that the ledger did not record",
@@ -22,15 +21,15 @@ func policies(cfg *config.Config) []Policy {
 		}[cp.FailOpen]},
 		walPolicy(cfg),
 		forgetPolicy(cfg),
-		{Key: "forget.forgotten", Name: "New writes about a forgotten person", Setting: f.Forgotten, Meaning: meaningOf(f.Forgotten, map[string]string{
-			"refuse": "refused (SQLSTATE LT003, or Pinecone's error shape) for as long as the person stays forgotten",
-			"flag":   "forwarded, logged and counted",
+		{Key: "forget.forgotten", Name: "New writes about a forgotten person", Setting: string(f.Forgotten), Meaning: meaningOf(f.Forgotten, map[config.ForgottenWrites]string{
+			config.ForgottenRefuse: "refused (SQLSTATE LT003, or Pinecone's error shape) for as long as the person stays forgotten",
+			config.ForgottenFlag:   "forwarded, logged and counted",
 		})},
 		lateWritesPolicy(cfg),
-		{Key: "coverage.mode", Name: "Tables and namespaces without a rule", Setting: cfg.Coverage.Mode, Meaning: meaningOf(cfg.Coverage.Mode, map[string]string{
-			"report": "lethe-proxy check fails, and the proxy logs them, when a table with a vector column or a column named like " +
+		{Key: "coverage.mode", Name: "Tables and namespaces without a rule", Setting: string(cfg.Coverage.Mode), Meaning: meaningOf(cfg.Coverage.Mode, map[config.CoverageMode]string{
+			config.CoverageReport: "lethe-proxy check fails, and the proxy logs them, when a table with a vector column or a column named like " +
 				"a person, or a namespace of a configured index, has no rule and no ignore",
-			"enforce": "as report, and writes to them are refused until they have a rule or an ignore",
+			config.CoverageEnforce: "as report, and writes to them are refused until they have a rule or an ignore",
 		})},
 	}
 }
@@ -61,12 +60,15 @@ func forgetPolicy(cfg *config.Config) Policy {
 	return p
 }
 
+// meaningOf picks the meaning of a setting config.Load accepted.
+func meaningOf[S ~string](setting S, meanings map[S]string) string { return meanings[setting] }
+
 func lateWritesPolicy(cfg *config.Config) Policy {
-	p := Policy{Key: "forget.late_writes", Name: "Rows about a forgotten person committed later", Setting: cfg.Forget.LateWrites}
+	p := Policy{Key: "forget.late_writes", Name: "Rows about a forgotten person committed later", Setting: string(cfg.Forget.LateWrites)}
 	switch cfg.Forget.LateWrites {
-	case "delete":
+	case config.LateWritesDelete:
 		p.Meaning = "deleted and verified, and logged as a forget.late_write event of the request"
-	case "flag":
+	case config.LateWritesFlag:
 		p.Meaning = "logged and counted, not deleted"
 	}
 	if !cfg.Capture.Follows() {
