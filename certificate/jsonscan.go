@@ -66,12 +66,11 @@ func scanJSON(text string, toks []jsonToken) ([]jsonToken, bool) {
 // w, and returns them and the index just past the value. After a syntax
 // error the tokens are meaningless; scanJSON drops them.
 func appendValue(w *strictjson.Walker, i int, toks []jsonToken) ([]jsonToken, int) {
-	at := len(toks)
-	toks = append(toks, jsonToken{start: int32(i)})
 	var end int
 	switch w.Byte(i) {
 	case '{':
-		toks[at].kind = jsonObject
+		at := len(toks)
+		toks = append(toks, jsonToken{kind: jsonObject, start: int32(i)})
 		j, more := w.OpenObject(i)
 		for more {
 			name, v := w.Member(j)
@@ -79,30 +78,32 @@ func appendValue(w *strictjson.Walker, i int, toks []jsonToken) ([]jsonToken, in
 			toks, end = appendValue(w, v, toks)
 			j, more = w.NextMember(end)
 		}
-		end = j
+		toks[at].end, toks[at].next = int32(j), int32(len(toks))
+		return toks, j
 	case '[':
-		toks[at].kind = jsonArray
+		at := len(toks)
+		toks = append(toks, jsonToken{kind: jsonArray, start: int32(i)})
 		j, more := w.OpenArray(i)
 		for more {
 			toks, end = appendValue(w, j, toks)
 			j, more = w.NextElement(end)
 		}
-		end = j
+		toks[at].end, toks[at].next = int32(j), int32(len(toks))
+		return toks, j
 	case '"':
 		end = w.Value(i)
-		toks[at] = stringToken(i, end, at, w.Doc)
+		return append(toks, stringToken(i, end, len(toks), w.Doc)), end
+	}
+	t := jsonToken{kind: jsonNumber, start: int32(i), next: int32(len(toks)) + 1}
+	switch w.Byte(i) {
 	case 't', 'f':
-		toks[at].kind, end = jsonBool, w.Value(i)
+		t.kind = jsonBool
 	case 'n':
-		toks[at].kind, end = jsonNull, w.Value(i)
-	default:
-		toks[at].kind, end = jsonNumber, w.Value(i)
+		t.kind = jsonNull
 	}
-	if toks[at].kind != jsonString { // stringToken set a string's end
-		toks[at].end = int32(end)
-	}
-	toks[at].next = int32(len(toks))
-	return toks, end
+	end = w.Value(i)
+	t.end = int32(end)
+	return append(toks, t), end
 }
 
 // stringToken is the token at index n of the string text[i:end], quotes

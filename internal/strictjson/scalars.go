@@ -6,29 +6,41 @@ package strictjson
 func (w *Walker) quoted(i int) int {
 	d := w.Doc
 	for i++; i < len(d); i++ {
-		switch b := d[i]; {
+		b := d[i]
+		if !stringStop[b] {
+			continue
+		}
+		switch {
 		case b == '"':
 			return i + 1
 		case b < 0x20:
 			return w.fail(i, "control character in a string")
-		case b == '\\':
-			i++
-			switch w.Byte(i) {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				for k := 1; k <= 4; k++ {
-					if !isHexDigit(w.Byte(i + k)) {
-						return w.fail(i+k, "bad \\u escape in a string")
-					}
+		}
+		i++ // a backslash
+		switch w.Byte(i) {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			for k := 1; k <= 4; k++ {
+				if !isHexDigit(w.Byte(i + k)) {
+					return w.fail(i+k, "bad \\u escape in a string")
 				}
-				i += 4
-			default:
-				return w.fail(i, "bad escape in a string")
 			}
+			i += 4
+		default:
+			return w.fail(i, "bad escape in a string")
 		}
 	}
 	return w.fail(i, "unterminated string")
 }
+
+// stringStop marks the bytes quoted stops at: the quote, the backslash and
+// the control characters, which no string may hold unescaped.
+var stringStop = func() (stop [256]bool) {
+	for b := range stop {
+		stop[b] = b < 0x20 || b == '"' || b == '\\'
+	}
+	return stop
+}()
 
 // number checks the number at Doc[i] and returns the index just past it:
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
