@@ -338,13 +338,6 @@ func boolConst(c *pg.A_Const) (v, ok bool) {
 	return false, false
 }
 
-// SetsLocally reports whether sql is SET LOCAL, whose effect ends with the
-// transaction. ClassifySearchPath reports it too, with set_config(…, true).
-func SetsLocally(sql string) bool {
-	w := words(sql, 2)
-	return len(w) == 2 && w[0] == "set" && w[1] == "local"
-}
-
 // Schemas returns the schemas of the configured tables and of the
 // relations that write them (views, partitions, children), each once, in
 // no particular order. Resolving an unqualified name against each of them
