@@ -12,7 +12,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -23,27 +22,6 @@ type Checkpoint struct {
 	Origin string
 	Size   int64
 	Root   tlog.Hash
-}
-
-// text is the checkpoint body: origin, decimal size and base64 root, one per line.
-func (c Checkpoint) text() string {
-	return c.Origin + "\n" + strconv.FormatInt(c.Size, 10) + "\n" + base64.StdEncoding.EncodeToString(c.Root[:]) + "\n"
-}
-
-// SignCheckpoint returns c as a C2SP signed note, signed by s under the
-// name c.Origin.
-func (s *Signer) SignCheckpoint(c Checkpoint) (string, error) {
-	if c.Size < 0 {
-		return "", fmt.Errorf("certificate: checkpoint size %d is negative", c.Size)
-	}
-	if strings.Contains(c.Origin, "\n") {
-		return "", fmt.Errorf("certificate: checkpoint origin %q contains a newline", c.Origin)
-	}
-	msg, err := note.Sign(&note.Note{Text: c.text()}, s.NoteSigner(c.Origin))
-	if err != nil {
-		return "", fmt.Errorf("certificate: signing checkpoint for origin %q (a note name: no spaces, no '+'): %w", c.Origin, err)
-	}
-	return string(msg), nil
 }
 
 // noteSigner signs notes with the operator key. note.NewSigner wants the

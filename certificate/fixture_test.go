@@ -154,11 +154,7 @@ func (l *testLog) checkpoint(t testing.TB, s *Signer) (Checkpoint, string) {
 		t.Fatal(err)
 	}
 	c := Checkpoint{Origin: testOrigin, Size: size, Root: root}
-	text, err := s.SignCheckpoint(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, text
+	return c, signCheckpoint(t, s, c)
 }
 
 func (l *testLog) prove(t testing.TB, index int64) tlog.RecordProof {

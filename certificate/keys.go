@@ -22,7 +22,7 @@ func KeyID(pub ed25519.PublicKey) string {
 }
 
 // A Signer is the operator's Ed25519 key. It signs certificates (Sign) and
-// log checkpoints (SignCheckpoint).
+// log checkpoints (NoteSigner, which the transparency log signs with).
 type Signer struct {
 	id  string
 	key ed25519.PrivateKey

@@ -11,10 +11,28 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/mod/sumdb/tlog"
-
 	"github.com/lethe-privacy/lethe/certificate"
+	"github.com/lethe-privacy/lethe/tlog"
 )
+
+// oneLeafCheckpoint logs leaf as the only record of a transparency log
+// named origin and signed by signer, and returns the log's signed
+// checkpoint: its root is the leaf's hash and the leaf's proof is empty.
+func oneLeafCheckpoint(t *testing.T, signer *certificate.Signer, origin string, leaf []byte) string {
+	t.Helper()
+	l, err := tlog.New(&tlog.MemoryStorage{}, signer.NoteSigner(origin), origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(t.Context(), leaf); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := l.Sign(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(cp.Note)
+}
 
 // certCLI runs lethe-proxy with args and stdin, as main does.
 func certCLI(stdin string, args ...string) (code int, stdout, stderr string) {
@@ -55,10 +73,7 @@ func certFiles(t *testing.T) (keysPath, certPath string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, err := signer.SignCheckpoint(certificate.Checkpoint{Origin: "log.example/cli", Size: 1, Root: tlog.RecordHash(leaf)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp := oneLeafCheckpoint(t, signer, "log.example/cli", leaf)
 	env.AttachLog(leaf, 0, nil, cp)
 	data, err := env.Marshal()
 	if err != nil {

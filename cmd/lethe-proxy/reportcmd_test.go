@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/lethe-privacy/lethe/certificate"
 )
@@ -25,9 +24,7 @@ func TestVerifyCmd_SignedReport(t *testing.T) {
 	require.NoError(t, err)
 	leaf, err := sr.Leaf()
 	require.NoError(t, err)
-	cp, err := signer.SignCheckpoint(certificate.Checkpoint{Origin: "log.example/cli", Size: 1, Root: tlog.RecordHash(leaf)})
-	require.NoError(t, err)
-	sr.AttachLog(leaf, 0, nil, string(cp))
+	sr.AttachLog(leaf, 0, nil, oneLeafCheckpoint(t, signer, "log.example/cli", leaf))
 	genuine, err := sr.Marshal()
 	require.NoError(t, err)
 	sr.Signature.Sig[0] ^= 1
