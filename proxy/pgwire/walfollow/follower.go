@@ -175,7 +175,13 @@ func (f *Follower) Prepare(ctx context.Context) error {
 		return fmt.Errorf("walfollow: connecting with capture.store: %w", err)
 	}
 	defer conn.Close(context.Background())
-	if _, err = f.prepare(ctx, conn); err != nil {
+	_, err = f.prepare(ctx, conn)
+	if errors.Is(err, errSlotBusy) {
+		// Not for the operator to fix: Run waits for the slot.
+		f.log.Info("wal: waiting for the replication slot", "slot", f.cfg.Name, "reason", err.Error())
+		err = nil
+	}
+	if err != nil {
 		return err
 	}
 	f.noteLegacySlot(ctx, conn)
@@ -205,10 +211,10 @@ func (f *Follower) noteLegacySlot(ctx context.Context, conn *pgx.Conn) {
 }
 
 // prepare checks the server, refreshes the publications and makes the
-// slot, with the rows the tables hold (createSlot); it returns the
-// configured tables published in full.
-// Relations that joined the publications while the slot existed are to be
-// adopted.
+// slot, with the rows the tables hold (createSlot), unless it exists and
+// the ledger holds its initial read (makeSlot); it returns the configured
+// tables published in full. Relations that joined the publications while
+// the slot existed are to be adopted.
 func (f *Follower) prepare(ctx context.Context, conn *pgx.Conn) (full []string, err error) {
 	if err := CheckServer(ctx, conn); err != nil {
 		return nil, err
@@ -217,17 +223,30 @@ func (f *Follower) prepare(ctx context.Context, conn *pgx.Conn) (full []string, 
 	if err != nil {
 		return nil, err
 	}
+	key, err := slotKey(ctx, conn, f.cfg.Name)
+	if err != nil {
+		return nil, err
+	}
 	exists, err := slotExists(ctx, conn, f.cfg.Name)
 	if err != nil {
 		return nil, err
 	}
+	done := false
 	if exists {
-		f.toAdopt(joined)
-		return full, nil
+		if done, err = f.cfg.Ledger.InitialReadDone(ctx, key); err != nil {
+			return nil, fmt.Errorf("walfollow: reading whether the ledger holds the initial read of slot %s: %w", f.cfg.Name, err)
+		}
 	}
-	if err := f.createSlot(ctx, conn, ps); err != nil {
-		return nil, err
+	if !done {
+		made, err := f.makeSlot(ctx, conn, key, ps)
+		if err != nil {
+			return nil, err
+		}
+		if made {
+			return full, nil
+		}
 	}
+	f.toAdopt(joined)
 	return full, nil
 }
 
@@ -285,10 +304,14 @@ func (f *Follower) Run(ctx context.Context) {
 		if time.Since(started) > time.Minute {
 			backoff = time.Second
 		}
-		if slotInUse(err) {
+		switch {
+		case slotInUse(err):
 			f.Stats.SlotBusy.Add(1)
 			f.log.Info("wal: the slot is in use by another process (another proxy of this ledger follows); waiting", "slot", f.cfg.Name)
-		} else {
+		case errors.Is(err, errSlotBusy):
+			f.Stats.SlotBusy.Add(1)
+			f.log.Info("wal: waiting for the replication slot", "slot", f.cfg.Name, "reason", err.Error())
+		default:
 			f.log.Error("wal: following stopped; retrying", "err", err, "retry_in", backoff)
 		}
 		select {

@@ -487,11 +487,11 @@ func TestAwaitCommitted_ReturnsOnceTheLedgerHoldsEveryCommittedRow(t *testing.T)
 	for i := range 5 {
 		f.exec(`INSERT INTO `+f.schema+`.loose VALUES ($1, 'alice')`, fmt.Sprint(i))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		require.NoError(t, AwaitCommitted(ctx, f.conn, f.name))
+		require.NoError(t, AwaitCommitted(ctx, f.conn, f.name, f.ledger))
 		cancel()
 		require.Len(t, f.records("alice"), i+1, "no polling: the row is in the ledger when the wait returns")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	require.Error(t, AwaitCommitted(ctx, f.conn, "no_such_slot"))
+	require.Error(t, AwaitCommitted(ctx, f.conn, "no_such_slot", f.ledger))
 }

@@ -27,10 +27,16 @@ import (
 // The rows go through the decoder, as streamed rows do: subjects are
 // extracted from the stored values by the same rule, and rows about a
 // forgotten subject are late writes, handed to the backstop once
-// durable. When any of it fails the slot is dropped again, so that a slot
-// exists only once its earlier rows are in the ledger: the next attempt
-// creates it and reads them afresh.
-func (f *Follower) createSlot(ctx context.Context, conn *pgx.Conn, ps []published) error {
+// durable. Once they are, the ledger marks the slot's initial read done
+// (ledger.InitialReads): a slot without the mark, which a process killed
+// before it leaves, is made again at the next start (makeSlot). When any
+// of it fails the slot is dropped again at once.
+func (f *Follower) createSlot(ctx context.Context, conn *pgx.Conn, key ledger.SlotKey, ps []published) error {
+	// A mark left by an earlier slot of the name must not vouch for this
+	// one, whatever happens to this process before the new mark.
+	if err := f.cfg.Ledger.ClearInitialRead(ctx, key); err != nil {
+		return fmt.Errorf("walfollow: clearing the ledger's mark of an earlier slot %s before creating it: %w", f.cfg.Name, err)
+	}
 	cfg, err := f.replicationConfig()
 	if err != nil {
 		return err
@@ -46,6 +52,11 @@ func (f *Follower) createSlot(ctx context.Context, conn *pgx.Conn, ps []publishe
 		return fmt.Errorf("walfollow: creating replication slot %s: %w", f.cfg.Name, err)
 	}
 	rows, recorded, err := f.readInitial(ctx, conn, slot.SnapshotName, ps)
+	if err == nil {
+		if err = f.cfg.Ledger.MarkInitialRead(ctx, key); err != nil {
+			err = fmt.Errorf("walfollow: marking in the ledger that the rows before slot %s are recorded: %w", f.cfg.Name, err)
+		}
+	}
 	if err != nil {
 		// Closing the replication connection releases the snapshot; the
 		// drop runs even when ctx has ended.

@@ -109,7 +109,7 @@ CREATE TABLE notes (id text PRIMARY KEY, user_id text);`,
 	defer func() { cancel(); <-done }()
 	wait, stop := context.WithTimeout(context.Background(), 30*time.Second)
 	defer stop()
-	require.NoError(t, AwaitCommitted(wait, f.conn, f.name))
+	require.NoError(t, AwaitCommitted(wait, f.conn, f.name, f.ledger))
 	f.await("alice", record{"docs", "d1", ledger.StateConfirmed}, record{"docs", "d3", ledger.StateConfirmed},
 		record{"docs", "d4", ledger.StateConfirmed}, record{"docs", "d5", ledger.StateConfirmed},
 		record{"notes", "n1", ledger.StateConfirmed}, record{"notes", "n3", ledger.StateConfirmed})

@@ -77,7 +77,7 @@ func (f *fixture) awaitCommitted() {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	require.NoError(f.t, AwaitCommitted(ctx, f.conn, f.name))
+	require.NoError(f.t, AwaitCommitted(ctx, f.conn, f.name, f.ledger))
 }
 
 // TestFollower_BigTransactionIsFsyncedOnceAtItsEnd: a transaction read in

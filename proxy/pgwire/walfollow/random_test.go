@@ -65,7 +65,7 @@ CREATE TABLE b (id int PRIMARY KEY, meta jsonb);`,
 			workers.Wait()
 			wait, stop := context.WithTimeout(context.Background(), 90*time.Second)
 			defer stop()
-			require.NoError(t, AwaitCommitted(wait, f.conn, f.name))
+			require.NoError(t, AwaitCommitted(wait, f.conn, f.name, f.ledger))
 			t.Logf("%d transactions committed; ledger calls %d, failed %d", committed.Load(), lagging.calls.Load(), lagging.failed.Load())
 			require.Equal(t, int64(failures), lagging.failed.Load(), "the ledger refused as many writes as planned")
 			requireLedgerMatchesTables(t, f)

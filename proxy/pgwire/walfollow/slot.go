@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-privacy/lethe/ledger"
 )
 
 // Slot is the follower's replication slot as the server reports it.
@@ -61,25 +63,49 @@ func Drop(ctx context.Context, conn *pgx.Conn, name string) error {
 }
 
 // AwaitCommitted waits until the slot has been confirmed past every
-// transaction committed before the call: the ledger then holds all of
-// them, whichever proxy follows the slot. It polls the server.
-func AwaitCommitted(ctx context.Context, conn *pgx.Conn, name string) error {
+// transaction committed before the call and reads holds the slot's
+// initial read (ledger.InitialReads): the ledger then holds all of them,
+// whichever proxy follows the slot. A slot just made starts out confirmed
+// up to the server's position while its initial rows are still being
+// read, and one whose reader was killed stays so: only the mark tells.
+// reads nil waits for the slot alone, for a ledger known to hold its
+// initial read. It polls the server and the ledger.
+func AwaitCommitted(ctx context.Context, conn *pgx.Conn, name string, reads ledger.InitialReads) error {
 	var target string
 	if err := conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&target); err != nil {
 		return fmt.Errorf("walfollow: reading the server's WAL position: %w", err)
 	}
+	var key ledger.SlotKey
+	if reads != nil {
+		var err error
+		if key, err = slotKey(ctx, conn, name); err != nil {
+			return err
+		}
+	}
 	for {
-		var done bool
+		var confirmed bool
 		err := conn.QueryRow(ctx, `SELECT coalesce(bool_or(confirmed_flush_lsn >= $1::pg_lsn), false) FROM pg_replication_slots WHERE slot_name = $2`,
-			target, name).Scan(&done)
+			target, name).Scan(&confirmed)
 		if err != nil {
 			return fmt.Errorf("walfollow: reading replication slot %s: %w", name, err)
 		}
-		if done {
+		// The mark is read after the slot: a follower clears an earlier
+		// slot's mark before it makes the slot read just now.
+		read := true
+		if confirmed && reads != nil {
+			if read, err = reads.InitialReadDone(ctx, key); err != nil {
+				return fmt.Errorf("walfollow: reading whether the ledger holds the initial read of slot %s: %w", name, err)
+			}
+		}
+		if confirmed && read {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
+			if confirmed {
+				return fmt.Errorf("walfollow: the ledger does not hold the rows committed before slot %s was made yet "+
+					"(a proxy is reading them, or none has started since the slot was made): %w", name, ctx.Err())
+			}
 			return fmt.Errorf("walfollow: slot %s has not reached the server's WAL position %s: %w", name, target, ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
