@@ -72,12 +72,15 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	ctx := context.Background()
-	// The wait comes before the ledger is opened: an SQLite ledger counts,
-	// at open, the follower's changes still waiting to be written into its
-	// index, and a reader drains only those it counted.
-	awaitFollower(ctx, cfg.Capture, *wait, stderr)
 	// Reading only: the salt is compared with the ledger's, never recorded.
-	l, where, err := openLedger(cfg.Capture.Ledger, *path, ledgerSalt{hasher: hasher})
+	open := func() (ledger.Ledger, string, error) {
+		return openLedger(cfg.Capture.Ledger, *path, ledgerSalt{hasher: hasher})
+	}
+	awaitFollower(ctx, cfg.Capture, *wait, open, stderr)
+	// The ledger is read through a handle opened after the wait: an SQLite
+	// ledger counts, at open, the follower's changes still waiting to be
+	// written into its index, and a reader drains only those it counted.
+	l, where, err := open()
 	if err != nil {
 		fmt.Fprintf(stderr, "lethe-proxy ledger: opening %s: %v\n", where, err)
 		return 1
@@ -119,13 +122,20 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // the follower it returns at once. When no proxy follows the slot (after
 // followerGrace, for a proxy that has just started), or the wait times
 // out, it says so on warn and the ledger is read as it is, as preview
-// counts it.
-func awaitFollower(ctx context.Context, c config.Capture, timeout time.Duration, warn io.Writer) {
+// counts it. It opens the ledger with open for the wait alone (the slot's
+// initial read is marked there) and closes it again.
+func awaitFollower(ctx context.Context, c config.Capture, timeout time.Duration, open func() (ledger.Ledger, string, error), warn io.Writer) {
 	if !c.Follows() || timeout <= 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	l, where, err := open()
+	if err != nil {
+		fmt.Fprintf(warn, "lethe-proxy ledger: warning: opening %s to wait for the WAL follower: %v; reading the ledger as it is\n", where, err)
+		return
+	}
+	defer l.Close()
 	store, err := openStore(ctx, c, "the command waits for the WAL follower")
 	if err != nil {
 		fmt.Fprintf(warn, "lethe-proxy ledger: warning: %v; reading the ledger as it is\n", err)
@@ -139,7 +149,7 @@ func awaitFollower(ctx context.Context, c config.Capture, timeout time.Duration,
 				return err
 			}
 			if s.Active {
-				return walfollow.AwaitCommitted(ctx, conn, c.WALSlot)
+				return walfollow.AwaitCommitted(ctx, conn, c.WALSlot, initialReads(l))
 			}
 			if time.Since(since) > followerGrace {
 				return errNotFollowed

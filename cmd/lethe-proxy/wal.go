@@ -106,18 +106,28 @@ func lateWriteBackstop(cfg *config.Config, forget **engine.Engine, log *slog.Log
 }
 
 // walSettle is forget's wait for the WAL follower (engine.Config.Settle):
-// until the slot has passed every transaction committed so far, so that
-// preview counts rows written a moment ago too; it asks through store,
-// forget's own connection to capture.store. nil without the follower.
-func walSettle(c config.Capture, store *pgvector.Store) func(context.Context) error {
+// until the slot has passed every transaction committed so far and reads,
+// the ledger, holds the slot's initial read, so that preview counts rows
+// written a moment ago too, and rows written before a slot still being
+// read; it asks through store, forget's own connection to capture.store.
+// nil without the follower.
+func walSettle(c config.Capture, store *pgvector.Store, reads ledger.InitialReads) func(context.Context) error {
 	if !c.Follows() || store == nil {
 		return nil
 	}
 	return func(ctx context.Context) error {
 		return store.WithConn(ctx, func(conn *pgx.Conn) error {
-			return walfollow.AwaitCommitted(ctx, conn, c.WALSlot)
+			return walfollow.AwaitCommitted(ctx, conn, c.WALSlot, reads)
 		})
 	}
+}
+
+// initialReads is the ledger's marks of slots whose initial read it holds;
+// both backends keep them (nil for a ledger that keeps none: the wait is
+// then for the slot alone).
+func initialReads(l ledger.Ledger) ledger.InitialReads {
+	reads, _ := l.(ledger.InitialReads)
+	return reads
 }
 
 // labelEscaper escapes a label value of the Prometheus text format.
