@@ -11,11 +11,12 @@ import "github.com/lethe-privacy/lethe/extract"
 // it goes by as a statement naming nothing configured does.
 
 // readsOnly reports whether sql is one SELECT that cannot write: it begins
-// with the keyword SELECT, holds no parenthesis and no second statement.
-// Without a parenthesis it calls no function (no writer function, no
-// set_config), holds no subquery, and starts no writable CTE (those start
-// with WITH); a SELECT fires no trigger and no rule that writes. Analysis
-// of such a text finds nothing (extract.Rules.AnalyzeUnder), so it is not
+// with the keyword SELECT, holds no parenthesis, no word INTO and no
+// second statement. Without a parenthesis it calls no function (no writer
+// function, no set_config), holds no subquery, and starts no writable CTE
+// (those start with WITH); without INTO it creates no table (SELECT …
+// INTO); a SELECT fires no trigger and no rule that writes. Analysis of
+// such a text finds nothing (extract.Rules.AnalyzeUnder), so it is not
 // parsed. Anything else answers false and is judged as before.
 func readsOnly(sql string) bool {
 	i := 0
@@ -35,8 +36,13 @@ func readsOnly(sql string) bool {
 		return false // SELECTED, SELECT_X…: an identifier, not the keyword
 	}
 	for k := i + len(kw); k < len(sql); k++ {
-		if sql[k] == '(' {
+		switch sql[k] {
+		case '(':
 			return false
+		case 'i', 'I':
+			if k+4 <= len(sql) && sql[k+1]|0x20 == 'n' && sql[k+2]|0x20 == 't' && sql[k+3]|0x20 == 'o' {
+				return false // SELECT … INTO a new table (or any word holding "into": judged as before)
+			}
 		}
 	}
 	return !extract.SeveralStatements(sql)

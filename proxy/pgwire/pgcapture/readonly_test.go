@@ -16,6 +16,8 @@ func TestReadsOnly_RecognisesOnlySelectsThatCannotWrite(t *testing.T) {
 		"SELECT*FROM docs":                                   true,
 		"SELECT id FROM docs FOR UPDATE":                     true,
 		"SELECT add_doc('d1', 'ann')":                        false, // a function may write
+		"SELECT * INTO docs_copy FROM docs":                  false, // creates a table
+		"select id into temp t from docs":                    false,
 		"SELECT id FROM docs WHERE id IN (SELECT 1)":         false,
 		"WITH d AS (DELETE FROM docs RETURNING id) SELECT 1": false,
 		"SELECT 1; INSERT INTO docs VALUES ('d1', 'ann')":    false,
