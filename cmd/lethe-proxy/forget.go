@@ -87,7 +87,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 		Certifier: certifier,
 		Deadline:  fc.Deadline.D(), TokenTTL: fc.TokenTTL.D(),
 		Tombstoned: c.tombstones.Set, Logger: log, Owner: engineOwner(fc.Admin.Listen),
-		Settle: walSettle(cfg.Capture, store, initialReads(c.ledger)),
+		Settle: walSettle(cfg.Capture, store, c.ledger),
 	})
 	if err != nil {
 		f.Close()

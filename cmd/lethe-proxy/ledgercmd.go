@@ -73,7 +73,7 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx := context.Background()
 	// Reading only: the salt is compared with the ledger's, never recorded.
-	open := func() (ledger.Ledger, string, error) {
+	open := func() (*ledger.Handle, string, error) {
 		return openLedger(cfg.Capture.Ledger, *path, ledgerSalt{hasher: hasher})
 	}
 	awaitFollower(ctx, cfg.Capture, *wait, open, stderr)
@@ -124,7 +124,7 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // out, it says so on warn and the ledger is read as it is, as preview
 // counts it. It opens the ledger with open for the wait alone (the slot's
 // initial read is marked there) and closes it again.
-func awaitFollower(ctx context.Context, c config.Capture, timeout time.Duration, open func() (ledger.Ledger, string, error), warn io.Writer) {
+func awaitFollower(ctx context.Context, c config.Capture, timeout time.Duration, open func() (*ledger.Handle, string, error), warn io.Writer) {
 	if !c.Follows() || timeout <= 0 {
 		return
 	}
@@ -149,7 +149,7 @@ func awaitFollower(ctx context.Context, c config.Capture, timeout time.Duration,
 				return err
 			}
 			if s.Active {
-				return walfollow.AwaitCommitted(ctx, conn, c.WALSlot, initialReads(l))
+				return walfollow.AwaitCommitted(ctx, conn, c.WALSlot, l)
 			}
 			if time.Since(since) > followerGrace {
 				return errNotFollowed

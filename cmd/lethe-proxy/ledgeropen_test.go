@@ -107,4 +107,3 @@ func TestLedgerCmd_AnotherSaltIsRefused(t *testing.T) {
 		assert.Empty(t, stdout.String(), args[0])
 	}
 }
-

@@ -122,14 +122,6 @@ func walSettle(c config.Capture, store *pgvector.Store, reads ledger.InitialRead
 	}
 }
 
-// initialReads is the ledger's marks of slots whose initial read it holds;
-// both backends keep them (nil for a ledger that keeps none: the wait is
-// then for the slot alone).
-func initialReads(l ledger.Ledger) ledger.InitialReads {
-	reads, _ := l.(ledger.InitialReads)
-	return reads
-}
-
 // labelEscaper escapes a label value of the Prometheus text format.
 var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
