@@ -5,6 +5,12 @@
 // forwarded to the store, confirmed when the write commits and dropped when
 // it rolls back; intents still pending after a crash are resolved on restart.
 //
+// Open returns one Handle, whichever backend a Location names (a SQLite
+// file, or a PostgreSQL database for several proxies): it has every
+// capability both backends have (tags, forget's journal and tombstones, the
+// WAL follower's Observer, Holder, SaltKeeper, the transparency log's
+// storage). Consumers declare the narrow interface they use.
+//
 // State model (both backends): while an intent is pending its entries live
 // on its one row (in SQLite a blob in a file of its own, the pending file,
 // see sqlite_pending.go; in PostgreSQL parallel arrays on its intents
