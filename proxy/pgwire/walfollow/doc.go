@@ -37,7 +37,12 @@
 //   - A slot the follower creates starts with the rows the configured
 //     tables hold, read in the snapshot the slot exports and recorded
 //     durably before anything is streamed (createSlot): no gap, no row
-//     twice. A slot whose rows cannot be recorded is dropped again.
+//     twice. A slot whose rows cannot be recorded is dropped again. Once
+//     they are durable the ledger marks the slot's initial read done
+//     (ledger.InitialReads); a slot found without the mark (its reader
+//     killed, a new ledger, an earlier release) is dropped and made again
+//     unless another process holds it (makeSlot), and AwaitCommitted
+//     waits for the mark too.
 //   - A relation that joins the publication while the slot exists (a
 //     table created, or dropped and created again, around the proxy) had
 //     rows the stream will never carry: the follower reads them at the
