@@ -27,7 +27,10 @@
 // SQLite appends each Observe as one row (sqlite_observed.go) and writes
 // the waiting rows into entries before any read of entries and any other
 // write of it, so that the follower's frequent small commits do not each
-// rewrite a page of the subject index per subject.
+// rewrite a page of the subject index per subject. The follower also
+// marks, per replication slot (server, database, name), that the rows
+// committed before the slot are durable here (InitialReads): a slot this
+// ledger holds no mark for is read again.
 //
 // Owners and orphans: every handle registers itself at open (a row of
 // owners, named by Options.Owner, default host name and random hex) and
