@@ -90,7 +90,15 @@ func (f *Follower) readInitial(ctx context.Context, conn *pgx.Conn, snapshot str
 	dec.forgotten, dec.log = f.cfg.Forgotten, f.log
 	var batch []ledger.Change
 	for _, p := range ps {
-		n, err := readRelation(ctx, tx, f.cfg.Rules, p, 0, func(r *relation, tuple []column) error {
+		// Each relation is read under a savepoint: one dropped since the
+		// plan fails its read (readRelation answers nil: it holds nothing),
+		// and rolling back to the savepoint keeps the transaction, and its
+		// snapshot, usable for the relations after it.
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return rows, recorded, fmt.Errorf("walfollow: reading the rows the configured tables held at the slot's creation: %w", err)
+		}
+		n, err := readRelation(ctx, sp, f.cfg.Rules, p, 0, func(r *relation, tuple []column) error {
 			if len(batch) >= f.cfg.MaxBatch {
 				// All but the last change go without a fsync: the last
 				// Observe, which always has one, makes them durable.
@@ -108,6 +116,9 @@ func (f *Follower) readInitial(ctx context.Context, conn *pgx.Conn, snapshot str
 		rows += n
 		if err != nil {
 			return rows, recorded, err
+		}
+		if err := sp.Rollback(ctx); err != nil { // a read-only savepoint: nothing to keep
+			return rows, recorded, fmt.Errorf("walfollow: reading the rows of %s.%s: %w", p.schema, p.relation, err)
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
