@@ -16,4 +16,9 @@
 // a crash, so an open request keeps it sealed (AES-256-GCM, key derived
 // from the subject salt) in the journal; it is erased when the request
 // finishes. Nothing else of the subject but its HMAC is stored.
+//
+// The operations beside forget live in packages of their own under this
+// folder: reconcile (the stores compared with the ledger) and retention
+// (sweeps of records past their retain), which signs through this
+// package's Certifier. Neither is imported here.
 package engine

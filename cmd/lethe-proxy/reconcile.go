@@ -20,6 +20,7 @@ import (
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine"
+	"github.com/lethe-privacy/lethe/engine/reconcile"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 )
@@ -46,7 +47,7 @@ were found and not adopted, or records name a subject already forgotten,
 `
 
 // reconcileCmd is `lethe-proxy reconcile`: wiring only, the work is
-// engine.Reconcile's.
+// reconcile.Run's.
 func reconcileCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -87,7 +88,7 @@ func reconcileCmd(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	defer run.close()
-	counts, err := engine.Reconcile(ctx, engine.ReconcileConfig{Ledger: run.ledger, Hasher: run.hasher, Scanners: run.scanners, Adopt: *adopt})
+	counts, err := reconcile.Run(ctx, reconcile.Config{Ledger: run.ledger, Hasher: run.hasher, Scanners: run.scanners, Adopt: *adopt})
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -131,7 +132,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 // reconcileRun is what one reconcile reads and writes: the ledger, the
 // stores' scanners and, with --adopt, the certifier that signs and logs.
 type reconcileRun struct {
-	ledger    engine.ReconcileLedger
+	ledger    reconcile.Ledger
 	hasher    *ledger.Hasher
 	scanners  []connector.Scanner
 	certifier *engine.Certifier
@@ -227,10 +228,10 @@ func (r *reconcileRun) addTables(ctx context.Context, c config.Capture) error {
 // logReport signs the adoption's report, logs its event and writes it to
 // file (default reconcile-<run id>.json here); it returns the file and the
 // run id.
-func (r *reconcileRun) logReport(ctx context.Context, counts []engine.ReconcileCount, file string) (string, string, error) {
+func (r *reconcileRun) logReport(ctx context.Context, counts []reconcile.Count, file string) (string, string, error) {
 	now := time.Now()
 	id := engine.NewRunID("reconcile", now)
-	signed, err := r.certifier.LogReport(ctx, engine.ReconcileReport(id, now, counts))
+	signed, err := r.certifier.LogReport(ctx, reconcile.Report(id, now, counts))
 	if err != nil {
 		return "", id, err
 	}
@@ -245,13 +246,13 @@ func (r *reconcileRun) logReport(ctx context.Context, counts []engine.ReconcileC
 
 // reconcileOutput is what reconcile prints: counts only.
 type reconcileOutput struct {
-	Tables      []engine.ReconcileCount `json:"tables"`
-	Unknown     int64                   `json:"unknown"`
-	Adopted     int64                   `json:"adopted"`
-	Forgotten   int64                   `json:"forgotten"`
-	ForgottenBy []string                `json:"forgotten_by"` // forget request ids
-	RunID       string                  `json:"run_id,omitempty"`
-	Report      string                  `json:"report,omitempty"`
+	Tables      []reconcile.Count `json:"tables"`
+	Unknown     int64             `json:"unknown"`
+	Adopted     int64             `json:"adopted"`
+	Forgotten   int64             `json:"forgotten"`
+	ForgottenBy []string          `json:"forgotten_by"` // forget request ids
+	RunID       string            `json:"run_id,omitempty"`
+	Report      string            `json:"report,omitempty"`
 }
 
 func (o reconcileOutput) text(w io.Writer, adopt bool) {

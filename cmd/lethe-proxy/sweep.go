@@ -13,7 +13,7 @@ import (
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector/pgvector"
 	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
-	"github.com/lethe-privacy/lethe/engine"
+	"github.com/lethe-privacy/lethe/engine/retention"
 	"github.com/lethe-privacy/lethe/extract"
 )
 
@@ -39,7 +39,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, sweepUsage) }
 	path := fs.String("config", "", "configuration file")
 	dryRun := fs.Bool("dry-run", false, "count only")
-	batch := fs.Int("batch", engine.DefaultSweepBatch, "records per statement or delete request")
+	batch := fs.Int("batch", retention.DefaultBatch, "records per statement or delete request")
 	reportFile := fs.String("report", "", "where to write the signed report (default sweep-RUN_ID.json)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -79,7 +79,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "no table or namespace rule in %s has retain: nothing to sweep\n", *path)
 		return 0
 	}
-	sc := engine.SweepConfig{Layers: layers, Batch: *batch, DryRun: *dryRun, Logger: log}
+	sc := retention.Config{Layers: layers, Batch: *batch, DryRun: *dryRun, Logger: log}
 	if !*dryRun {
 		hasher, err := optionalSubjectHasher() // the sweep hashes nothing, but is refused a wrong salt
 		if err != nil {
@@ -95,7 +95,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		sc.Ledger = l
 	}
-	res, err := engine.Sweep(ctx, sc)
+	res, err := retention.Sweep(ctx, sc)
 	printSweep(stdout, res, *dryRun)
 	if err != nil {
 		return fail(1, "%v", err)
@@ -125,9 +125,9 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 
 // sweepLayers opens the stores of the rules with retain and returns their
 // layers, and a function that closes the stores.
-func sweepLayers(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]engine.Expiring, func(), error) {
+func sweepLayers(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]retention.Expiring, func(), error) {
 	var (
-		layers  []engine.Expiring
+		layers  []retention.Expiring
 		closers []func()
 	)
 	closeAll := func() {
@@ -159,7 +159,7 @@ func sweepLayers(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]e
 			return nil, nil, fmt.Errorf("capture.tables %s: retain_by %q: %w", t.Table, t.RetainBy, err)
 		}
 		r := pgvector.NewRetention(store, pt, pgvector.Subject{Column: by.Column, Path: by.Path}, t.Vacuum)
-		layers = append(layers, engine.Expiring{Retainer: r, Retain: t.Retain.D(), RetainBy: t.RetainBy})
+		layers = append(layers, retention.Expiring{Retainer: r, Retain: t.Retain.D(), RetainBy: t.RetainBy})
 	}
 	for _, ic := range cfg.Pinecone.Indexes {
 		var rules []pcforget.Rule
@@ -181,14 +181,14 @@ func sweepLayers(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]e
 		closers = append(closers, func() { ix.Close() })
 		for _, r := range ix.Retainers(rules) {
 			rule := retain[r.Name()]
-			layers = append(layers, engine.Expiring{Retainer: r, Retain: rule.Retain.D(), RetainBy: rule.RetainBy})
+			layers = append(layers, retention.Expiring{Retainer: r, Retain: rule.Retain.D(), RetainBy: rule.RetainBy})
 		}
 	}
 	return layers, closeAll, nil
 }
 
 // printSweep writes the counts per table.
-func printSweep(w io.Writer, res engine.SweepResult, dryRun bool) {
+func printSweep(w io.Writer, res retention.Result, dryRun bool) {
 	if dryRun {
 		fmt.Fprintf(w, "dry run %s at %s: nothing was deleted\n", res.RunID, res.At.Format(time.RFC3339))
 	} else {

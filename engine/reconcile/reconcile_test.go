@@ -1,4 +1,4 @@
-package engine
+package reconcile
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/connector"
+	"github.com/lethe-privacy/lethe/engine"
+	"github.com/lethe-privacy/lethe/engine/enginetest"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -42,11 +44,11 @@ func row(id string, subjects ...string) connector.Record {
 }
 
 func TestReconcile_CountsUnknownRecordsAndAdoptsOnlyTheMissingSubjects(t *testing.T) {
-	te := newTestEngine(t, 0)
+	te := enginetest.New(t, 0)
 	ctx := context.Background()
-	te.record(t, "alice", ledger.Entry{Store: ledger.StorePostgres, Table: "public.docs", RecordID: "1"})
-	te.record(t, "mallory", ledger.Entry{Store: ledger.StorePostgres, Table: "public.docs", RecordID: "3"})
-	te.record(t, "dave", ledger.Entry{Store: ledger.StorePostgres, Table: "public.docs", RecordID: "4"})
+	te.Record(t, "alice", ledger.Entry{Store: ledger.StorePostgres, Table: "public.docs", RecordID: "1"})
+	te.Record(t, "mallory", ledger.Entry{Store: ledger.StorePostgres, Table: "public.docs", RecordID: "3"})
+	te.Record(t, "dave", ledger.Entry{Store: ledger.StorePostgres, Table: "public.docs", RecordID: "4"})
 	docs := fakeScanner{store: ledger.StorePostgres, name: "public.docs", records: []connector.Record{
 		row("1", "alice"),          // known
 		row("2", "bob"),            // written before Lethe
@@ -60,42 +62,42 @@ func TestReconcile_CountsUnknownRecordsAndAdoptsOnlyTheMissingSubjects(t *testin
 		row("1", "alice"),                                 // known
 	}}
 	absent := fakeScanner{store: ledger.StorePostgres, name: "public.later", err: fmt.Errorf("no such table: %w", connector.ErrAbsent)}
-	cfg := ReconcileConfig{Ledger: te.ledger, Hasher: te.hasher, Scanners: []connector.Scanner{docs, absent}}
+	cfg := Config{Ledger: te.Ledger, Hasher: te.Hasher, Scanners: []connector.Scanner{docs, absent}}
 
-	want := []ReconcileCount{
+	want := []Count{
 		{Store: ledger.StorePostgres, Table: "public.docs", Scanned: 10, Known: 2, Unknown: 4, Unreadable: 4, Method: "scan of public.docs"},
 		{Store: ledger.StorePostgres, Table: "public.later", Absent: true, Method: "scan of public.later"},
 	}
-	got, err := Reconcile(ctx, cfg)
+	got, err := Run(ctx, cfg)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
-	got, err = Reconcile(ctx, cfg)
+	got, err = Run(ctx, cfg)
 	require.NoError(t, err)
 	assert.Equal(t, want, got, "without Adopt the ledger is unchanged")
 
 	cfg.Adopt = true
-	got, err = Reconcile(ctx, cfg)
+	got, err = Run(ctx, cfg)
 	require.NoError(t, err)
 	want[0].Adopted = 4
 	assert.Equal(t, want, got)
 	for subject, ids := range map[string][]string{"bob": {"2"}, "carol": {"3"}, "erin": {"4"}, "frank": {"5"}} {
-		recs, err := te.ledger.BySubject(ctx, te.hasher.Hash(subject))
+		recs, err := te.Ledger.BySubject(ctx, te.Hasher.Hash(subject))
 		require.NoError(t, err)
 		require.Len(t, recs, len(ids), subject)
 		assert.Equal(t, ids[0], recs[0].RecordID)
 		assert.Equal(t, ledger.StateConfirmed, recs[0].State)
 		assert.Zero(t, recs[0].Intent, "a fact, as the WAL follower records one")
 	}
-	recs, err := te.ledger.BySubject(ctx, te.hasher.Hash("mallory"))
+	recs, err := te.Ledger.BySubject(ctx, te.Hasher.Hash("mallory"))
 	require.NoError(t, err)
 	assert.Len(t, recs, 1, "adoption adds, it never removes the proxy's tag")
-	recs, err = te.ledger.BySubject(ctx, te.hasher.Hash("gina"))
+	recs, err = te.Ledger.BySubject(ctx, te.Hasher.Hash("gina"))
 	require.NoError(t, err)
 	assert.Empty(t, recs, "a record without an id is not adopted")
 
-	got, err = Reconcile(ctx, cfg)
+	got, err = Run(ctx, cfg)
 	require.NoError(t, err)
-	assert.Equal(t, []ReconcileCount{
+	assert.Equal(t, []Count{
 		{Store: ledger.StorePostgres, Table: "public.docs", Scanned: 10, Known: 6, Unreadable: 4, Method: "scan of public.docs"},
 		{Store: ledger.StorePostgres, Table: "public.later", Absent: true, Method: "scan of public.later"},
 	}, got, "adopting twice adopts nothing the second time")
@@ -104,21 +106,21 @@ func TestReconcile_CountsUnknownRecordsAndAdoptsOnlyTheMissingSubjects(t *testin
 // A scanner of several namespaces is counted per namespace, as the ledger
 // names its records; one that read nothing is counted under its own name.
 func TestReconcile_CountsPerTableTheRecordsName(t *testing.T) {
-	te := newTestEngine(t, 0)
+	te := enginetest.New(t, 0)
 	any := fakeScanner{store: ledger.StorePinecone, name: "idx/*", records: []connector.Record{
 		{Table: "idx/a", ID: "v1", Subjects: []string{"alice"}},
 		{Table: "idx/b", ID: "v1", Subjects: []string{"alice"}},
 		{Table: "idx/a", ID: "v2", Subjects: []string{"bob"}},
 	}}
 	empty := fakeScanner{store: ledger.StorePinecone, name: "idx/empty"}
-	got, err := Reconcile(context.Background(), ReconcileConfig{Ledger: te.ledger, Hasher: te.hasher, Scanners: []connector.Scanner{any, empty}, Adopt: true})
+	got, err := Run(context.Background(), Config{Ledger: te.Ledger, Hasher: te.Hasher, Scanners: []connector.Scanner{any, empty}, Adopt: true})
 	require.NoError(t, err)
-	assert.Equal(t, []ReconcileCount{
+	assert.Equal(t, []Count{
 		{Store: ledger.StorePinecone, Table: "idx/a", Scanned: 2, Unknown: 2, Adopted: 2, Method: "scan of idx/*"},
 		{Store: ledger.StorePinecone, Table: "idx/b", Scanned: 1, Unknown: 1, Adopted: 1, Method: "scan of idx/*"},
 		{Store: ledger.StorePinecone, Table: "idx/empty", Method: "scan of idx/empty"},
 	}, got)
-	recs, err := te.ledger.BySubject(context.Background(), te.hasher.Hash("alice"))
+	recs, err := te.Ledger.BySubject(context.Background(), te.Hasher.Hash("alice"))
 	require.NoError(t, err)
 	require.Len(t, recs, 2)
 	assert.Equal(t, []string{"idx/a", "idx/b"}, []string{recs[0].Table, recs[1].Table})
@@ -128,57 +130,57 @@ func TestReconcile_CountsPerTableTheRecordsName(t *testing.T) {
 // request that forgot it, and never adopted: the ledger keeps no new fact
 // about a forgotten subject.
 func TestReconcile_RecordsOfForgottenSubjectsAreCountedNotAdopted(t *testing.T) {
-	te := newTestEngine(t, 0)
+	te := enginetest.New(t, 0)
 	ctx := context.Background()
-	request := te.forget(t, "zoe")
+	request := te.Forget(t, "zoe")
 	docs := fakeScanner{store: ledger.StorePostgres, name: "public.docs", records: []connector.Record{
 		row("1", "zoe"), row("2", "bob", "zoe"), row("3", "bob"),
 	}}
-	cfg := ReconcileConfig{Ledger: te.ledger, Hasher: te.hasher, Scanners: []connector.Scanner{docs}, Adopt: true}
-	got, err := Reconcile(ctx, cfg)
+	cfg := Config{Ledger: te.Ledger, Hasher: te.Hasher, Scanners: []connector.Scanner{docs}, Adopt: true}
+	got, err := Run(ctx, cfg)
 	require.NoError(t, err)
-	assert.Equal(t, []ReconcileCount{{Store: ledger.StorePostgres, Table: "public.docs", Scanned: 3, Unknown: 1, Forgotten: 2,
+	assert.Equal(t, []Count{{Store: ledger.StorePostgres, Table: "public.docs", Scanned: 3, Unknown: 1, Forgotten: 2,
 		Adopted: 1, ForgottenBy: []string{request}, Method: "scan of public.docs"}}, got)
-	recs, err := te.ledger.BySubject(ctx, te.hasher.Hash("zoe"))
+	recs, err := te.Ledger.BySubject(ctx, te.Hasher.Hash("zoe"))
 	require.NoError(t, err)
 	assert.Empty(t, recs)
-	recs, err = te.ledger.BySubject(ctx, te.hasher.Hash("bob"))
+	recs, err = te.Ledger.BySubject(ctx, te.Hasher.Hash("bob"))
 	require.NoError(t, err)
 	require.Len(t, recs, 1, "only the record about bob alone")
 	assert.Equal(t, "3", recs[0].RecordID)
 
-	got, err = Reconcile(ctx, cfg)
+	got, err = Run(ctx, cfg)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), got[0].Forgotten, "found again until they are deleted")
 	assert.Equal(t, int64(1), got[0].Known)
 }
 
 // failingHolder is a ledger that cannot answer.
-type failingHolder struct{ ReconcileLedger }
+type failingHolder struct{ Ledger }
 
 func (failingHolder) Holds(context.Context, []ledger.Entry) ([]bool, error) {
 	return nil, ledger.ErrUnavailable
 }
 
 func TestReconcile_StopsAtTheFirstError(t *testing.T) {
-	te := newTestEngine(t, 0)
+	te := enginetest.New(t, 0)
 	docs := fakeScanner{store: ledger.StorePostgres, name: "public.docs", records: []connector.Record{row("1", "alice")}}
-	_, err := Reconcile(context.Background(), ReconcileConfig{Ledger: failingHolder{te.ledger}, Hasher: te.hasher, Scanners: []connector.Scanner{docs}})
+	_, err := Run(context.Background(), Config{Ledger: failingHolder{te.Ledger}, Hasher: te.Hasher, Scanners: []connector.Scanner{docs}})
 	assert.ErrorIs(t, err, ledger.ErrUnavailable)
 	broken := fakeScanner{store: ledger.StorePostgres, name: "public.docs", err: errors.New("connection reset")}
-	_, err = Reconcile(context.Background(), ReconcileConfig{Ledger: te.ledger, Hasher: te.hasher, Scanners: []connector.Scanner{broken}})
+	_, err = Run(context.Background(), Config{Ledger: te.Ledger, Hasher: te.Hasher, Scanners: []connector.Scanner{broken}})
 	assert.ErrorContains(t, err, "reconcile public.docs: connection reset")
 }
 
 // The report of an adoption carries its counts per table, verifies, and
 // names no record or subject.
 func TestReconcileReport_SignedAndLogged(t *testing.T) {
-	te := newTestEngine(t, 0)
-	counts := []ReconcileCount{{Store: ledger.StorePostgres, Table: "public.docs", Scanned: 9, Known: 2, Unknown: 4, Adopted: 4, Method: "scan"}}
-	id := NewRunID("reconcile", *te.now)
-	signed, err := te.cfg.Certifier.LogReport(context.Background(), ReconcileReport(id, *te.now, counts))
+	te := enginetest.New(t, 0)
+	counts := []Count{{Store: ledger.StorePostgres, Table: "public.docs", Scanned: 9, Known: 2, Unknown: 4, Adopted: 4, Method: "scan"}}
+	id := engine.NewRunID("reconcile", te.Now())
+	signed, err := te.Certifier.LogReport(context.Background(), Report(id, te.Now(), counts))
 	require.NoError(t, err)
-	r, err := certificate.VerifyReport(signed, te.cfg.Certifier.keys)
+	r, err := certificate.VerifyReport(signed, te.Keys)
 	require.NoError(t, err)
 	assert.Equal(t, certificate.EventReconcileAdopted, r.Kind)
 	assert.Equal(t, id, r.RunID)

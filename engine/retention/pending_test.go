@@ -1,4 +1,4 @@
-package engine
+package retention
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lethe-privacy/lethe/engine/enginetest"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -32,15 +33,15 @@ func (p *pendingWatch) Pending(ctx context.Context) ([]ledger.Intent, error) {
 // ledger must still say deleted once the proxy has confirmed it.
 func TestSweep_RecordConfirmedAfterTheSweepDeletedItStaysDeleted(t *testing.T) {
 	ctx := context.Background()
-	te := newTestEngine(t, time.Hour)
-	now := te.cfg.Now()
+	te := enginetest.New(t, time.Hour)
+	now := te.Now()
 	docs := &fakeRetainer{name: "public.docs", records: aged(now, 2, 1, 0)}
-	te.record(t, "alice", ledger.Entry{Store: ledger.StorePostgres, Table: "public.docs", RecordID: "old-b"},
+	te.Record(t, "alice", ledger.Entry{Store: ledger.StorePostgres, Table: "public.docs", RecordID: "old-b"},
 		ledger.Entry{Store: ledger.StorePostgres, Table: "public.docs", RecordID: "new-a"})
-	held, err := te.ledger.Intend(ctx, []ledger.Entry{{Store: ledger.StorePostgres, Table: "public.docs", RecordID: "old-a", Subject: te.hasher.Hash("alice")}})
+	held, err := te.Ledger.Intend(ctx, []ledger.Entry{{Store: ledger.StorePostgres, Table: "public.docs", RecordID: "old-a", Subject: te.Hasher.Hash("alice")}})
 	require.NoError(t, err)
 
-	watch := &pendingWatch{SQLite: te.ledger, read: make(chan struct{})}
+	watch := &pendingWatch{SQLite: te.Ledger, read: make(chan struct{})}
 	swept := make(chan struct{})
 	confirmed := make(chan error, 1)
 	go func() {
@@ -48,18 +49,18 @@ func TestSweep_RecordConfirmedAfterTheSweepDeletedItStaysDeleted(t *testing.T) {
 		case <-watch.read:
 		case <-swept:
 		}
-		confirmed <- te.ledger.Confirm(ctx, held)
+		confirmed <- te.Ledger.Confirm(ctx, held)
 	}()
-	res, err := Sweep(ctx, SweepConfig{
+	res, err := Sweep(ctx, Config{
 		Layers: []Expiring{{Retainer: docs, Retain: 90 * 24 * time.Hour, RetainBy: "created_at"}},
-		Ledger: watch, Certifier: te.cfg.Certifier, Now: te.cfg.Now, PendingWait: time.Minute,
+		Ledger: watch, Certifier: te.Certifier, Now: te.Now, PendingWait: time.Minute,
 	})
 	close(swept)
 	require.NoError(t, err)
 	require.True(t, res.Clean())
 	require.NoError(t, <-confirmed)
 
-	records, err := te.ledger.BySubject(ctx, te.hasher.Hash("alice"))
+	records, err := te.Ledger.BySubject(ctx, te.Hasher.Hash("alice"))
 	require.NoError(t, err)
 	states := map[string]ledger.State{}
 	for _, r := range records {

@@ -1,4 +1,4 @@
-package engine
+package retention
 
 import (
 	"context"
@@ -8,21 +8,21 @@ import (
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
-// SweepLedger is what a sweep marks the records it deletes in (Observe,
+// Ledger is what a sweep marks the records it deletes in (Observe,
 // as the WAL follower marks rows it sees deleted), and where it finds the
 // writes proxies have recorded and not yet confirmed.
-type SweepLedger interface {
+type Ledger interface {
 	ledger.Observer
 	Pending(ctx context.Context) ([]ledger.Intent, error)
 }
 
-// An open ledger, whichever its backend, is a SweepLedger.
-var _ SweepLedger = (*ledger.Handle)(nil)
+// An open ledger, whichever its backend, is a Ledger.
+var _ Ledger = (*ledger.Handle)(nil)
 
-// DefaultSweepPendingWait is how long a sweep waits by default for
+// DefaultPendingWait is how long a sweep waits by default for
 // proxies to confirm the writes of records it deleted: well past capture's
 // confirmation hold (capture.DefaultConfirmHold, 10 s).
-const DefaultSweepPendingWait = time.Minute
+const DefaultPendingWait = time.Minute
 
 // pendingPoll is how often a sweep asks the ledger whether those writes
 // are confirmed yet.
@@ -38,7 +38,7 @@ const pendingPoll = 200 * time.Millisecond
 // again. An intent made after the mark is a write after the delete, and
 // is left alone.
 type heldWrites struct {
-	ledger  SweepLedger
+	ledger  Ledger
 	intents map[ledger.IntentID]bool
 	marked  map[sweptRecord]bool
 	changes []ledger.Change
@@ -50,7 +50,7 @@ type sweptRecord struct {
 	table, id string
 }
 
-func newHeldWrites(l SweepLedger) *heldWrites {
+func newHeldWrites(l Ledger) *heldWrites {
 	return &heldWrites{ledger: l, intents: map[ledger.IntentID]bool{}, marked: map[sweptRecord]bool{}}
 }
 

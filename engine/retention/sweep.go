@@ -1,4 +1,9 @@
-package engine
+// Package retention runs retention sweeps (lethe-proxy sweep): in every
+// table and namespace whose rule has retain, it deletes the records whose
+// retain_by is older than the retention, marks them deleted in the ledger,
+// verifies that none expired is left, and has the forget engine's
+// certifier sign and log a report of what it did (retention.swept).
+package retention
 
 import (
 	"context"
@@ -10,6 +15,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/connector"
+	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -21,36 +27,36 @@ type Expiring struct {
 	RetainBy string // as the rule writes it, for the report
 }
 
-// SweepConfig wires one retention sweep (lethe-proxy sweep).
-type SweepConfig struct {
+// Config wires one retention sweep (lethe-proxy sweep).
+type Config struct {
 	Layers []Expiring
 	// Ledger marks the records a sweep deletes as deleted, as the WAL
 	// follower marks rows it sees deleted, so that preview and forget no
 	// longer count them. Not used by a dry run.
-	Ledger SweepLedger
+	Ledger Ledger
 	// Certifier signs the sweep's report and appends its event
 	// (retention.swept) to the transparency log. Not used by a dry run.
-	Certifier *Certifier
+	Certifier *engine.Certifier
 	// Batch is how many records one statement or delete request removes
-	// (default DefaultSweepBatch), so that locks stay short.
+	// (default DefaultBatch), so that locks stay short.
 	Batch int
 	// DryRun counts the expired records and deletes, marks and logs
 	// nothing.
 	DryRun bool
 	// PendingWait bounds the wait, at the end of the sweep, for proxies to
 	// confirm writes of records it deleted, which it then marks deleted
-	// again (see heldWrites; default DefaultSweepPendingWait).
+	// again (see heldWrites; default DefaultPendingWait).
 	PendingWait time.Duration
 	RunID       string // default "sweep-" and the time and a random suffix
 	Now         func() time.Time
 	Logger      *slog.Logger
 }
 
-// DefaultSweepBatch is the records per statement or request by default.
-const DefaultSweepBatch = 1000
+// DefaultBatch is the records per statement or request by default.
+const DefaultBatch = 1000
 
-// SweptLayer is what a sweep found and did in one table or namespace.
-type SweptLayer struct {
+// Layer is what a sweep found and did in one table or namespace.
+type Layer struct {
 	Store  ledger.Store
 	Table  string
 	Cutoff time.Time // records whose retain_by is before it are expired
@@ -64,11 +70,11 @@ type SweptLayer struct {
 	Err error
 }
 
-// SweepResult is a sweep's outcome.
-type SweepResult struct {
+// Result is a sweep's outcome.
+type Result struct {
 	RunID  string
 	At     time.Time
-	Layers []SweptLayer
+	Layers []Layer
 	// Report is the signed report with the proof that the log holds its
 	// event (certificate.VerifyReport checks it); nil for a dry run.
 	Report []byte
@@ -76,7 +82,7 @@ type SweepResult struct {
 
 // Clean reports whether every layer was swept and no expired record was
 // found afterwards.
-func (r SweepResult) Clean() bool {
+func (r Result) Clean() bool {
 	for _, l := range r.Layers {
 		if l.Err != nil || l.Residual > 0 {
 			return false
@@ -93,13 +99,13 @@ func (r SweepResult) Clean() bool {
 // a failed layer) is run again, and deletes what is expired then.
 //
 // The error is about the sweep as a whole (the report could not be signed
-// or logged); a layer's failure is in its SweptLayer.
-func Sweep(ctx context.Context, cfg SweepConfig) (SweepResult, error) {
+// or logged); a layer's failure is in its Layer.
+func Sweep(ctx context.Context, cfg Config) (Result, error) {
 	if !cfg.DryRun && (cfg.Ledger == nil || cfg.Certifier == nil) {
-		return SweepResult{}, errors.New("engine: a sweep that deletes needs the ledger and a certifier (forget.signing_key)")
+		return Result{}, errors.New("engine: a sweep that deletes needs the ledger and a certifier (forget.signing_key)")
 	}
 	if cfg.Batch <= 0 {
-		cfg.Batch = DefaultSweepBatch
+		cfg.Batch = DefaultBatch
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -108,13 +114,13 @@ func Sweep(ctx context.Context, cfg SweepConfig) (SweepResult, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.PendingWait <= 0 {
-		cfg.PendingWait = DefaultSweepPendingWait
+		cfg.PendingWait = DefaultPendingWait
 	}
 	now := cfg.Now().UTC()
 	if cfg.RunID == "" {
-		cfg.RunID = NewRunID("sweep", now)
+		cfg.RunID = engine.NewRunID("sweep", now)
 	}
-	res := SweepResult{RunID: cfg.RunID, At: now}
+	res := Result{RunID: cfg.RunID, At: now}
 	held := make([]*heldWrites, len(cfg.Layers))
 	for i, l := range cfg.Layers {
 		if !cfg.DryRun {
@@ -148,8 +154,8 @@ func Sweep(ctx context.Context, cfg SweepConfig) (SweepResult, error) {
 }
 
 // sweepLayer counts, deletes and verifies one layer.
-func sweepLayer(ctx context.Context, cfg SweepConfig, l Expiring, cutoff time.Time, held *heldWrites) SweptLayer {
-	out := SweptLayer{Store: l.Store(), Table: l.Name(), Cutoff: cutoff}
+func sweepLayer(ctx context.Context, cfg Config, l Expiring, cutoff time.Time, held *heldWrites) Layer {
+	out := Layer{Store: l.Store(), Table: l.Name(), Cutoff: cutoff}
 	log := cfg.Logger.With("store", out.Store, "table", out.Table, "run", cfg.RunID)
 	e, err := l.Expired(ctx, cutoff)
 	if err != nil {
@@ -193,7 +199,7 @@ func sweepLayer(ctx context.Context, cfg SweepConfig, l Expiring, cutoff time.Ti
 
 // settleHeld waits for the writes of l's deleted records that proxies
 // had yet to confirm, and marks those records deleted again (heldWrites).
-func settleHeld(ctx context.Context, cfg SweepConfig, l *SweptLayer, h *heldWrites) {
+func settleHeld(ctx context.Context, cfg Config, l *Layer, h *heldWrites) {
 	log := cfg.Logger.With("store", l.Store, "table", l.Table, "run", cfg.RunID)
 	left, err := h.settle(ctx, cfg.PendingWait)
 	if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package retention
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/certificate"
 	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
+	"github.com/lethe-privacy/lethe/engine/enginetest"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
 	"github.com/lethe-privacy/lethe/test/pinecone/sdktest"
@@ -70,15 +71,15 @@ func TestSweep_PineconeDeletesOnlyRecordsWithAnExpiredEpochField(t *testing.T) {
 		{Namespace: "plain", Fields: []string{"user_id"}}, // no retain_by: no retainer
 	})
 	require.Len(t, retainers, 2)
-	te := newTestEngine(t, time.Hour)
-	te.record(t, "alice", ledger.Entry{Store: ledger.StorePinecone, Table: "idx/docs", RecordID: "r000"},
+	te := enginetest.New(t, time.Hour)
+	te.Record(t, "alice", ledger.Entry{Store: ledger.StorePinecone, Table: "idx/docs", RecordID: "r000"},
 		ledger.Entry{Store: ledger.StorePinecone, Table: "idx/docs", RecordID: "r200"})
-	te.record(t, "bob", ledger.Entry{Store: ledger.StorePinecone, Table: "idx/other", RecordID: "o1"})
+	te.Record(t, "bob", ledger.Entry{Store: ledger.StorePinecone, Table: "idx/other", RecordID: "o1"})
 	var layers []Expiring
 	for _, r := range retainers {
 		layers = append(layers, Expiring{Retainer: r, Retain: 90 * 24 * time.Hour, RetainBy: "created_at"})
 	}
-	res, err := Sweep(ctx, SweepConfig{Layers: layers, Ledger: te.ledger, Certifier: te.cfg.Certifier, Batch: 50})
+	res, err := Sweep(ctx, Config{Layers: layers, Ledger: te.Ledger, Certifier: te.Certifier, Batch: 50})
 	require.NoError(t, err)
 	require.True(t, res.Clean(), "%+v", res.Layers)
 
@@ -99,7 +100,7 @@ func TestSweep_PineconeDeletesOnlyRecordsWithAnExpiredEpochField(t *testing.T) {
 		"alice": {"r000": ledger.StateDeleted, "r200": ledger.StateConfirmed},
 		"bob":   {"o1": ledger.StateDeleted},
 	} {
-		recs, err := te.ledger.BySubject(ctx, te.hasher.Hash(subject))
+		recs, err := te.Ledger.BySubject(ctx, te.Hasher.Hash(subject))
 		require.NoError(t, err)
 		got := map[string]ledger.State{}
 		for _, r := range recs {
@@ -107,7 +108,7 @@ func TestSweep_PineconeDeletesOnlyRecordsWithAnExpiredEpochField(t *testing.T) {
 		}
 		assert.Equal(t, want, got, subject)
 	}
-	_, err = certificate.VerifyReport(res.Report, te.cfg.Certifier.keys)
+	_, err = certificate.VerifyReport(res.Report, te.Keys)
 	require.NoError(t, err)
 }
 

@@ -1,4 +1,12 @@
-package engine
+// Package reconcile compares what the stores hold with what the ledger
+// holds: it scans every configured table and namespace, counts records the
+// ledger does not know (written before Lethe, around a proxy while the WAL
+// follower was off, or unattributed in permissive mode) and records naming
+// a forgotten subject, and with Adopt records the unknown ones in the
+// ledger as the WAL follower would. It holds counts only, never ids,
+// subjects or values, and signs nothing itself: Report builds the report
+// a certifier signs and logs.
+package reconcile
 
 import (
 	"context"
@@ -14,21 +22,21 @@ import (
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
-// ReconcileLedger is what reconcile needs of the ledger: which facts it
+// Ledger is what reconcile needs of the ledger: which facts it
 // holds, the WAL follower's way of adding facts, and the tombstones of
 // forgotten subjects.
-type ReconcileLedger interface {
+type Ledger interface {
 	ledger.Holder
 	ledger.Observer
 	Tombstones(ctx context.Context) ([]ledger.Tombstone, error)
 }
 
-// An open ledger, whichever its backend, is a ReconcileLedger.
-var _ ReconcileLedger = (*ledger.Handle)(nil)
+// An open ledger, whichever its backend, is a Ledger.
+var _ Ledger = (*ledger.Handle)(nil)
 
-// ReconcileConfig is one reconcile run.
-type ReconcileConfig struct {
-	Ledger   ReconcileLedger
+// Config is one reconcile run.
+type Config struct {
+	Ledger   Ledger
 	Hasher   *ledger.Hasher
 	Scanners []connector.Scanner // every configured table and namespace
 	// Adopt records each unknown (record, subject) pair in the ledger as
@@ -37,9 +45,9 @@ type ReconcileConfig struct {
 	Adopt bool
 }
 
-// ReconcileCount is what reconcile found in one table or namespace. It
+// Count is what reconcile found in one table or namespace. It
 // holds counts only: never ids, subjects or values.
-type ReconcileCount struct {
+type Count struct {
 	Store ledger.Store `json:"store"`
 	Table string       `json:"table"` // as the ledger names it
 	// Absent: the table does not exist (it holds nothing).
@@ -68,7 +76,7 @@ type ReconcileCount struct {
 	Method string `json:"method"`
 }
 
-// Reconcile scans every configured table and namespace and compares each
+// Run scans every configured table and namespace and compares each
 // record's (id, subject) pairs with the ledger: records written before
 // Lethe, around a proxy while the WAL follower was off, or unattributed in
 // permissive mode. Records naming a subject a forget tombstoned are
@@ -77,9 +85,9 @@ type ReconcileCount struct {
 // ledger names them (a "*" namespace rule's records per namespace), in
 // the order first met; a scanner that read nothing has one count of its
 // own name.
-func Reconcile(ctx context.Context, cfg ReconcileConfig) ([]ReconcileCount, error) {
+func Run(ctx context.Context, cfg Config) ([]Count, error) {
 	if cfg.Ledger == nil || cfg.Hasher == nil {
-		return nil, errors.New("engine: reconcile needs a Ledger and a Hasher")
+		return nil, errors.New("reconcile: Run needs a Ledger and a Hasher")
 	}
 	tombs, err := cfg.Ledger.Tombstones(ctx)
 	if err != nil {
@@ -106,8 +114,8 @@ func Reconcile(ctx context.Context, cfg ReconcileConfig) ([]ReconcileCount, erro
 // reconciler is one run's state: the counts per table, and the forgotten
 // subjects.
 type reconciler struct {
-	cfg       ReconcileConfig
-	counts    []ReconcileCount
+	cfg       Config
+	counts    []Count
 	index     map[[2]string]int             // (store, table) → position in counts
 	forgotten map[ledger.SubjectHash]string // tombstoned subject → its forget's request id
 }
@@ -120,7 +128,7 @@ func (r *reconciler) count(s connector.Scanner, table string) int {
 	if !ok {
 		i = len(r.counts)
 		r.index[k] = i
-		r.counts = append(r.counts, ReconcileCount{Store: s.Store(), Table: table, Method: s.ScanMethod()})
+		r.counts = append(r.counts, Count{Store: s.Store(), Table: table, Method: s.ScanMethod()})
 	}
 	return i
 }
@@ -218,16 +226,9 @@ func storableID(id string) bool {
 	return id != "" && utf8.ValidString(id) && !strings.ContainsRune(id, 0)
 }
 
-// NewRunID names a run of an operation that is not a forget (kind
-// "reconcile", "sweep") in its report and log event: the time and a
-// random part, valid as a certificate request id.
-func NewRunID(kind string, now time.Time) string {
-	return kind + "-" + now.UTC().Format("20060102T150405Z") + "-" + randomHex(4)
-}
-
-// ReconcileReport is the signed report of an adoption: per table, the
+// Report is the signed report of an adoption: per table, the
 // unknown records found and those adopted, and how they were read.
-func ReconcileReport(runID string, at time.Time, counts []ReconcileCount) certificate.Report {
+func Report(runID string, at time.Time, counts []Count) certificate.Report {
 	r := certificate.Report{Kind: certificate.EventReconcileAdopted, RunID: runID, At: at}
 	for _, c := range counts {
 		r.Layers = append(r.Layers, certificate.ReportLayer{

@@ -1,4 +1,4 @@
-package engine
+package retention
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/connector"
+	"github.com/lethe-privacy/lethe/engine/enginetest"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -113,10 +114,10 @@ func aged(now time.Time, old, fresh, null int) map[string]*time.Time {
 
 func idOf(kind string, i int) string { return kind + "-" + string(rune('a'+i)) }
 
-func (te testEngine) sweep(t *testing.T, dryRun bool, layers ...Expiring) SweepResult {
+func sweep(t *testing.T, te enginetest.Rig, dryRun bool, layers ...Expiring) Result {
 	t.Helper()
-	res, err := Sweep(context.Background(), SweepConfig{
-		Layers: layers, Ledger: te.ledger, Certifier: te.cfg.Certifier, Batch: 2, DryRun: dryRun, Now: te.cfg.Now,
+	res, err := Sweep(context.Background(), Config{
+		Layers: layers, Ledger: te.Ledger, Certifier: te.Certifier, Batch: 2, DryRun: dryRun, Now: te.Now,
 	})
 	require.NoError(t, err)
 	return res
@@ -124,26 +125,26 @@ func (te testEngine) sweep(t *testing.T, dryRun bool, layers ...Expiring) SweepR
 
 func TestSweep_DeletesOnlyExpiredRecordsMarksThemInTheLedgerAndLogsASignedReport(t *testing.T) {
 	ctx := context.Background()
-	te := newTestEngine(t, time.Hour)
-	now := te.cfg.Now()
+	te := enginetest.New(t, time.Hour)
+	now := te.Now()
 	docs := &fakeRetainer{name: "public.docs", records: aged(now, 5, 2, 1)}
 	for _, id := range docs.ids() {
-		te.record(t, "alice", ledger.Entry{Store: ledger.StorePostgres, Table: "public.docs", RecordID: id})
+		te.Record(t, "alice", ledger.Entry{Store: ledger.StorePostgres, Table: "public.docs", RecordID: id})
 	}
 
-	res := te.sweep(t, false, Expiring{Retainer: docs, Retain: 90 * 24 * time.Hour, RetainBy: "created_at"})
+	res := sweep(t, te, false, Expiring{Retainer: docs, Retain: 90 * 24 * time.Hour, RetainBy: "created_at"})
 	require.True(t, res.Clean())
 	assert.Equal(t, []string{"new-a", "new-b", "null-a"}, docs.ids(), "only the expired records are deleted; unreadable ones are kept")
 	assert.Equal(t, [][]string{{"old-a", "old-b"}, {"old-c", "old-d"}, {"old-e"}}, docs.batches, "in batches of Batch")
 	require.Len(t, res.Layers, 1)
 	l := res.Layers[0]
-	assert.Equal(t, SweptLayer{Store: ledger.StorePostgres, Table: "public.docs", Cutoff: now.UTC().Add(-90 * 24 * time.Hour),
+	assert.Equal(t, Layer{Store: ledger.StorePostgres, Table: "public.docs", Cutoff: now.UTC().Add(-90 * 24 * time.Hour),
 		Expired: 5, Deleted: 5, Residual: 0, Unreadable: 1, Method: l.Method}, l)
 	assert.Contains(t, l.Method, "retain_by (created_at) is before the cutoff (now minus 90d)")
 	assert.Contains(t, l.Method, "SELECT count(*) FROM t WHERE at < $1")
 	assert.Contains(t, l.Method, "1 records whose created_at is missing or not a time were kept")
 
-	recs, err := te.ledger.BySubject(ctx, te.hasher.Hash("alice"))
+	recs, err := te.Ledger.BySubject(ctx, te.Hasher.Hash("alice"))
 	require.NoError(t, err)
 	for _, r := range recs {
 		want := ledger.StateConfirmed
@@ -153,7 +154,7 @@ func TestSweep_DeletesOnlyExpiredRecordsMarksThemInTheLedgerAndLogsASignedReport
 		assert.Equal(t, want, r.State, r.RecordID)
 	}
 
-	r, err := certificate.VerifyReport(res.Report, te.cfg.Certifier.keys)
+	r, err := certificate.VerifyReport(res.Report, te.Keys)
 	require.NoError(t, err)
 	assert.Equal(t, certificate.EventRetentionSwept, r.Kind)
 	assert.Equal(t, res.RunID, r.RunID)
@@ -161,16 +162,16 @@ func TestSweep_DeletesOnlyExpiredRecordsMarksThemInTheLedgerAndLogsASignedReport
 	assert.Equal(t, int64(5), r.Layers[0].Found)
 	assert.Equal(t, int64(5), r.Layers[0].Done)
 	assert.True(t, l.Cutoff.Equal(*r.Layers[0].Cutoff))
-	size, err := te.cfg.Certifier.log.Size(ctx)
+	size, err := te.Log.Size(ctx)
 	require.NoError(t, err)
-	last, err := te.cfg.Certifier.log.Record(ctx, size-1)
+	last, err := te.Log.Record(ctx, size-1)
 	require.NoError(t, err)
 	ev, err := certificate.ParseEvent(last)
 	require.NoError(t, err)
 	assert.Equal(t, certificate.EventRetentionSwept, ev.Event)
 	assert.Equal(t, res.RunID, ev.RequestID)
 
-	again := te.sweep(t, false, Expiring{Retainer: docs, Retain: 90 * 24 * time.Hour, RetainBy: "created_at"})
+	again := sweep(t, te, false, Expiring{Retainer: docs, Retain: 90 * 24 * time.Hour, RetainBy: "created_at"})
 	assert.True(t, again.Clean())
 	assert.Equal(t, int64(0), again.Layers[0].Expired, "a second sweep finds nothing")
 	assert.NotEqual(t, res.RunID, again.RunID)
@@ -178,28 +179,28 @@ func TestSweep_DeletesOnlyExpiredRecordsMarksThemInTheLedgerAndLogsASignedReport
 
 func TestSweep_DryRunCountsAndDeletesMarksAndLogsNothing(t *testing.T) {
 	ctx := context.Background()
-	te := newTestEngine(t, time.Hour)
-	docs := &fakeRetainer{name: "public.docs", records: aged(te.cfg.Now(), 3, 1, 1)}
-	res, err := Sweep(ctx, SweepConfig{Layers: []Expiring{{Retainer: docs, Retain: 90 * 24 * time.Hour}}, DryRun: true})
+	te := enginetest.New(t, time.Hour)
+	docs := &fakeRetainer{name: "public.docs", records: aged(te.Now(), 3, 1, 1)}
+	res, err := Sweep(ctx, Config{Layers: []Expiring{{Retainer: docs, Retain: 90 * 24 * time.Hour}}, DryRun: true})
 	require.NoError(t, err, "a dry run needs neither ledger nor certifier")
 	assert.Nil(t, res.Report)
 	assert.Equal(t, int64(3), res.Layers[0].Expired)
 	assert.Equal(t, int64(1), res.Layers[0].Unreadable)
 	assert.Equal(t, int64(0), res.Layers[0].Deleted)
 	assert.Len(t, docs.ids(), 5, "nothing deleted")
-	size, err := te.cfg.Certifier.log.Size(ctx)
+	size, err := te.Log.Size(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, size, "nothing logged")
 }
 
 func TestSweep_ALayerThatFailsOrLeavesRecordsIsReportedAndTheOthersAreSwept(t *testing.T) {
-	te := newTestEngine(t, time.Hour)
-	now := te.cfg.Now()
+	te := enginetest.New(t, time.Hour)
+	now := te.Now()
 	broken := &fakeRetainer{name: "public.broken", records: aged(now, 2, 0, 0), failDelete: errors.New("pgvector store: deleting: permission denied")}
 	sticky := &fakeRetainer{name: "public.sticky", records: aged(now, 2, 0, 0), keep: map[string]bool{"old-b": true}}
 	fine := &fakeRetainer{name: "public.fine", records: aged(now, 2, 0, 0)}
 	ret := 90 * 24 * time.Hour
-	res := te.sweep(t, false, Expiring{Retainer: broken, Retain: ret}, Expiring{Retainer: sticky, Retain: ret}, Expiring{Retainer: fine, Retain: ret})
+	res := sweep(t, te, false, Expiring{Retainer: broken, Retain: ret}, Expiring{Retainer: sticky, Retain: ret}, Expiring{Retainer: fine, Retain: ret})
 	assert.False(t, res.Clean())
 	require.Len(t, res.Layers, 3)
 	assert.ErrorContains(t, res.Layers[0].Err, "permission denied")
@@ -210,12 +211,12 @@ func TestSweep_ALayerThatFailsOrLeavesRecordsIsReportedAndTheOthersAreSwept(t *t
 	assert.Equal(t, int64(2), res.Layers[2].Deleted)
 	assert.Empty(t, fine.ids())
 
-	r, err := certificate.VerifyReport(res.Report, te.cfg.Certifier.keys)
+	r, err := certificate.VerifyReport(res.Report, te.Keys)
 	require.NoError(t, err, "the report of a sweep with failures is still signed and logged")
 	assert.Equal(t, int64(1), r.Layers[1].Residual)
 }
 
 func TestSweep_ADeletingSweepWithoutACertifierIsRefused(t *testing.T) {
-	_, err := Sweep(context.Background(), SweepConfig{Layers: []Expiring{{Retainer: &fakeRetainer{name: "public.docs"}, Retain: time.Hour}}})
+	_, err := Sweep(context.Background(), Config{Layers: []Expiring{{Retainer: &fakeRetainer{name: "public.docs"}, Retain: time.Hour}}})
 	require.ErrorContains(t, err, "forget.signing_key")
 }
