@@ -59,7 +59,12 @@ func (r *PineconeRules) UpsertREST(body []byte) ([]Tag, error) {
 
 // UpdateREST tags the body of POST /vectors/update, {"id", "values",
 // "sparseValues", "setMetadata", "namespace", "filter", "dryRun"}: see
-// PineconeRules for what an update yields.
+// PineconeRules for what an update yields. "set_metadata", the proto
+// field's own name, is read as "setMetadata": a REST front that decodes
+// bodies with protojson (grpc-gateway, whose error shape Pinecone's is)
+// accepts both names for one field, so an update written with it sets the
+// metadata too. The two together are a repeat. "dry_run" is not read as
+// "dryRun": an update it may leave undone is still tagged, which is safe.
 func (r *PineconeRules) UpdateREST(body []byte) ([]Tag, error) {
 	doc, root, err := checkedJSONObject(body, "update")
 	if err != nil {
@@ -73,6 +78,9 @@ func (r *PineconeRules) UpdateREST(body []byte) ([]Tag, error) {
 		key, v, ok := m.next()
 		if !ok {
 			break
+		}
+		if jsonStringIs(key, "set_metadata") {
+			key = `"setMetadata"` // the same field to a protojson parser
 		}
 		if name, twice := seen.once(key, "id", "setMetadata", "namespace", "dryRun"); twice {
 			return nil, errRepeated("update", "", name)

@@ -117,6 +117,30 @@ func TestUpdateREST(t *testing.T) {
 	}, (*PineconeRules).UpdateREST)
 }
 
+// A REST front decoding with protojson reads the proto field name
+// set_metadata as setMetadata: an update spelled so moves the record too.
+func TestUpdateREST_ProtoFieldNameSetMetadataIsRead(t *testing.T) {
+	runPCCases(t, []pcCase{
+		{"by id", false, `{"id":"a","set_metadata":{"user_id":"alice"}}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"alice"}}}},
+		{"by id, escaped name", false, `{"id":"a","set\u005fmetadata":{"user_id":4242.0}}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"4242"}}}},
+		{"by filter", false, `{"filter":{"genre":"x"},"set_metadata":{"user_id":"bob"}}`,
+			[]Tag{{Table: "docs/__default__", Op: OpUnattributed, Reason: pcRules(t).unattributedUpdate("__default__", []string{"user_id"}).Reason}}},
+		{"dry_run is not trusted to leave it undone", false, `{"id":"a","setMetadata":{"user_id":"bob"},"dry_run":true}`,
+			[]Tag{{Table: "docs/__default__", Op: OpWrite, ID: "a", Subjects: []string{"bob"}}}},
+	}, (*PineconeRules).UpdateREST)
+	for _, body := range []string{
+		`{"id":"a","setMetadata":{"text":"x"},"set_metadata":{"user_id":"alice"}}`,
+		`{"id":"a","set_metadata":{"user_id":"alice"},"setMetadata":{"text":"x"}}`,
+	} {
+		_, err := pcRules(t).UpdateREST([]byte(body))
+		require.Error(t, err, body)
+		assert.Contains(t, err.Error(), `"setMetadata" appears more than once`)
+		assert.NotContains(t, err.Error(), "alice")
+	}
+}
+
 func TestDeleteREST(t *testing.T) {
 	runPCCases(t, []pcCase{
 		{"by ids", false, `{"ids":["a","b"]}`,

@@ -66,16 +66,14 @@ func reconcileCmd(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case fs.NArg() > 0:
 		return fail("unexpected argument %q\n\n%s", fs.Arg(0), reconcileUsage)
-	case *path == "":
-		return fail("--config FILE is required\n\n%s", reconcileUsage)
 	case *format != "text" && *format != "json":
 		return fail("--format %q: give text or json", *format)
 	case *reportFile != "" && !*adopt:
 		return fail("--report names the file --adopt writes; add --adopt, or leave --report out")
 	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		return fail("%v", err)
+	cfg, ok := loadConfig("reconcile", *path, reconcileUsage, false, stderr)
+	if !ok {
+		return exitConfig
 	}
 	if *adopt && cfg.Forget.SigningKey == "" {
 		return fail("--adopt signs a report and logs it, which needs forget configured: set forget.signing_key (and forget.log_origin) as for forget (docs/forget.md)")

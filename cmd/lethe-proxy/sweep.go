@@ -49,17 +49,14 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	switch {
-	case *path == "":
-		return fail(2, "--config FILE is required\n\n%s", sweepUsage)
 	case fs.NArg() > 0:
 		return fail(2, "unexpected argument %q\n\n%s", fs.Arg(0), sweepUsage)
 	case *batch < 1:
 		return fail(2, "--batch %d: give at least 1", *batch)
 	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
+	cfg, ok := loadConfig("sweep", *path, sweepUsage, false, stderr)
+	if !ok {
+		return exitConfig
 	}
 	if !*dryRun && cfg.Forget.SigningKey == "" {
 		return fail(2, "the sweep signs its report with the forget key, and %s sets no forget.signing_key: "+

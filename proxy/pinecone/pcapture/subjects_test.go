@@ -71,3 +71,16 @@ func TestInvalidUTF8_IsRefused(t *testing.T) {
 	assert.Contains(t, m, "UTF-8")
 	assert.Zero(t, r.received.total(), "nothing reached the index")
 }
+
+// An update naming its metadata by the proto field's own name,
+// set_metadata, which a protojson REST front reads as setMetadata, is
+// read too: about a forgotten subject it is refused LT003 and never
+// reaches the index.
+func TestREST_UpdateWithSetMetadataSnakeCaseIsCaptured(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	r.tombs.Set(r.hasher.Hash("alice"), true)
+	a := post(t, http.DefaultClient, r.url, "/vectors/update", `{"id":"v1","namespace":"n","set_metadata":{"user_id":"alice"}}`)
+	assert.Equal(t, 9, a.code, a.message)
+	assert.True(t, strings.HasPrefix(a.message, "LT003 "), a.message)
+	assert.Zero(t, r.received.count("/vectors/update"))
+}
