@@ -41,18 +41,17 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *path == "" || fs.NArg() > 0 {
-		fmt.Fprint(stderr, "lethe-proxy check: --config FILE is required (and takes no arguments)\n\n"+checkUsage)
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lethe-proxy check: unexpected argument %q\n\n%s", fs.Arg(0), checkUsage)
 		return 2
 	}
 	if !slices.Contains(coverage.Formats, *format) {
 		fmt.Fprintf(stderr, "lethe-proxy check: --format %q: use one of %s\n", *format, strings.Join(coverage.Formats, ", "))
 		return 2
 	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
+	cfg, ok := loadConfig("check", *path, checkUsage, false, stderr)
+	if !ok {
+		return exitConfig
 	}
 	policy, err := coveragePolicy(cfg)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/config/datamap"
 )
 
@@ -48,8 +47,6 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch {
-	case *path == "":
-		return fail("--config FILE is required\n\n%s", exportUsage)
 	case fs.NArg() > 0:
 		return fail("unexpected argument %q\n\n%s", fs.Arg(0), exportUsage)
 	case *check != "" && (*out != "" || *format != ""):
@@ -70,10 +67,9 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	// The map needs the rules, not the keys and certificates the file
 	// names: those exist on the proxy's host, not where CI runs export.
-	cfg, err := config.LoadOffline(*path)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
+	cfg, ok := loadConfig("export", *path, exportUsage, true, stderr)
+	if !ok {
+		return exitConfig
 	}
 	m, err := datamap.Build(cfg)
 	if err != nil {

@@ -40,17 +40,13 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	if *path == "" {
-		fmt.Fprint(stderr, "lethe-proxy ledger: --config FILE is required\n\n"+ledgerUsage)
-		return 2
-	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+	cfg, ok := loadConfig("ledger", *path, ledgerUsage, false, stderr)
+	if !ok {
+		return exitConfig
 	}
 	var subject string
 	var hasher *ledger.Hasher
+	var err error
 	if args[0] == "subject" {
 		if subject, err = subjectLine(stdin); err == nil && subject == "" {
 			fmt.Fprintln(stderr, "lethe-proxy ledger subject: give the subject on stdin, e.g. `echo alice@example.com | lethe-proxy ledger subject --config FILE`")

@@ -19,6 +19,10 @@ import (
 	"github.com/lethe-privacy/lethe/proxy/pinecone/pcapture"
 )
 
+const serveUsage = `Usage:
+  lethe-proxy serve --config FILE   run the proxy (start from config.example.yaml)
+`
+
 func serve(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -26,14 +30,9 @@ func serve(args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *path == "" {
-		fmt.Fprintln(stderr, "lethe-proxy serve: --config FILE is required (start from config.example.yaml)")
-		return 2
-	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+	cfg, ok := loadConfig("serve", *path, serveUsage, false, stderr)
+	if !ok {
+		return exitConfig
 	}
 	log := newLogger(cfg.Log, stderr)
 	// Signals are caught before anything listens: a SIGTERM that arrives

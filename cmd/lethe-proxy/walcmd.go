@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
 
@@ -34,14 +33,9 @@ func walCmd(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	if *path == "" {
-		fmt.Fprint(stderr, "lethe-proxy wal: --config FILE is required\n\n"+walUsage)
-		return 2
-	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+	cfg, ok := loadConfig("wal", *path, walUsage, false, stderr)
+	if !ok {
+		return exitConfig
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
