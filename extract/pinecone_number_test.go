@@ -2,6 +2,7 @@ package extract
 
 import (
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,8 +17,9 @@ func TestPineconeNumberSubject_OneTextPerNumber(t *testing.T) {
 	r := pcRules(t)
 	for spelling, want := range map[string]string{
 		"4242": "4242", "4242.0": "4242", "4.242e3": "4242", "4242E0": "4242", "42420e-1": "4242",
-		"4242.00000000000000001": "4242", "1000.0": "1000", "1e+21": "1000000000000000000000",
-		"-0": "0", "-0.0": "0", "0.5": "0.5", "1e-400": "0",
+		"1000.0": "1000", "1e+21": "1000000000000000000000", "1e23": "100000000000000000000000",
+		"-0": "0", "-0.0": "0", "0e999999999999999999999": "0", "0.5": "0.5", "0.30000000000000004": "0.30000000000000004",
+		"5e-324": strconv.FormatFloat(5e-324, 'f', -1, 64),
 	} {
 		tags, err := r.UpsertREST([]byte(`{"vectors":[{"id":"a","values":[1],"metadata":{"user_id":` + spelling + `}}]}`))
 		require.NoError(t, err, spelling)
@@ -63,4 +65,31 @@ func TestPineconeNumberSubject_OverflowIsRefused(t *testing.T) {
 	}
 	_, ok := PineconeNumberSubject(math.Inf(1))
 	assert.False(t, ok)
+}
+
+// A number a float64 cannot hold as written is refused: Pinecone would
+// keep a nearby number, so a forget of the id as written (a 64-bit id that
+// Python's json.dumps writes in full) would find nothing and a tombstone
+// of it would not stop the write again. The error never quotes the value.
+func TestPineconeNumberSubject_NumbersAFloat64CannotHoldAreRefused(t *testing.T) {
+	r := pcRules(t)
+	for _, spelling := range []string{
+		"12345678901234567890", "9007199254740993", "1.0000000000000001", "4242.00000000000000001",
+		"1e-400", "-1e-400", "1e-99999999999999999999", "0.1000000000000000055511151231257827",
+	} {
+		for what, body := range map[string]func() ([]Tag, error){
+			"upsert": func() ([]Tag, error) {
+				return r.UpsertREST([]byte(`{"vectors":[{"id":"a","metadata":{"user_id":` + spelling + `}}]}`))
+			},
+			"update": func() ([]Tag, error) {
+				return r.UpdateREST([]byte(`{"id":"a","setMetadata":{"user_id":` + spelling + `}}`))
+			},
+			"records": func() ([]Tag, error) { return r.UpsertRecordsREST("", []byte(`{"_id":"a","user_id":`+spelling+`}`)) },
+		} {
+			_, err := body()
+			require.Error(t, err, "%s %s", what, spelling)
+			assert.Contains(t, err.Error(), `"user_id" is a number a float64 cannot hold as written`, what)
+			assert.NotContains(t, err.Error(), spelling, what)
+		}
+	}
 }
