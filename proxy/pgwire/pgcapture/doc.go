@@ -7,8 +7,10 @@
 // ParameterStatus and ReadyForQuery: server.go), judges statements
 // (judge.go; simple Queries split into statements in query.go; reads that
 // cannot write are not parsed, readonly.go), executes portals
-// (execute.go), follows transactions (txtrack.go) and search_path
-// (searchpath*.go) from what the client sends and the server answers,
+// (execute.go), follows each transaction with its savepoints and
+// search_path in one tracker (txtrack.go; its state in txstate.go, the
+// states pipelined requests may leave in txworlds.go) from what the client
+// sends and the server answers,
 // refuses text the server would read differently under its
 // standard_conforming_strings and client_encoding (reading.go), makes extended-protocol intents
 // durable while the server executes (inflight.go), bounds what one

@@ -28,7 +28,7 @@ func (s *session) prepare(sql string, types []uint32) *prepared {
 	}
 	var key string
 	var paths [][]string
-	s.lock(func() { key, paths = s.tx.paths.candidates() })
+	s.lock(func() { key, paths = s.tx.candidates() })
 	return s.analysed(sql, e, types, key, paths)
 }
 
@@ -37,7 +37,7 @@ func (s *session) prepare(sql string, types []uint32) *prepared {
 func (s *session) underCurrentPath(st *prepared) *prepared {
 	var key string
 	var paths [][]string
-	s.lock(func() { key, paths = s.tx.paths.candidates() })
+	s.lock(func() { key, paths = s.tx.candidates() })
 	if key == st.paths {
 		return st
 	}

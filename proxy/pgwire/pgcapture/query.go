@@ -54,7 +54,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 		}
 		if mentions && (len(stmts) == 1 || s.rules.Mentions(sql)) {
 			var paths [][]string
-			s.lock(func() { _, paths = s.tx.paths.after(before) })
+			s.lock(func() { _, paths = s.tx.after(before) })
 			as, refusal := s.analyze(sql, paths)
 			if refusal != nil {
 				return refuse(refusal)

@@ -9,6 +9,30 @@ import (
 
 // How a session reads search_path from what the client sends.
 
+// anyPath stands for a search_path capture cannot know (set_config with a
+// parameter, too many possible states): unqualified names resolve against
+// every schema that has a configured table. No schema name contains NUL.
+var anyPath = []string{"\x00"}
+
+func isAnyPath(p []string) bool { return len(p) == 1 && p[0] == anyPath[0] }
+
+// pathSet is a statement's change to search_path.
+type pathSet struct {
+	set   bool
+	local bool     // SET LOCAL: undone when the transaction ends
+	path  []string // never modified: states share it
+}
+
+// effect is what a statement does to the session state capture follows:
+// transaction control, or a change of search_path. Most statements have
+// none.
+type effect struct {
+	tx   extract.TxControl
+	path pathSet
+}
+
+func (e effect) none() bool { return e.tx.Kind == extract.TxNone && !e.path.set }
+
 // effectOf classifies a statement's effect on the transaction and
 // search_path. Neither takes a parse for the many statements that are
 // something else.

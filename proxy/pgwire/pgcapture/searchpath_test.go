@@ -48,7 +48,7 @@ func playPaths(t *testing.T, script string) []string {
 		case strings.HasPrefix(ev, "Z:"):
 			s.tx.Ready(ev[2])
 		case ev == "?":
-			_, paths := s.tx.paths.candidates()
+			_, paths := s.tx.candidates()
 			got = append(got, showPaths(paths))
 		default:
 			t.Fatalf("bad event %q", ev)
@@ -279,11 +279,11 @@ func TestPathsKey_IsUnambiguous(t *testing.T) {
 func TestPathTracker_CandidatesDoNotAllocateWhenUnchanged(t *testing.T) {
 	s := &session{reset: []string{"public"}}
 	s.tx = newTxTracker(&recorder{}, s.reset)
-	s.tx.paths.candidates()
+	s.tx.candidates()
 	allocs := testing.AllocsPerRun(100, func() {
 		s.tx.Statement(effect{}, nil)
 		s.tx.Sync()
-		s.tx.paths.candidates()
+		s.tx.candidates()
 		s.tx.Complete("INSERT 0 1")
 		s.tx.Ready('I')
 	})
@@ -297,7 +297,7 @@ type simServer struct {
 	t      *testing.T
 	rnd    *rand.Rand
 	tx     *txTracker
-	st     pathState // the server's state; skipping: discarding until Sync
+	st     txState // the server's state; skipping: discarding until Sync
 	queue  []simEvent
 	probes int // probes that ran, and were checked
 }
@@ -339,7 +339,7 @@ func (s *simServer) answerNext() {
 			s.st.end(false, false)
 			s.tx.Complete("ROLLBACK")
 		case e.tx.Kind == extract.TxRollbackTo && s.st.find(e.tx.Savepoint) >= 0:
-			s.st.ran(e, "ROLLBACK")
+			s.st.ran(e, "ROLLBACK", marks{})
 			s.tx.Complete("ROLLBACK")
 		default:
 			fail()
@@ -365,7 +365,7 @@ func (s *simServer) answerNext() {
 					"the write ran under %v, resolved under %v", s.st.current, ev.cands)
 			}
 		}
-		s.st.ran(e, "COMMIT")
+		s.st.ran(e, "COMMIT", marks{})
 		s.tx.Complete("COMMIT")
 	}
 }
@@ -392,14 +392,14 @@ func TestPathTracker_CandidatesHoldTheServersPath(t *testing.T) {
 	for seed := range uint64(1000) {
 		rnd := rand.New(rand.NewPCG(seed, 1))
 		initial := []string{"public"}
-		srv := &simServer{t: t, rnd: rnd, tx: newTxTracker(&recorder{}, initial), st: newPathState(initial)}
+		srv := &simServer{t: t, rnd: rnd, tx: newTxTracker(&recorder{}, initial), st: newTxState(initial)}
 		lag := int(seed % 4) // how far the client runs ahead of the answers
 		send := func(e effect, probe bool) {
 			for len(srv.queue) > 0 && rnd.IntN(lag+1) == 0 {
 				srv.answerNext()
 			}
 			if probe {
-				_, cands := srv.tx.paths.candidates()
+				_, cands := srv.tx.candidates()
 				if len(srv.queue) == 0 && srv.st.live() {
 					exact++
 					require.Equal(t, [][]string{srv.st.current}, cands, "seed %d: nothing in flight", seed)

@@ -86,7 +86,7 @@ type session struct {
 	exchanges exchanges
 
 	mu sync.Mutex
-	tx *txTracker // and the session's search_path, in tx.paths
+	tx *txTracker // the transaction and its search_path
 	// ddl is DDL sent and not yet read from the catalog (ddl.go), under mu.
 	ddl ddlFollower
 	o   *Observer

@@ -6,7 +6,8 @@ import (
 	"github.com/lethe-privacy/lethe/extract"
 )
 
-// Following search_path.
+// A session's transaction as PostgreSQL keeps it: the block, its failure,
+// its savepoints and search_path.
 //
 // PostgreSQL resolves an unqualified table name against search_path when
 // it analyses the statement: per statement of a simple Query, and at Bind
@@ -23,65 +24,51 @@ import (
 //   - ROLLBACK TO SAVEPOINT undoes the SETs made after the savepoint;
 //     RELEASE keeps them.
 //
-// known follows this from the server's answers, so it is exact for every
-// statement answered. A statement must be analysed before it is
+// The txTracker keeps one txState from the server's answers (known), exact
+// for every statement answered, and marks in its savepoints where the
+// transaction's writes stood. A statement must be analysed before it is
 // forwarded, though, and a pipelining client sends it before the answers
-// to earlier ones: did the SET run, did the COMMIT commit? pathTracker
-// then keeps every state the session may be in (its worlds), branching on
-// each outcome still unknown, and resolves the statement against the
-// path of every world in which it would run. Tagging a table that did not
-// get the row is harmless (forget deletes by predicate and finds nothing);
-// missing the one that did is a lost tag.
+// to earlier ones: did the SET run, did the COMMIT commit? The tracker
+// then also keeps every state the session may be in (its worlds,
+// txworlds.go), branching on each outcome still unknown, and resolves the
+// statement against the path of every world in which it would run.
+// Tagging a table that did not get the row is harmless (forget deletes by
+// predicate and finds nothing); missing the one that did is a lost tag.
 
-// anyPath stands for a search_path capture cannot know (set_config with a
-// parameter, too many possible states): unqualified names resolve against
-// every schema that has a configured table. No schema name contains NUL.
-var anyPath = []string{"\x00"}
+// marks counts the transaction's writes and deletes that precede a
+// savepoint: ROLLBACK TO drops those after them.
+type marks struct{ writes, deletes int }
 
-func isAnyPath(p []string) bool { return len(p) == 1 && p[0] == anyPath[0] }
-
-// pathSet is a statement's change to search_path.
-type pathSet struct {
-	set   bool
-	local bool     // SET LOCAL: undone when the transaction ends
-	path  []string // never modified: states share it
-}
-
-// effect is what a statement does to the session state capture follows:
-// transaction control, or a change of search_path. Most statements have
-// none.
-type effect struct {
-	tx   extract.TxControl
-	path pathSet
-}
-
-func (e effect) none() bool { return e.tx.Kind == extract.TxNone && !e.path.set }
-
-// pathSavepoint is a savepoint with the paths that ROLLBACK TO restores.
-type pathSavepoint struct {
+// savepoint is a savepoint with what ROLLBACK TO restores: the paths, and
+// the writes and deletes made before it (only the known state's marks are
+// read: the worlds decide no write).
+type savepoint struct {
 	name             string
 	current, session []string
+	at               marks
 }
 
-// pathState is a session's search_path as PostgreSQL keeps it.
-type pathState struct {
+// txState is a session's transaction and search_path as PostgreSQL keeps
+// them.
+type txState struct {
 	current   []string // resolves the next statement
 	session   []string // what a commit keeps: current, without SET LOCAL
 	committed []string // when the transaction began: what a rollback restores
 	// savepoints, innermost last. Copies of a state share the array, so it
 	// is never written in place: a new savepoint copies it.
-	savepoints []pathSavepoint
+	savepoints []savepoint
 	inBlock    bool // in an explicit transaction block
 	failed     bool // an error aborted the transaction: a block waits for ROLLBACK, an implicit one rolls back at Sync
 	skipping   bool // worlds only: an error earlier in the batch; the server discards statements until Sync
 }
 
-func newPathState(p []string) pathState {
-	return pathState{current: p, session: p, committed: p}
+func newTxState(p []string) txState {
+	return txState{current: p, session: p, committed: p}
 }
 
-// ran applies a statement the server completed with tag.
-func (s *pathState) ran(e effect, tag string) {
+// ran applies a statement the server completed with tag; at counts the
+// writes and deletes before it, for a SAVEPOINT to keep.
+func (s *txState) ran(e effect, tag string, at marks) {
 	switch e.tx.Kind {
 	case extract.TxBegin:
 		s.inBlock = true
@@ -93,7 +80,7 @@ func (s *pathState) ran(e effect, tag string) {
 		s.end(false, e.tx.Chain)
 	case extract.TxSavepoint:
 		n := len(s.savepoints)
-		s.savepoints = append(s.savepoints[:n:n], pathSavepoint{name: e.tx.Savepoint, current: s.current, session: s.session})
+		s.savepoints = append(s.savepoints[:n:n], savepoint{name: e.tx.Savepoint, current: s.current, session: s.session, at: at})
 	case extract.TxRelease:
 		if i := s.find(e.tx.Savepoint); i >= 0 {
 			s.savepoints = s.savepoints[:i]
@@ -117,7 +104,7 @@ func (s *pathState) ran(e effect, tag string) {
 // end ends the transaction: a commit keeps its session-level SETs, a
 // rollback undoes all of them; SET LOCAL ends either way. chain: COMMIT or
 // ROLLBACK AND CHAIN opened the next block at once.
-func (s *pathState) end(commit, chain bool) {
+func (s *txState) end(commit, chain bool) {
 	if commit {
 		s.committed = s.session
 	} else {
@@ -129,7 +116,7 @@ func (s *pathState) end(commit, chain bool) {
 }
 
 // ready applies a ReadyForQuery: 'I' ends the implicit transaction, if any.
-func (s *pathState) ready(status byte) {
+func (s *txState) ready(status byte) {
 	switch status {
 	case 'I':
 		s.end(!s.failed, false)
@@ -141,7 +128,7 @@ func (s *pathState) ready(status byte) {
 }
 
 // status is the ReadyForQuery status the server would send in state s.
-func (s *pathState) status() byte {
+func (s *txState) status() byte {
 	switch {
 	case !s.inBlock:
 		return 'I'
@@ -151,7 +138,8 @@ func (s *pathState) status() byte {
 	return 'T'
 }
 
-func (s *pathState) find(name string) int {
+// find returns the index of the innermost savepoint named name, or -1.
+func (s *txState) find(name string) int {
 	for i := len(s.savepoints) - 1; i >= 0; i-- {
 		if s.savepoints[i].name == name {
 			return i
@@ -162,14 +150,16 @@ func (s *pathState) find(name string) int {
 
 // idle reports whether s is outside any transaction with a single path,
 // which no outcome can change.
-func (s *pathState) idle() bool {
+func (s *txState) idle() bool {
 	return !s.inBlock && !s.failed && !s.skipping && s.settled()
 }
 
 // live reports whether a statement sent in state s would run at all.
-func (s *pathState) live() bool { return !s.skipping && !(s.inBlock && s.failed) }
+func (s *txState) live() bool { return !s.skipping && !(s.inBlock && s.failed) }
 
-func (s *pathState) equal(o *pathState) bool {
+// equal compares two worlds; savepoint marks, which worlds do not use, are
+// not compared.
+func (s *txState) equal(o *txState) bool {
 	if s.inBlock != o.inBlock || s.failed != o.failed || s.skipping != o.skipping ||
 		!samePath(s.current, o.current) || !samePath(s.session, o.session) || !samePath(s.committed, o.committed) ||
 		len(s.savepoints) != len(o.savepoints) {
@@ -197,7 +187,7 @@ func samePath(a, b []string) bool {
 
 // settled reports whether s holds a single path everywhere, so that no
 // outcome can change it.
-func (s *pathState) settled() bool {
+func (s *txState) settled() bool {
 	if !samePath(s.current, s.session) || !samePath(s.current, s.committed) {
 		return false
 	}

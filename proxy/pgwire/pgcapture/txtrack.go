@@ -31,41 +31,45 @@ func (t *txTracker) AddIntent(seq uint64, id ledger.IntentID) bool {
 	return false
 }
 
-// savepoint marks how many of the transaction's writes and deletes precede it.
-type savepoint struct {
-	name    string
-	writes  int
-	deletes int
-}
-
-// txTracker follows one session's transactions from the requests sent and
-// the results received, and decides for each write-ahead intent whether its
-// writes committed (PostgreSQL protocol, "Extended Query" and "Simple
-// Query": a transaction ends at a ReadyForQuery, never at Flush; a COMMIT
-// of a failed block answers ROLLBACK). It never guesses: when the
+// txTracker is a session's one transaction tracker. It follows the
+// session's transactions from the requests sent and the results received
+// and owns their state: block, failure, savepoints and search_path
+// (txstate.go), as the answers left it and as the requests in flight may
+// leave it (txworlds.go). From that it decides for each write-ahead intent
+// whether its writes committed (PostgreSQL protocol, "Extended Query" and
+// "Simple Query": a transaction ends at a ReadyForQuery, never at Flush; a
+// COMMIT of a failed block answers ROLLBACK), and resolves the next
+// statement's unqualified names (candidates). It never guesses: when the
 // outcome cannot be known (the session ends mid-transaction, PREPARE
-// TRANSACTION) the intent stays pending for recovery to resolve. Pairing
-// answers with requests, it also feeds the session's pathTracker.
+// TRANSACTION) the intent stays pending for recovery to resolve.
 //
 // Not safe for concurrent use: the caller serializes client-side and
 // server-side calls.
 type txTracker struct {
-	out        capture.Decisions
-	queue      []request // values: queuing a request allocates nothing once the slice has grown
-	qbuf       []request // the array queue is a suffix of (see push)
-	seq        uint64
-	writes     []ledger.IntentID // executed writes of the current transaction
-	deletes    []extract.Tag     // executed deletes by id of the current transaction
-	savepoints []savepoint
-	inBlock    bool // in an explicit transaction block
-	failed     bool // an error aborted the current implicit transaction
-	paths      pathTracker
+	out     capture.Decisions
+	queue   []request // values: queuing a request allocates nothing once the slice has grown
+	qbuf    []request // the array queue is a suffix of (see push)
+	seq     uint64
+	writes  []ledger.IntentID // executed writes of the current transaction
+	deletes []extract.Tag     // executed deletes by id of the current transaction
+	// known is the transaction as the server's answers left it; its
+	// savepoints mark where writes and deletes stood.
+	known txState
+	// implicitFailed: an error outside a block, so the implicit
+	// transaction's writes roll back at ReadyForQuery 'I'. A ReadyForQuery
+	// 'I' after an error inside a block (a COMMIT that fails) confirms the
+	// writes, though known counts the block as failed.
+	implicitFailed bool
+	// worlds are the states the session may be in once every request sent
+	// is answered.
+	worlds worlds
 }
 
 // newTxTracker returns a tracker for a session that starts with
 // searchPath.
 func newTxTracker(out capture.Decisions, searchPath []string) *txTracker {
-	return &txTracker{out: out, paths: newPathTracker(searchPath)}
+	known := newTxState(searchPath)
+	return &txTracker{out: out, known: known, worlds: newWorlds(known)}
 }
 
 // Statement records a statement about to be executed (Execute, or one
@@ -77,7 +81,7 @@ func (t *txTracker) Statement(e effect, deletes []extract.Tag, intents ...ledger
 	t.seq++
 	t.push(request{seq: t.seq, eff: e, intents: intents, deletes: deletes})
 	if !e.none() {
-		t.paths.sent(e)
+		t.worlds.sent(e)
 	}
 	return t.seq
 }
@@ -105,7 +109,7 @@ func (t *txTracker) Opaque() {
 // Sync records a Sync message or the end of a simple Query.
 func (t *txTracker) Sync() {
 	t.push(request{sync: true})
-	t.paths.synced()
+	t.worlds.synced()
 }
 
 // Complete records a CommandComplete (also EmptyQueryResponse and
@@ -121,47 +125,45 @@ func (t *txTracker) Complete(tag string) {
 	t.queue = t.queue[1:]
 	t.writes = append(t.writes, r.intents...)
 	t.deletes = append(t.deletes, r.deletes[:min(len(r.deletes), max(0, maxDeletesMarked-len(t.deletes)))]...)
-	if !r.eff.none() {
-		t.paths.ran(r.eff, tag)
+	if r.eff.none() {
+		return
 	}
-	tx := r.eff.tx
+	t.decide(r.eff.tx, tag)
+	t.known.ran(r.eff, tag, marks{writes: len(t.writes), deletes: len(t.deletes)})
+}
+
+// decide settles the transaction's writes and deletes when statement tx,
+// completed with tag, ends the transaction or rolls back to a savepoint.
+// It reads known's savepoints before known applies the statement.
+func (t *txTracker) decide(tx extract.TxControl, tag string) {
 	switch tx.Kind {
-	case extract.TxBegin:
-		t.inBlock = true
 	case extract.TxCommit:
 		// COMMIT of a failed block answers ROLLBACK.
 		if tag == "ROLLBACK" {
-			t.dropFrom(0, 0)
+			t.dropFrom(marks{})
 		} else {
 			t.confirmAll()
 		}
-		t.endBlock(tx.Chain)
+		t.implicitFailed = false
 	case extract.TxRollback:
-		t.dropFrom(0, 0)
-		t.endBlock(tx.Chain)
-	case extract.TxSavepoint:
-		t.savepoints = append(t.savepoints, savepoint{name: tx.Savepoint, writes: len(t.writes), deletes: len(t.deletes)})
-	case extract.TxRelease:
-		if i := t.findSavepoint(tx.Savepoint); i >= 0 {
-			t.savepoints = t.savepoints[:i]
-		}
+		t.dropFrom(marks{})
+		t.implicitFailed = false
 	case extract.TxRollbackTo:
-		if i := t.findSavepoint(tx.Savepoint); i >= 0 {
-			t.dropFrom(t.savepoints[i].writes, t.savepoints[i].deletes)
-			t.savepoints = t.savepoints[:i+1] // ROLLBACK TO keeps the savepoint itself
+		if i := t.known.find(tx.Savepoint); i >= 0 {
+			t.dropFrom(t.known.savepoints[i].at)
 		}
 	case extract.TxPrepare:
 		if tag == "ROLLBACK" {
 			// PREPARE TRANSACTION of a failed block answers ROLLBACK:
 			// nothing was prepared.
-			t.dropFrom(0, 0)
+			t.dropFrom(marks{})
 		} else {
 			// The transaction now lives on as a prepared transaction whose
 			// outcome will be decided by COMMIT/ROLLBACK PREPARED, possibly
 			// from another session: leave its intents pending.
 			t.writes, t.deletes = t.writes[:0], t.deletes[:0]
 		}
-		t.endBlock(false)
+		t.implicitFailed = false
 	}
 }
 
@@ -177,10 +179,10 @@ func (t *txTracker) Error() {
 	if len(skipped) > 0 {
 		t.out.Drop(skipped)
 	}
-	if !t.inBlock {
-		t.failed = true // the implicit transaction rolls back at Sync
+	if !t.known.inBlock {
+		t.implicitFailed = true // the implicit transaction rolls back at Sync
 	}
-	t.paths.failed()
+	t.known.failed = true
 	// In a block the server is now in the failed state ('E'); ROLLBACK or
 	// ROLLBACK TO SAVEPOINT decides what happens to the writes so far.
 }
@@ -203,25 +205,23 @@ func (t *txTracker) Ready(status byte) {
 	if len(skipped) > 0 {
 		t.out.Drop(skipped)
 	}
-	switch status {
-	case 'I':
-		if t.failed {
-			t.dropFrom(0, 0)
+	if status == 'I' {
+		if t.implicitFailed {
+			t.dropFrom(marks{})
 		} else {
 			t.confirmAll() // the implicit transaction committed at Sync
 		}
-		t.endBlock(false)
-	case 'T', 'E':
-		t.inBlock = true
+		t.implicitFailed = false
 	}
-	t.paths.ready(status, t.queue)
+	t.known.ready(status)
+	t.worlds.narrow(&t.known, t.queue)
 }
 
 // Abandon is called when the session ends. Writes whose transaction had
 // not ended are left pending: the server may or may not have committed
 // them (a COMMIT may have been processed after the connection broke).
 func (t *txTracker) Abandon() {
-	t.queue, t.writes, t.deletes, t.savepoints = nil, nil, nil, nil
+	t.queue, t.writes, t.deletes, t.known.savepoints = nil, nil, nil, nil
 }
 
 func (t *txTracker) confirmAll() {
@@ -234,27 +234,23 @@ func (t *txTracker) confirmAll() {
 	t.writes, t.deletes = t.writes[:0], t.deletes[:0]
 }
 
-// dropFrom drops the writes from index w and forgets the deletes from
-// index d: they were rolled back.
-func (t *txTracker) dropFrom(w, d int) {
-	if w < len(t.writes) {
-		t.out.Drop(append([]ledger.IntentID(nil), t.writes[w:]...))
+// dropFrom drops the writes and forgets the deletes after at: they were
+// rolled back.
+func (t *txTracker) dropFrom(at marks) {
+	if at.writes < len(t.writes) {
+		t.out.Drop(append([]ledger.IntentID(nil), t.writes[at.writes:]...))
 	}
-	t.writes = t.writes[:w]
-	t.deletes = t.deletes[:min(d, len(t.deletes))]
+	t.writes = t.writes[:at.writes]
+	t.deletes = t.deletes[:min(at.deletes, len(t.deletes))]
 }
 
-// endBlock ends the transaction; chain: AND CHAIN began the next block.
-func (t *txTracker) endBlock(chain bool) {
-	t.inBlock, t.failed = chain, false
-	t.savepoints = t.savepoints[:0]
-}
+// candidates returns the search_paths under which the next statement may
+// run, and a key naming that set for the analysis cache. The set is
+// shared and must not be modified.
+func (t *txTracker) candidates() (string, [][]string) { return t.worlds.candidates(&t.known) }
 
-func (t *txTracker) findSavepoint(name string) int {
-	for i := len(t.savepoints) - 1; i >= 0; i-- {
-		if t.savepoints[i].name == name {
-			return i
-		}
-	}
-	return -1
+// after is candidates for a statement that follows planned ones, not yet
+// sent: the statements before it in the same simple Query.
+func (t *txTracker) after(planned []effect) (string, [][]string) {
+	return t.worlds.after(&t.known, planned)
 }

@@ -9,8 +9,7 @@ import (
 )
 
 // The worlds: every state a session may be in while answers are in
-// flight (see searchpath.go), and the search_paths they resolve names
-// under.
+// flight (see txstate.go), and the search_paths they resolve names under.
 
 // step adds to out the states w may be in once the server has handled a
 // statement with effect e: it ran, or it failed. "It failed" also stands
@@ -18,7 +17,7 @@ import (
 // the same batch: the server then skips to Sync just the same. That is why
 // statements without an effect need no step, and why every step (even
 // ROLLBACK's) has a failing branch.
-func (w pathState) step(e effect, out []pathState) []pathState {
+func (w txState) step(e effect, out []txState) []txState {
 	if w.skipping {
 		return addWorld(out, w)
 	}
@@ -33,7 +32,7 @@ func (w pathState) step(e effect, out []pathState) []pathState {
 		case extract.TxRollbackTo:
 			if w.find(e.tx.Savepoint) >= 0 {
 				ok := w
-				ok.ran(e, "ROLLBACK")
+				ok.ran(e, "ROLLBACK", marks{})
 				out = addWorld(out, ok)
 			}
 		}
@@ -42,7 +41,7 @@ func (w pathState) step(e effect, out []pathState) []pathState {
 	}
 	if !failsSurely(&w, e) {
 		ok := w
-		ok.ran(e, "COMMIT")
+		ok.ran(e, "COMMIT", marks{})
 		out = addWorld(out, ok)
 	}
 	if e.tx.Kind == extract.TxCommit || e.tx.Kind == extract.TxPrepare {
@@ -59,7 +58,7 @@ func (w pathState) step(e effect, out []pathState) []pathState {
 
 // failsSurely reports the statements PostgreSQL refuses in state w:
 // SAVEPOINT outside a block, RELEASE or ROLLBACK TO of no savepoint.
-func failsSurely(w *pathState, e effect) bool {
+func failsSurely(w *txState, e effect) bool {
 	switch e.tx.Kind {
 	case extract.TxSavepoint:
 		return !w.inBlock
@@ -73,7 +72,7 @@ func failsSurely(w *pathState, e effect) bool {
 // Sync or the end of a simple Query: the skipping ends, and an implicit
 // transaction commits, or rolls back if any statement in it failed (one
 // with no effect, or the commit itself) — so a running w branches in two.
-func (w pathState) sync(out []pathState) []pathState {
+func (w txState) sync(out []txState) []txState {
 	if !w.skipping {
 		ok := w
 		ok.ready(ok.status())
@@ -85,7 +84,7 @@ func (w pathState) sync(out []pathState) []pathState {
 }
 
 // addWorld appends w to out unless out holds the same state already.
-func addWorld(out []pathState, w pathState) []pathState {
+func addWorld(out []txState, w txState) []txState {
 	for i := range out {
 		if out[i].equal(&w) {
 			return out
@@ -104,19 +103,17 @@ const (
 	maxReplay = 256
 )
 
-// pathTracker follows a session's search_path (see the top of this file).
-// The txTracker, which pairs the server's answers with the requests,
-// feeds it: sent and synced as the client sends (only statements with an
-// effect), ran, failed and ready as the server answers. Not safe for
-// concurrent use.
-type pathTracker struct {
-	known pathState // after every request the server has answered
-	// worlds are the states the session may be in once the server has
-	// handled every request sent (a superset: answers narrow it at
-	// ReadyForQuery); [known] when nothing is in flight. The first is the
-	// one where everything succeeds.
-	worlds  []pathState
-	scratch []pathState
+// worlds are the states a session may be in once the server has handled
+// every request sent: a superset, which the server's answers narrow down
+// at ReadyForQuery. The txTracker feeds them: sent and synced as the
+// client sends (only statements with an effect), narrow as the server
+// answers. Not safe for concurrent use.
+type worlds struct {
+	// states holds one state per outcome still possible; [known] when
+	// nothing is in flight. The first is the one where everything
+	// succeeds.
+	states  []txState
+	scratch []txState
 	wide    bool // more worlds than maxWorlds: resolve against anyPath
 
 	// cands and key memoize the last candidate set and its cache key.
@@ -124,81 +121,74 @@ type pathTracker struct {
 	key   string
 }
 
-func newPathTracker(initial []string) pathTracker {
-	k := newPathState(initial)
-	return pathTracker{known: k, worlds: []pathState{k}}
+func newWorlds(known txState) worlds {
+	return worlds{states: []txState{known}}
 }
 
 // sent records a statement with an effect, sent to the server.
-func (t *pathTracker) sent(e effect) {
-	if t.wide {
+func (ws *worlds) sent(e effect) {
+	if ws.wide {
 		return
 	}
-	next := t.scratch[:0]
-	for _, w := range t.worlds {
+	next := ws.scratch[:0]
+	for _, w := range ws.states {
 		next = w.step(e, next)
 	}
-	t.advance(next)
+	ws.advance(next)
 }
 
 // synced records a Sync, or the end of a simple Query, sent to the server.
-func (t *pathTracker) synced() {
-	if t.wide {
+func (ws *worlds) synced() {
+	if ws.wide {
 		return
 	}
-	if len(t.worlds) == 1 && t.worlds[0].idle() {
+	if len(ws.states) == 1 && ws.states[0].idle() {
 		return // commit or rollback, the path stays
 	}
-	next := t.scratch[:0]
-	for _, w := range t.worlds {
+	next := ws.scratch[:0]
+	for _, w := range ws.states {
 		next = w.sync(next)
 	}
-	t.advance(next)
+	ws.advance(next)
 }
 
-func (t *pathTracker) advance(next []pathState) {
-	t.scratch, t.worlds = t.worlds[:0], next
-	if len(t.worlds) > maxWorlds {
-		t.wide = true
-		t.worlds = t.worlds[:0]
+func (ws *worlds) advance(next []txState) {
+	ws.scratch, ws.states = ws.states[:0], next
+	if len(ws.states) > maxWorlds {
+		ws.wide = true
+		ws.states = ws.states[:0]
 	}
 }
 
-// ran records that the server completed a statement with an effect.
-func (t *pathTracker) ran(e effect, tag string) { t.known.ran(e, tag) }
-
-// failed records an ErrorResponse.
-func (t *pathTracker) failed() { t.known.failed = true }
-
-// ready records a ReadyForQuery; pending are the requests still in flight.
-func (t *pathTracker) ready(status byte, pending []request) {
-	t.known.ready(status)
-	if !t.wide && t.allSettledAlike() {
+// narrow starts the worlds again from known, the state a ReadyForQuery
+// just left, replaying pending, the requests still in flight.
+func (ws *worlds) narrow(known *txState, pending []request) {
+	if !ws.wide && ws.allSettledAlike() {
 		// Narrowing down cannot change any path: keep the worlds.
 		if len(pending) == 0 {
-			t.worlds = append(t.worlds[:0], t.known)
+			ws.states = append(ws.states[:0], *known)
 		}
 		return
 	}
 	if len(pending) > maxReplay {
 		return
 	}
-	t.wide = false
-	t.worlds = append(t.worlds[:0], t.known)
+	ws.wide = false
+	ws.states = append(ws.states[:0], *known)
 	for i := range pending {
 		switch r := &pending[i]; {
 		case r.sync:
-			t.synced()
+			ws.synced()
 		case !r.eff.none():
-			t.sent(r.eff)
+			ws.sent(r.eff)
 		}
 	}
 }
 
 // allSettledAlike reports whether every world holds the same single path.
-func (t *pathTracker) allSettledAlike() bool {
-	for i := range t.worlds {
-		if !t.worlds[i].settled() || !samePath(t.worlds[i].current, t.worlds[0].current) {
+func (ws *worlds) allSettledAlike() bool {
+	for i := range ws.states {
+		if !ws.states[i].settled() || !samePath(ws.states[i].current, ws.states[0].current) {
 			return false
 		}
 	}
@@ -206,46 +196,47 @@ func (t *pathTracker) allSettledAlike() bool {
 }
 
 // candidates returns the search_paths under which the next statement may
-// run, and a key naming that set for the analysis cache. The set is
-// shared and must not be modified.
-func (t *pathTracker) candidates() (string, [][]string) {
+// run, and a key naming that set for the analysis cache; known answers
+// for a statement that cannot run. The set is shared and must not be
+// modified.
+func (ws *worlds) candidates(known *txState) (string, [][]string) {
 	var buf [maxWorlds][]string
 	paths := buf[:0]
 	switch {
-	case t.wide:
+	case ws.wide:
 		paths = append(paths, anyPath)
 	default:
-		for i := range t.worlds {
-			if t.worlds[i].live() {
-				paths = addPath(paths, t.worlds[i].current)
+		for i := range ws.states {
+			if ws.states[i].live() {
+				paths = addPath(paths, ws.states[i].current)
 			}
 		}
 		if len(paths) == 0 {
 			// The statement cannot run (it follows an error in its batch,
 			// or comes in an aborted block): any answer will do.
-			paths = append(paths, t.known.current)
+			paths = append(paths, known.current)
 		}
 	}
-	if !slices.EqualFunc(paths, t.cands, samePath) {
-		t.cands = slices.Clone(paths)
-		t.key = pathsKey(t.cands)
+	if !slices.EqualFunc(paths, ws.cands, samePath) {
+		ws.cands = slices.Clone(paths)
+		ws.key = pathsKey(ws.cands)
 	}
-	return t.key, t.cands
+	return ws.key, ws.cands
 }
 
 // after is candidates for a statement that follows planned ones, not yet
 // sent: the statements before it in the same simple Query.
-func (t *pathTracker) after(planned []effect) (string, [][]string) {
-	if t.wide || !slices.ContainsFunc(planned, func(e effect) bool { return !e.none() }) {
-		return t.candidates()
+func (ws *worlds) after(known *txState, planned []effect) (string, [][]string) {
+	if ws.wide || !slices.ContainsFunc(planned, func(e effect) bool { return !e.none() }) {
+		return ws.candidates(known)
 	}
-	ahead := pathTracker{known: t.known, worlds: slices.Clone(t.worlds), cands: t.cands, key: t.key}
+	ahead := worlds{states: slices.Clone(ws.states), cands: ws.cands, key: ws.key}
 	for _, e := range planned {
 		if !e.none() {
 			ahead.sent(e)
 		}
 	}
-	return ahead.candidates()
+	return ahead.candidates(known)
 }
 
 func addPath(paths [][]string, p []string) [][]string {
