@@ -167,7 +167,7 @@ var emptyTreeRoot = tlog.Hash(sha256.Sum256(nil))
 // standard base64 of the 32-byte root hash, one per line, then any
 // non-empty extension lines, which are signed but not interpreted. The
 // empty tree's root must be SHA-256(""). It checks no signature: the
-// transparency log (package tlog) and the verifiers share it so that a
+// transparency log (package translog) and the verifiers share it so that a
 // checkpoint reads alike everywhere.
 func ParseCheckpointText(text string) (Checkpoint, error) {
 	if !strings.HasSuffix(text, "\n") {

@@ -10,14 +10,14 @@ import (
 
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/ledger"
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 )
 
 // Certifier signs certificates and keeps the transparency log.
 type Certifier struct {
 	signer      *certificate.Signer
 	keys        certificate.KeySet
-	log         *tlog.Log
+	log         *translog.Log
 	validFor    time.Duration
 	rulesSHA256 string
 	tool        string
@@ -28,7 +28,7 @@ type Certifier struct {
 type CertifierConfig struct {
 	Signer      *certificate.Signer
 	Keys        certificate.KeySet // what Verify trusts (current and retired keys)
-	Log         *tlog.Log
+	Log         *translog.Log
 	ValidFor    time.Duration // a certificate's claim stands this long (default a year)
 	RulesSHA256 string        // digest of the capture rules in force
 	Tool        string        // "lethe-proxy 0.1.0"
@@ -120,7 +120,7 @@ func (c *Certifier) certify(ctx context.Context, r ledger.ForgetRequest, st *jou
 
 // attachProof signs a checkpoint of the log as it is now and hands attach
 // the proof that it holds leaf at index.
-func (c *Certifier) attachProof(ctx context.Context, leaf []byte, index int64, attach func([]byte, int64, tlog.RecordProof, string)) error {
+func (c *Certifier) attachProof(ctx context.Context, leaf []byte, index int64, attach func([]byte, int64, translog.RecordProof, string)) error {
 	cp, err := c.log.Sign(ctx)
 	if err != nil {
 		return err
@@ -268,7 +268,7 @@ func (c *Certifier) consistency(ctx context.Context, oldSize, newSize int64) (Co
 	return ConsistencyProof{OldSize: oldSize, NewSize: newSize, Hashes: hashes(proof)}, nil
 }
 
-func hashes(hs []tlog.Hash) [][]byte {
+func hashes(hs []translog.Hash) [][]byte {
 	out := make([][]byte, len(hs))
 	for i := range hs {
 		out[i] = append([]byte(nil), hs[i][:]...)

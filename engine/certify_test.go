@@ -8,17 +8,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/certificate"
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 )
 
 func TestCertifier_AnnouncesEachSigningKeyOnce(t *testing.T) {
 	ctx := context.Background()
-	storage := &tlog.MemoryStorage{}
+	storage := &translog.MemoryStorage{}
 	const origin = "test.lethe/log"
 	certifier := func() *Certifier {
 		s, err := certificate.GenerateKey(rand.Reader)
 		require.NoError(t, err)
-		l, err := tlog.New(storage, s.NoteSigner(origin), origin)
+		l, err := translog.New(storage, s.NoteSigner(origin), origin)
 		require.NoError(t, err)
 		return NewCertifier(CertifierConfig{Signer: s, Log: l})
 	}

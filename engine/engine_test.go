@@ -15,7 +15,7 @@ import (
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/ledger"
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 )
 
 // fakeLayer is a store whose deletes become visible late: after a delete,
@@ -113,7 +113,7 @@ func newTestEngineWith(t *testing.T, deadline time.Duration, wrap func(Ledger) L
 	signer, err := certificate.GenerateKey(rand.Reader)
 	require.NoError(t, err)
 	const origin = "test.lethe/log"
-	log, err := tlog.New(&tlog.MemoryStorage{}, signer.NoteSigner(origin), origin)
+	log, err := translog.New(&translog.MemoryStorage{}, signer.NoteSigner(origin), origin)
 	require.NoError(t, err)
 	keys, err := certificate.NewKeySet(origin, signer.TrustedKey(time.Unix(0, 0)))
 	require.NoError(t, err)

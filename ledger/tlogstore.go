@@ -7,10 +7,10 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 )
 
-// The transparency log's storage. Package tlog defines the contract
-// (tlog.Storage); SQLiteTlog and PostgresTlog satisfy it structurally,
+// The transparency log's storage. Package translog defines the contract
+// (translog.Storage); SQLiteTlog and PostgresTlog satisfy it structurally,
 // using golang.org/x/mod/sumdb/tlog's types, so that this package does not
-// import package tlog and dependencies keep pointing from the engine to
+// import package translog and dependencies keep pointing from the engine to
 // both. Records are dense leaf indexes from 0; stored hashes are keyed by
 // tlog.StoredHashIndex; one signed checkpoint per tree size, ever.
 

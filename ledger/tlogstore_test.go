@@ -11,8 +11,9 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 )
 
-// tlogStore is tlog.Storage restated, so that this package's tests do not
-// import package tlog (tlog's own tests run a tlog.Log over both backends).
+// tlogStore is translog.Storage restated, so that this package's tests do
+// not import package translog (its own tests run a translog.Log over both
+// backends).
 type tlogStore interface {
 	Append(ctx context.Context, record []byte, hashes func(n int64, r tlog.HashReader) ([]tlog.Hash, error)) (int64, error)
 	ReadHashes(ctx context.Context, indexes []int64) ([]tlog.Hash, error)

@@ -1,4 +1,4 @@
-package tlog_test
+package translog_test
 
 import (
 	"context"
@@ -15,12 +15,12 @@ import (
 	"time"
 
 	"github.com/lethe-privacy/lethe/ledger"
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 	"github.com/stretchr/testify/require"
 	merkle "golang.org/x/mod/sumdb/tlog"
 )
 
-var benchEntries = flag.Int64("tlog.entries", 1_000_000, "records already in the log that BenchmarkAppendAndProve appends to")
+var benchEntries = flag.Int64("translog.entries", 1_000_000, "records already in the log that BenchmarkAppendAndProve appends to")
 
 // benchRecord is about the size of an erasure event's record.
 func benchRecord(i int64) []byte {
@@ -29,13 +29,13 @@ func benchRecord(i int64) []byte {
 
 // BenchmarkAppendAndProve measures what the engine does per erasure: append
 // the event, then prove its inclusion in the tree that now holds it, on a
-// log already holding -tlog.entries records. It reports the 99th
+// log already holding -translog.entries records. It reports the 99th
 // percentile latency; the target is under 5 ms.
 //
 //	go test -run '^$' -bench AppendAndProve -benchtime 10000x ./tlog/
 func BenchmarkAppendAndProve(b *testing.B) {
 	b.Run("memory", func(b *testing.B) {
-		s := &tlog.MemoryStorage{}
+		s := &translog.MemoryStorage{}
 		l := newLog(b, s)
 		for i := range *benchEntries {
 			_, err := l.Append(context.Background(), benchRecord(i))
@@ -51,7 +51,7 @@ func BenchmarkAppendAndProve(b *testing.B) {
 	})
 }
 
-func benchAppendAndProve(b *testing.B, l *tlog.Log) {
+func benchAppendAndProve(b *testing.B, l *translog.Log) {
 	ctx := context.Background()
 	size, err := l.Size(ctx)
 	require.NoError(b, err)
@@ -120,9 +120,9 @@ func buildSQLiteBenchFile(b *testing.B, path string, entries int64) {
 	insHash, err := tx.Prepare(`INSERT INTO tlog_hashes (idx, hash) VALUES (?, ?)`)
 	require.NoError(b, err)
 
-	hashes := make([]tlog.Hash, 0, merkle.StoredHashCount(entries))
-	reader := merkle.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(indexes))
+	hashes := make([]translog.Hash, 0, merkle.StoredHashCount(entries))
+	reader := merkle.HashReaderFunc(func(indexes []int64) ([]translog.Hash, error) {
+		out := make([]translog.Hash, len(indexes))
 		for i, x := range indexes {
 			out[i] = hashes[x]
 		}

@@ -1,11 +1,11 @@
-package tlog_test
+package translog_test
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/mod/sumdb/note"
 )
@@ -13,7 +13,7 @@ import (
 const emptyRootB64 = "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=" // SHA-256("")
 
 func TestParseCheckpoint_ReadsWhatSignWrites(t *testing.T) {
-	l := newLog(t, &tlog.MemoryStorage{})
+	l := newLog(t, &translog.MemoryStorage{})
 	appendRecords(t, l, 0, 10)
 	cp := sign(t, l)
 	require.Equal(t, testOrigin, cp.Origin)
@@ -26,7 +26,7 @@ func TestParseCheckpoint_ReadsWhatSignWrites(t *testing.T) {
 	require.NoError(t, err)
 	cosigned, err := note.Sign(n, witness.signer)
 	require.NoError(t, err)
-	got, err := tlog.ParseCheckpoint(cosigned, verifiers)
+	got, err := translog.ParseCheckpoint(cosigned, verifiers)
 	require.NoError(t, err)
 	require.Equal(t, cp.Root, got.Root)
 }
@@ -34,7 +34,7 @@ func TestParseCheckpoint_ReadsWhatSignWrites(t *testing.T) {
 func TestParseCheckpoint_Rejects(t *testing.T) {
 	root := "gSKyXoYZUgZ6jduWYrkDOARinOMGJveXjgMkBTcdPlQ="
 	good := signText(t, logKey, testOrigin+"\n5\n"+root+"\n")
-	_, err := tlog.ParseCheckpoint(good, verifiers)
+	_, err := translog.ParseCheckpoint(good, verifiers)
 	require.NoError(t, err)
 	edited := bytes.Replace(good, []byte("\n5\n"), []byte("\n6\n"), 1)
 
@@ -43,40 +43,40 @@ func TestParseCheckpoint_Rejects(t *testing.T) {
 		note []byte
 		want error
 	}{
-		{"SignedByAnotherKeyOfTheSameName", signText(t, forgerKey, testOrigin+"\n5\n"+root+"\n"), tlog.ErrUnverifiedCheckpoint},
-		{"SignedByAKnownKeyNotNamedAfterTheOrigin", signText(t, otherKey, testOrigin+"\n5\n"+root+"\n"), tlog.ErrUnverifiedCheckpoint},
-		{"EditedBody", edited, tlog.ErrUnverifiedCheckpoint},
-		{"Unsigned", []byte(testOrigin + "\n5\n" + root + "\n"), tlog.ErrMalformedCheckpoint},
-		{"NotANote", []byte("hello"), tlog.ErrMalformedCheckpoint},
-		{"SizeWithLetters", signText(t, logKey, testOrigin+"\n5a\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
-		{"NegativeSize", signText(t, logKey, testOrigin+"\n-5\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
-		{"SizeWithPlus", signText(t, logKey, testOrigin+"\n+5\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
-		{"SizeWithLeadingZero", signText(t, logKey, testOrigin+"\n05\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
-		{"SizeWithSpace", signText(t, logKey, testOrigin+"\n 5\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
-		{"SizeHex", signText(t, logKey, testOrigin+"\n0x5\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
-		{"SizeOverflows", signText(t, logKey, testOrigin+"\n9223372036854775808\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
-		{"EmptySize", signText(t, logKey, testOrigin+"\n\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
-		{"RootNotBase64", signText(t, logKey, testOrigin+"\n5\nnot*base64\n"), tlog.ErrMalformedCheckpoint},
-		{"RootTooShort", signText(t, logKey, testOrigin+"\n5\nAAAA\n"), tlog.ErrMalformedCheckpoint},
-		{"RootURLBase64", signText(t, logKey, testOrigin+"\n5\n"+strings.NewReplacer("+", "-", "/", "_").Replace("47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")+"\n"), tlog.ErrMalformedCheckpoint},
-		{"RootWithoutPadding", signText(t, logKey, testOrigin+"\n5\n"+strings.TrimSuffix(root, "=")+"\n"), tlog.ErrMalformedCheckpoint},
-		{"RootNonCanonicalPadBits", signText(t, logKey, testOrigin+"\n5\n"+root[:42]+"R=\n"), tlog.ErrMalformedCheckpoint},
-		{"BlankExtensionLine", signText(t, logKey, testOrigin+"\n5\n"+root+"\n\nextension\n"), tlog.ErrMalformedCheckpoint},
-		{"TwoLines", signText(t, logKey, testOrigin+"\n5\n"), tlog.ErrMalformedCheckpoint},
-		{"EmptyOrigin", signText(t, logKey, "\n5\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
-		{"EmptyTreeWithARoot", signText(t, logKey, testOrigin+"\n0\n"+root+"\n"), tlog.ErrMalformedCheckpoint},
+		{"SignedByAnotherKeyOfTheSameName", signText(t, forgerKey, testOrigin+"\n5\n"+root+"\n"), translog.ErrUnverifiedCheckpoint},
+		{"SignedByAKnownKeyNotNamedAfterTheOrigin", signText(t, otherKey, testOrigin+"\n5\n"+root+"\n"), translog.ErrUnverifiedCheckpoint},
+		{"EditedBody", edited, translog.ErrUnverifiedCheckpoint},
+		{"Unsigned", []byte(testOrigin + "\n5\n" + root + "\n"), translog.ErrMalformedCheckpoint},
+		{"NotANote", []byte("hello"), translog.ErrMalformedCheckpoint},
+		{"SizeWithLetters", signText(t, logKey, testOrigin+"\n5a\n"+root+"\n"), translog.ErrMalformedCheckpoint},
+		{"NegativeSize", signText(t, logKey, testOrigin+"\n-5\n"+root+"\n"), translog.ErrMalformedCheckpoint},
+		{"SizeWithPlus", signText(t, logKey, testOrigin+"\n+5\n"+root+"\n"), translog.ErrMalformedCheckpoint},
+		{"SizeWithLeadingZero", signText(t, logKey, testOrigin+"\n05\n"+root+"\n"), translog.ErrMalformedCheckpoint},
+		{"SizeWithSpace", signText(t, logKey, testOrigin+"\n 5\n"+root+"\n"), translog.ErrMalformedCheckpoint},
+		{"SizeHex", signText(t, logKey, testOrigin+"\n0x5\n"+root+"\n"), translog.ErrMalformedCheckpoint},
+		{"SizeOverflows", signText(t, logKey, testOrigin+"\n9223372036854775808\n"+root+"\n"), translog.ErrMalformedCheckpoint},
+		{"EmptySize", signText(t, logKey, testOrigin+"\n\n"+root+"\n"), translog.ErrMalformedCheckpoint},
+		{"RootNotBase64", signText(t, logKey, testOrigin+"\n5\nnot*base64\n"), translog.ErrMalformedCheckpoint},
+		{"RootTooShort", signText(t, logKey, testOrigin+"\n5\nAAAA\n"), translog.ErrMalformedCheckpoint},
+		{"RootURLBase64", signText(t, logKey, testOrigin+"\n5\n"+strings.NewReplacer("+", "-", "/", "_").Replace("47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")+"\n"), translog.ErrMalformedCheckpoint},
+		{"RootWithoutPadding", signText(t, logKey, testOrigin+"\n5\n"+strings.TrimSuffix(root, "=")+"\n"), translog.ErrMalformedCheckpoint},
+		{"RootNonCanonicalPadBits", signText(t, logKey, testOrigin+"\n5\n"+root[:42]+"R=\n"), translog.ErrMalformedCheckpoint},
+		{"BlankExtensionLine", signText(t, logKey, testOrigin+"\n5\n"+root+"\n\nextension\n"), translog.ErrMalformedCheckpoint},
+		{"TwoLines", signText(t, logKey, testOrigin+"\n5\n"), translog.ErrMalformedCheckpoint},
+		{"EmptyOrigin", signText(t, logKey, "\n5\n"+root+"\n"), translog.ErrMalformedCheckpoint},
+		{"EmptyTreeWithARoot", signText(t, logKey, testOrigin+"\n0\n"+root+"\n"), translog.ErrMalformedCheckpoint},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := tlog.ParseCheckpoint(c.note, verifiers)
+			_, err := translog.ParseCheckpoint(c.note, verifiers)
 			require.ErrorIs(t, err, c.want)
 		})
 	}
 
-	_, err = tlog.ParseCheckpoint(signText(t, logKey, testOrigin+"\n0\n"+emptyRootB64+"\n"), verifiers)
+	_, err = translog.ParseCheckpoint(signText(t, logKey, testOrigin+"\n0\n"+emptyRootB64+"\n"), verifiers)
 	require.NoError(t, err, "the empty tree")
 	// C2SP tlog-checkpoint: extension lines are signed, and clients that
 	// do not know them ignore them; certificate verifiers read them alike.
-	_, err = tlog.ParseCheckpoint(signText(t, logKey, testOrigin+"\n5\n"+root+"\nextension\n"), verifiers)
+	_, err = translog.ParseCheckpoint(signText(t, logKey, testOrigin+"\n5\n"+root+"\nextension\n"), verifiers)
 	require.NoError(t, err, "an extension line")
 }
 
@@ -85,7 +85,7 @@ func TestParseCheckpoint_Rejects(t *testing.T) {
 // refuse it, and so does the log's client.
 func TestParseCheckpoint_RefusesSignatureLinesNotInCanonicalBase64(t *testing.T) {
 	good := signText(t, logKey, testOrigin+"\n5\ngSKyXoYZUgZ6jduWYrkDOARinOMGJveXjgMkBTcdPlQ=\n")
-	_, err := tlog.ParseCheckpoint(good, verifiers)
+	_, err := translog.ParseCheckpoint(good, verifiers)
 	require.NoError(t, err)
 	// The signature line holds 68 bytes: its last digit before "=" carries
 	// two bits that no byte holds.
@@ -94,6 +94,6 @@ func TestParseCheckpoint_RefusesSignatureLinesNotInCanonicalBase64(t *testing.T)
 	d := strings.IndexByte(digits, good[i])
 	require.Zero(t, d%4, "stray bits already set in %s", good)
 	stray := append(append(bytes.Clone(good[:i]), digits[d+1]), good[i+1:]...)
-	_, err = tlog.ParseCheckpoint(stray, verifiers)
-	require.ErrorIs(t, err, tlog.ErrMalformedCheckpoint)
+	_, err = translog.ParseCheckpoint(stray, verifiers)
+	require.ErrorIs(t, err, translog.ErrMalformedCheckpoint)
 }

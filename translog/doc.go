@@ -1,4 +1,4 @@
-// Package tlog is Lethe's transparency log: an append-only Merkle tree of
+// Package translog is Lethe's transparency log: an append-only Merkle tree of
 // opaque records (RFC 6962, https://www.rfc-editor.org/rfc/rfc6962, built on
 // golang.org/x/mod/sumdb/tlog), one record per erasure event, whose heads
 // are published as checkpoints in the c2sp.org/tlog-checkpoint format,
@@ -33,7 +33,7 @@
 // The types Hash, RecordProof, TreeProof and HashReader are those of
 // golang.org/x/mod/sumdb/tlog, re-exported so that callers need import
 // only this package.
-package tlog
+package translog
 
 import merkle "golang.org/x/mod/sumdb/tlog"
 

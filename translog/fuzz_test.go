@@ -1,11 +1,11 @@
-package tlog_test
+package translog_test
 
 import (
 	"bytes"
 	"fmt"
 	"testing"
 
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 )
 
 // Seeds beyond these live in testdata/fuzz/<FuzzName>; they are signed
@@ -17,7 +17,7 @@ func FuzzParseCheckpoint(f *testing.F) {
 	f.Add(signText(f, logKey, testOrigin+"\n0\n"+emptyRootB64+"\n"))
 	f.Add([]byte("not a note"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cp, err := tlog.ParseCheckpoint(data, verifiers)
+		cp, err := translog.ParseCheckpoint(data, verifiers)
 		if err != nil {
 			return
 		}
@@ -38,15 +38,15 @@ func FuzzParseProof(f *testing.F) {
 	p, text := proofFixture(f)
 	f.Add(text)
 	p.Extra = []byte{0, 1, 2}
-	f.Add(tlog.FormatProof(p))
+	f.Add(translog.FormatProof(p))
 	f.Add([]byte("c2sp.org/tlog-proof@v1\nindex 0\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := tlog.ParseProof(data, verifiers)
+		p, err := translog.ParseProof(data, verifiers)
 		if err != nil {
 			return
 		}
 		// The parser accepts one text form per proof.
-		if got := tlog.FormatProof(p); !bytes.Equal(got, data) {
+		if got := translog.FormatProof(p); !bytes.Equal(got, data) {
 			t.Fatalf("ParseProof(%q) formats back as %q", data, got)
 		}
 		if p.Index < 0 || p.Index >= p.Checkpoint.Size || len(p.Hashes) > 63 {

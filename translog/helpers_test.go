@@ -1,4 +1,4 @@
-package tlog_test
+package translog_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/mod/sumdb/note"
 )
@@ -51,9 +51,9 @@ var (
 )
 
 // newLog is a log over s signed with logKey.
-func newLog(t testing.TB, s tlog.Storage) *tlog.Log {
+func newLog(t testing.TB, s translog.Storage) *translog.Log {
 	t.Helper()
-	l, err := tlog.New(s, logKey.signer, testOrigin)
+	l, err := translog.New(s, logKey.signer, testOrigin)
 	require.NoError(t, err)
 	return l
 }
@@ -61,7 +61,7 @@ func newLog(t testing.TB, s tlog.Storage) *tlog.Log {
 func record(i int) []byte { return []byte(fmt.Sprintf("erasure event %d", i)) }
 
 // appendRecords appends record(from) … record(to-1).
-func appendRecords(t testing.TB, l *tlog.Log, from, to int) {
+func appendRecords(t testing.TB, l *translog.Log, from, to int) {
 	t.Helper()
 	for i := from; i < to; i++ {
 		n, err := l.Append(context.Background(), record(i))
@@ -71,11 +71,11 @@ func appendRecords(t testing.TB, l *tlog.Log, from, to int) {
 }
 
 // sign signs l's current tree and parses the result as a client would.
-func sign(t testing.TB, l *tlog.Log) tlog.Checkpoint {
+func sign(t testing.TB, l *translog.Log) translog.Checkpoint {
 	t.Helper()
 	cp, err := l.Sign(context.Background())
 	require.NoError(t, err)
-	parsed, err := tlog.ParseCheckpoint(cp.Note, verifiers)
+	parsed, err := translog.ParseCheckpoint(cp.Note, verifiers)
 	require.NoError(t, err)
 	require.Equal(t, cp, parsed)
 	return parsed
@@ -92,9 +92,9 @@ func signText(t testing.TB, k key, text string) []byte {
 // forkedCheckpoint is a checkpoint of size records, signed with the log's
 // key, of a tree whose records differ from record(i): what a log that
 // rewrote its history would sign.
-func forkedCheckpoint(t testing.TB, size int) tlog.Checkpoint {
+func forkedCheckpoint(t testing.TB, size int) translog.Checkpoint {
 	t.Helper()
-	fork := newLog(t, &tlog.MemoryStorage{})
+	fork := newLog(t, &translog.MemoryStorage{})
 	for i := range size {
 		_, err := fork.Append(context.Background(), []byte(fmt.Sprintf("rewritten event %d", i)))
 		require.NoError(t, err)

@@ -1,4 +1,4 @@
-package tlog_test
+package translog_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/lethe-privacy/lethe/ledger"
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,13 +20,13 @@ import (
 // the same over them as over MemoryStorage.
 
 var (
-	_ tlog.Storage = (*ledger.SQLiteTlog)(nil)
-	_ tlog.Storage = (*ledger.PostgresTlog)(nil)
+	_ translog.Storage = (*ledger.SQLiteTlog)(nil)
+	_ translog.Storage = (*ledger.PostgresTlog)(nil)
 )
 
-func sqliteStorage(t *testing.T) func(t *testing.T) tlog.Storage {
+func sqliteStorage(t *testing.T) func(t *testing.T) translog.Storage {
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	return func(t *testing.T) tlog.Storage {
+	return func(t *testing.T) translog.Storage {
 		l, err := ledger.OpenSQLite(path, ledger.Options{})
 		require.NoError(t, err)
 		t.Cleanup(func() { l.Close() })
@@ -48,7 +48,7 @@ func pgConnString(t *testing.T) string {
 		os.Getenv("LETHE_TEST_PG_PASSWORD"), os.Getenv("LETHE_TEST_PG_DB"))
 }
 
-func postgresStorage(t *testing.T) func(t *testing.T) tlog.Storage {
+func postgresStorage(t *testing.T) func(t *testing.T) translog.Storage {
 	conn := pgConnString(t)
 	var b [6]byte
 	rand.Read(b[:])
@@ -66,7 +66,7 @@ func postgresStorage(t *testing.T) func(t *testing.T) tlog.Storage {
 			t.Errorf("drop test schema %s: %v", schema, err)
 		}
 	})
-	return func(t *testing.T) tlog.Storage {
+	return func(t *testing.T) translog.Storage {
 		l, err := ledger.OpenPostgres(context.Background(), conn, ledger.Options{Schema: schema})
 		require.NoError(t, err)
 		t.Cleanup(func() { l.Close() })

@@ -1,11 +1,11 @@
-package tlog_test
+package translog_test
 
 import (
 	"context"
 	"sync"
 	"testing"
 
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 	"github.com/stretchr/testify/require"
 	merkle "golang.org/x/mod/sumdb/tlog"
 )
@@ -13,11 +13,11 @@ import (
 // storageOpener makes a fresh, empty storage and returns a function that
 // opens a handle on it; every call opens another handle on the same
 // storage (another process sharing the ledger, for the databases).
-type storageOpener func(t *testing.T) (open func(t *testing.T) tlog.Storage)
+type storageOpener func(t *testing.T) (open func(t *testing.T) translog.Storage)
 
-func memoryStorage(t *testing.T) func(t *testing.T) tlog.Storage {
-	s := &tlog.MemoryStorage{}
-	return func(*testing.T) tlog.Storage { return s }
+func memoryStorage(t *testing.T) func(t *testing.T) translog.Storage {
+	s := &translog.MemoryStorage{}
+	return func(*testing.T) translog.Storage { return s }
 }
 
 func TestLog_Memory(t *testing.T) { runLogSuite(t, memoryStorage) }
@@ -25,7 +25,7 @@ func TestLog_Memory(t *testing.T) { runLogSuite(t, memoryStorage) }
 // runLogSuite is the behaviour of a Log over any Storage.
 func runLogSuite(t *testing.T, newStorage storageOpener) {
 	ctx := context.Background()
-	fresh := func(t *testing.T) *tlog.Log { return newLog(t, newStorage(t)(t)) }
+	fresh := func(t *testing.T) *translog.Log { return newLog(t, newStorage(t)(t)) }
 
 	t.Run("AppendReturnsIndexes_RecordsReadBack", func(t *testing.T) {
 		l := fresh(t)
@@ -52,12 +52,12 @@ func runLogSuite(t *testing.T, newStorage storageOpener) {
 		cp := sign(t, l)
 		proof, err := l.InclusionProof(ctx, n, cp.Size)
 		require.NoError(t, err)
-		require.NoError(t, tlog.VerifyInclusion(cp, n, []byte{}, proof))
+		require.NoError(t, translog.VerifyInclusion(cp, n, []byte{}, proof))
 	})
 
 	t.Run("InclusionForEveryIndex_ConsistencyForEveryPair_Sizes0To40", func(t *testing.T) {
 		l := fresh(t)
-		cps := []tlog.Checkpoint{sign(t, l)} // cps[size]
+		cps := []translog.Checkpoint{sign(t, l)} // cps[size]
 		for size := 1; size <= 40; size++ {
 			appendRecords(t, l, size-1, size)
 			cp := sign(t, l)
@@ -66,17 +66,17 @@ func runLogSuite(t *testing.T, newStorage storageOpener) {
 			for i := range int64(size) {
 				proof, err := l.InclusionProof(ctx, i, cp.Size)
 				require.NoError(t, err)
-				require.NoError(t, tlog.VerifyInclusion(cp, i, record(int(i)), proof), "record %d in tree %d", i, size)
-				require.ErrorIs(t, tlog.VerifyInclusion(cp, i, record(int(i)+1), proof), tlog.ErrNotIncluded)
+				require.NoError(t, translog.VerifyInclusion(cp, i, record(int(i)), proof), "record %d in tree %d", i, size)
+				require.ErrorIs(t, translog.VerifyInclusion(cp, i, record(int(i)+1), proof), translog.ErrNotIncluded)
 			}
 		}
 		for older := range cps {
 			for newer := older; newer < len(cps); newer++ {
 				proof, err := l.ConsistencyProof(ctx, int64(older), int64(newer))
 				require.NoError(t, err)
-				require.NoError(t, tlog.VerifyConsistency(cps[older], cps[newer], proof), "%d → %d", older, newer)
+				require.NoError(t, translog.VerifyConsistency(cps[older], cps[newer], proof), "%d → %d", older, newer)
 				if newer > older {
-					require.ErrorIs(t, tlog.VerifyConsistency(cps[newer], cps[older], proof), tlog.ErrTruncated)
+					require.ErrorIs(t, translog.VerifyConsistency(cps[newer], cps[older], proof), translog.ErrTruncated)
 				}
 			}
 		}
@@ -109,8 +109,8 @@ func runLogSuite(t *testing.T, newStorage storageOpener) {
 	// either by planting a checkpoint the stored tree does not match or
 	// by changing stored hashes after a checkpoint was signed.
 	t.Run("SignRefuses", func(t *testing.T) {
-		plant := func(size int64, note func(t *testing.T) []byte) func(t *testing.T, s tlog.Storage) tlog.Storage {
-			return func(t *testing.T, s tlog.Storage) tlog.Storage {
+		plant := func(size int64, note func(t *testing.T) []byte) func(t *testing.T, s translog.Storage) translog.Storage {
+			return func(t *testing.T, s translog.Storage) translog.Storage {
 				require.NoError(t, s.PutCheckpoint(ctx, size, note(t)))
 				return s
 			}
@@ -121,29 +121,29 @@ func runLogSuite(t *testing.T, newStorage storageOpener) {
 		cases := []struct {
 			name    string
 			records int
-			alter   func(t *testing.T, s tlog.Storage) tlog.Storage
+			alter   func(t *testing.T, s translog.Storage) translog.Storage
 			want    error
 		}{
-			{"ACheckpointOfTheSameSizeWithAnotherRoot", 3, plant(3, forked(3)), tlog.ErrForked},
-			{"ATreeThatDoesNotExtendTheLatestCheckpoint", 5, plant(3, forked(3)), tlog.ErrForked},
-			{"WhenRecordsWereLost", 3, plant(5, forked(5)), tlog.ErrTruncated},
-			{"WhenRecordsWereLostBackToASignedSize", 3, func(t *testing.T, s tlog.Storage) tlog.Storage {
+			{"ACheckpointOfTheSameSizeWithAnotherRoot", 3, plant(3, forked(3)), translog.ErrForked},
+			{"ATreeThatDoesNotExtendTheLatestCheckpoint", 5, plant(3, forked(3)), translog.ErrForked},
+			{"WhenRecordsWereLost", 3, plant(5, forked(5)), translog.ErrTruncated},
+			{"WhenRecordsWereLostBackToASignedSize", 3, func(t *testing.T, s translog.Storage) translog.Storage {
 				sign(t, newLog(t, s)) // size 3, honestly; then size 5 was signed and records 3 and 4 lost
 				return plant(5, forked(5))(t, s)
-			}, tlog.ErrTruncated},
+			}, translog.ErrTruncated},
 			{"OverAnotherLogsCheckpoint", 3, plant(2, func(t *testing.T) []byte {
-				other, err := tlog.New(&tlog.MemoryStorage{}, otherKey.signer, "other.example/log")
+				other, err := translog.New(&translog.MemoryStorage{}, otherKey.signer, "other.example/log")
 				require.NoError(t, err)
 				appendRecords(t, other, 0, 2)
 				cp, err := other.Sign(ctx)
 				require.NoError(t, err)
 				return cp.Note
-			}), tlog.ErrOriginMismatch},
-			{"WhenStoredHashesChangedSinceTheLastCheckpoint", 3, func(t *testing.T, s tlog.Storage) tlog.Storage {
+			}), translog.ErrOriginMismatch},
+			{"WhenStoredHashesChangedSinceTheLastCheckpoint", 3, func(t *testing.T, s translog.Storage) translog.Storage {
 				sign(t, newLog(t, s)) // size 3, honestly
 				appendRecords(t, newLog(t, s), 3, 5)
 				return alteredHash{s, merkle.StoredHashIndex(1, 0)} // the node over records 0 and 1
-			}, tlog.ErrForked},
+			}, translog.ErrForked},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -199,7 +199,7 @@ func runLogSuite(t *testing.T, newStorage storageOpener) {
 			require.Nil(t, byIndex[n], "index %d handed out twice", n)
 			byIndex[n] = []byte(rec)
 		}
-		ref := newLog(t, &tlog.MemoryStorage{})
+		ref := newLog(t, &translog.MemoryStorage{})
 		for _, rec := range byIndex {
 			_, err := ref.Append(ctx, rec)
 			require.NoError(t, err)
@@ -208,7 +208,7 @@ func runLogSuite(t *testing.T, newStorage storageOpener) {
 		for n, rec := range byIndex {
 			proof, err := l.InclusionProof(ctx, int64(n), cp.Size)
 			require.NoError(t, err)
-			require.NoError(t, tlog.VerifyInclusion(cp, int64(n), rec, proof))
+			require.NoError(t, translog.VerifyInclusion(cp, int64(n), rec, proof))
 		}
 	})
 }
@@ -223,20 +223,20 @@ func assertNoError(t *testing.T, err error) bool {
 }
 
 func TestNew_RefusesAKeyNotNamedAfterTheOrigin(t *testing.T) {
-	_, err := tlog.New(&tlog.MemoryStorage{}, otherKey.signer, testOrigin)
+	_, err := translog.New(&translog.MemoryStorage{}, otherKey.signer, testOrigin)
 	require.ErrorContains(t, err, "generate the key with the origin as its name")
-	_, err = tlog.New(&tlog.MemoryStorage{}, logKey.signer, "")
+	_, err = translog.New(&translog.MemoryStorage{}, logKey.signer, "")
 	require.Error(t, err)
 }
 
 // alteredHash is a storage whose stored hash at index reads back changed,
 // as after someone edited the database.
 type alteredHash struct {
-	tlog.Storage
+	translog.Storage
 	index int64
 }
 
-func (a alteredHash) ReadHashes(ctx context.Context, indexes []int64) ([]tlog.Hash, error) {
+func (a alteredHash) ReadHashes(ctx context.Context, indexes []int64) ([]translog.Hash, error) {
 	hs, err := a.Storage.ReadHashes(ctx, indexes)
 	for i, x := range indexes {
 		if x == a.index && err == nil {

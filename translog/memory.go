@@ -1,4 +1,4 @@
-package tlog
+package translog
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package tlog_test
+package translog_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,7 +14,7 @@ import (
 // and the operator's proof between them.
 func TestVerifyConsistency_DetectsTruncationAndForks(t *testing.T) {
 	ctx := context.Background()
-	l := newLog(t, &tlog.MemoryStorage{})
+	l := newLog(t, &translog.MemoryStorage{})
 	appendRecords(t, l, 0, 3)
 	at3 := sign(t, l)
 	appendRecords(t, l, 3, 7)
@@ -22,10 +22,10 @@ func TestVerifyConsistency_DetectsTruncationAndForks(t *testing.T) {
 	proof3to7, err := l.ConsistencyProof(ctx, 3, 7)
 	require.NoError(t, err)
 	fork7 := forkedCheckpoint(t, 7)
-	tampered := append(tlog.TreeProof(nil), proof3to7...)
+	tampered := append(translog.TreeProof(nil), proof3to7...)
 	tampered[0][0] ^= 1
 
-	other, err := tlog.New(&tlog.MemoryStorage{}, otherKey.signer, "other.example/log")
+	other, err := translog.New(&translog.MemoryStorage{}, otherKey.signer, "other.example/log")
 	require.NoError(t, err)
 	appendRecords(t, other, 0, 7)
 	otherAt7, err := other.Sign(ctx)
@@ -33,25 +33,25 @@ func TestVerifyConsistency_DetectsTruncationAndForks(t *testing.T) {
 
 	for _, c := range []struct {
 		name           string
-		older, newer   tlog.Checkpoint
-		proof          tlog.TreeProof
+		older, newer   translog.Checkpoint
+		proof          translog.TreeProof
 		want           error
 		wantAnyFailure bool
 	}{
 		{name: "Extension", older: at3, newer: at7, proof: proof3to7},
 		{name: "SameCheckpoint", older: at7, newer: at7},
-		{name: "Truncated", older: at7, newer: at3, proof: proof3to7, want: tlog.ErrTruncated},
-		{name: "SameSizeDifferentRoot", older: at7, newer: fork7, want: tlog.ErrForked},
+		{name: "Truncated", older: at7, newer: at3, proof: proof3to7, want: translog.ErrTruncated},
+		{name: "SameSizeDifferentRoot", older: at7, newer: fork7, want: translog.ErrForked},
 		// The operator cannot prove that a rewritten tree extends the
 		// one the client saw: the honest proof does not fit it.
-		{name: "NewTreeDoesNotExtendOld", older: at3, newer: fork7, proof: proof3to7, want: tlog.ErrForked},
-		{name: "TamperedProof", older: at3, newer: at7, proof: tampered, want: tlog.ErrForked},
-		{name: "NoProof", older: at3, newer: at7, want: tlog.ErrForked},
-		{name: "AnotherLog", older: at3, newer: otherAt7, proof: proof3to7, want: tlog.ErrOriginMismatch},
+		{name: "NewTreeDoesNotExtendOld", older: at3, newer: fork7, proof: proof3to7, want: translog.ErrForked},
+		{name: "TamperedProof", older: at3, newer: at7, proof: tampered, want: translog.ErrForked},
+		{name: "NoProof", older: at3, newer: at7, want: translog.ErrForked},
+		{name: "AnotherLog", older: at3, newer: otherAt7, proof: proof3to7, want: translog.ErrOriginMismatch},
 		{name: "ProofBetweenEqualSizesMustBeEmpty", older: at7, newer: at7, proof: proof3to7, wantAnyFailure: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := tlog.VerifyConsistency(c.older, c.newer, c.proof)
+			err := translog.VerifyConsistency(c.older, c.newer, c.proof)
 			switch {
 			case c.want != nil:
 				require.ErrorIs(t, err, c.want)
@@ -66,20 +66,20 @@ func TestVerifyConsistency_DetectsTruncationAndForks(t *testing.T) {
 
 func TestVerifyInclusion_RejectsWhatTheTreeDoesNotHold(t *testing.T) {
 	ctx := context.Background()
-	l := newLog(t, &tlog.MemoryStorage{})
+	l := newLog(t, &translog.MemoryStorage{})
 	appendRecords(t, l, 0, 9)
 	cp := sign(t, l)
 	proof, err := l.InclusionProof(ctx, 4, cp.Size)
 	require.NoError(t, err)
-	require.NoError(t, tlog.VerifyInclusion(cp, 4, record(4), proof))
-	tampered := append(tlog.RecordProof(nil), proof...)
+	require.NoError(t, translog.VerifyInclusion(cp, 4, record(4), proof))
+	tampered := append(translog.RecordProof(nil), proof...)
 	tampered[1][5] ^= 1
 	for _, c := range []struct {
 		name   string
-		cp     tlog.Checkpoint
+		cp     translog.Checkpoint
 		index  int64
 		record []byte
-		proof  tlog.RecordProof
+		proof  translog.RecordProof
 	}{
 		{"OtherRecord", cp, 4, record(5), proof},
 		{"OtherIndex", cp, 5, record(4), proof},
@@ -90,7 +90,7 @@ func TestVerifyInclusion_RejectsWhatTheTreeDoesNotHold(t *testing.T) {
 		{"ForkedCheckpoint", forkedCheckpoint(t, 9), 4, record(4), proof},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			require.ErrorIs(t, tlog.VerifyInclusion(c.cp, c.index, c.record, c.proof), tlog.ErrNotIncluded)
+			require.ErrorIs(t, translog.VerifyInclusion(c.cp, c.index, c.record, c.proof), translog.ErrNotIncluded)
 		})
 	}
 }
@@ -99,7 +99,7 @@ func TestVerifyInclusion_RejectsWhatTheTreeDoesNotHold(t *testing.T) {
 // size below 2^63; x/mod's proof checks never return above 2^62. Both
 // client checks must answer (here, refuse) instead of hanging.
 func TestVerify_ReturnsForCheckpointsOfHugeTrees(t *testing.T) {
-	l := newLog(t, &tlog.MemoryStorage{})
+	l := newLog(t, &translog.MemoryStorage{})
 	appendRecords(t, l, 0, 3)
 	at3 := sign(t, l)
 	proof, err := l.InclusionProof(context.Background(), 1, 3)
@@ -109,12 +109,12 @@ func TestVerify_ReturnsForCheckpointsOfHugeTrees(t *testing.T) {
 		huge.Size = size
 		done := make(chan [2]error, 1)
 		go func() {
-			done <- [2]error{tlog.VerifyInclusion(huge, 1, record(1), proof), tlog.VerifyConsistency(at3, huge, tlog.TreeProof(proof))}
+			done <- [2]error{translog.VerifyInclusion(huge, 1, record(1), proof), translog.VerifyConsistency(at3, huge, translog.TreeProof(proof))}
 		}()
 		select {
 		case errs := <-done:
-			require.ErrorIs(t, errs[0], tlog.ErrNotIncluded, "size %d", size)
-			require.ErrorIs(t, errs[1], tlog.ErrForked, "size %d", size)
+			require.ErrorIs(t, errs[0], translog.ErrNotIncluded, "size %d", size)
+			require.ErrorIs(t, errs[1], translog.ErrForked, "size %d", size)
 		case <-time.After(time.Minute):
 			t.Fatalf("VerifyInclusion or VerifyConsistency against a tree of %d records had not returned after a minute", size)
 		}

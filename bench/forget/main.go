@@ -31,7 +31,7 @@ import (
 	"github.com/lethe-privacy/lethe/connector/pgvector"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/ledger"
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 )
 
 func env(k string, def int) int {
@@ -209,7 +209,7 @@ func newEngine(ctx context.Context, l *ledger.SQLite, h *ledger.Hasher, dsn stri
 	const origin = "bench.lethe/forget-log"
 	keys, err := certificate.NewKeySet(origin, signer.TrustedKey(time.Unix(0, 0)))
 	check(err, "keys")
-	tl, err := tlog.New(l.TransparencyLog(), signer.NoteSigner(origin), origin)
+	tl, err := translog.New(l.TransparencyLog(), signer.NoteSigner(origin), origin)
 	check(err, "log")
 	e, err := engine.New(engine.Config{
 		Ledger: l, Hasher: h, Layers: layers,

@@ -18,7 +18,7 @@ import (
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/ledger"
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,11 +30,11 @@ const (
 )
 
 // cliFakeEngine answers the admin API with canned results, or err, and
-// serves the transparency log from log (a real tlog.Log in memory).
+// serves the transparency log from log (a real translog.Log in memory).
 type cliFakeEngine struct {
 	mu      sync.Mutex
 	err     error
-	log     *tlog.Log
+	log     *translog.Log
 	calls   []string
 	nothing bool // Preview finds nothing, with near misses
 }
@@ -52,13 +52,13 @@ func (f *cliFakeEngine) recorded() []string {
 	return append([]string(nil), f.calls...)
 }
 
-func (f *cliFakeEngine) setLog(l *tlog.Log) {
+func (f *cliFakeEngine) setLog(l *translog.Log) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.log = l
 }
 
-func (f *cliFakeEngine) currentLog() *tlog.Log {
+func (f *cliFakeEngine) currentLog() *translog.Log {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.log
@@ -332,9 +332,9 @@ func TestAdminTokenCmd_PrintsTokenAndEntry(t *testing.T) {
 }
 
 // cliLog is a transparency log in memory holding records, signed by signer.
-func cliLog(t *testing.T, signer *certificate.Signer, records ...string) *tlog.Log {
+func cliLog(t *testing.T, signer *certificate.Signer, records ...string) *translog.Log {
 	t.Helper()
-	l, err := tlog.New(&tlog.MemoryStorage{}, signer.NoteSigner(cliOrigin), cliOrigin)
+	l, err := translog.New(&translog.MemoryStorage{}, signer.NoteSigner(cliOrigin), cliOrigin)
 	require.NoError(t, err)
 	for _, r := range records {
 		_, err := l.Append(context.Background(), []byte(r))
@@ -377,8 +377,8 @@ func TestLogCmd_VerifyDetectsTruncationAndForks(t *testing.T) {
 	require.NoError(t, err)
 	tests := []struct {
 		name       string
-		before     *tlog.Log // the log when the checkpoint was saved
-		after      *tlog.Log // the log the server shows now
+		before     *translog.Log // the log when the checkpoint was saved
+		after      *translog.Log // the log the server shows now
 		keys       []*certificate.Signer
 		wantCode   int
 		wantStdout string

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lethe-privacy/lethe/certificate"
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 )
 
 // oneLeafCheckpoint logs leaf as the only record of a transparency log
@@ -20,7 +20,7 @@ import (
 // checkpoint: its root is the leaf's hash and the leaf's proof is empty.
 func oneLeafCheckpoint(t *testing.T, signer *certificate.Signer, origin string, leaf []byte) string {
 	t.Helper()
-	l, err := tlog.New(&tlog.MemoryStorage{}, signer.NoteSigner(origin), origin)
+	l, err := translog.New(&translog.MemoryStorage{}, signer.NoteSigner(origin), origin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/ledger"
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 )
 
 // forgetting is the forget side of a running proxy.
@@ -136,7 +136,7 @@ func newCertifier(cfg *config.Config, l *ledger.Handle) (*engine.Certifier, *cer
 	if err != nil {
 		return nil, nil, err
 	}
-	tl, err := tlog.New(l.TransparencyLog(), signer.NoteSigner(fc.LogOrigin), fc.LogOrigin)
+	tl, err := translog.New(l.TransparencyLog(), signer.NoteSigner(fc.LogOrigin), fc.LogOrigin)
 	if err != nil {
 		return nil, nil, err
 	}

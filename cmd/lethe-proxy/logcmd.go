@@ -13,7 +13,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/engine"
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 )
 
 const logUsage = `Usage:
@@ -90,7 +90,7 @@ func logVerify(ctx context.Context, c *adminClient, keysFile, since, save string
 	if err != nil {
 		return fail("%s: %v", keysFile, err)
 	}
-	var older *tlog.Checkpoint
+	var older *translog.Checkpoint
 	if since != "" {
 		note, err := os.ReadFile(since)
 		if err != nil {
@@ -114,20 +114,20 @@ func logVerify(ctx context.Context, c *adminClient, keysFile, since, save string
 	if older == nil {
 		fmt.Fprintf(stdout, "checkpoint verified: %s, size %d (signed by a trusted key; no earlier checkpoint to compare: pass --since FILE next time)\n", newer.Origin, newer.Size)
 	} else {
-		var proof tlog.TreeProof
+		var proof translog.TreeProof
 		if newer.Size > older.Size {
 			if proof, err = fetchConsistency(ctx, c, older.Size, newer.Size); err != nil {
 				return fail("%v", err)
 			}
 		}
-		switch err := tlog.VerifyConsistency(*older, newer, proof); {
-		case errors.Is(err, tlog.ErrTruncated):
+		switch err := translog.VerifyConsistency(*older, newer, proof); {
+		case errors.Is(err, translog.ErrTruncated):
 			return fail("TRUNCATED: the log now has %d records but the checkpoint in %s, signed by the same operator, has %d: records were removed from the log.\n"+
 				"Keep %s and the server's checkpoint below as evidence.\n%s", newer.Size, since, older.Size, since, note)
-		case errors.Is(err, tlog.ErrForked):
+		case errors.Is(err, translog.ErrForked):
 			return fail("FORKED: the log of size %d does not extend the checkpoint of size %d in %s: the log's history was rewritten (%v).\n"+
 				"Keep %s and the server's checkpoint below as evidence.\n%s", newer.Size, older.Size, since, err, since, note)
-		case errors.Is(err, tlog.ErrOriginMismatch):
+		case errors.Is(err, translog.ErrOriginMismatch):
 			return fail("the checkpoint in %s is of log %q but the server's is of log %q: check that --admin points at the right server", since, older.Origin, newer.Origin)
 		case err != nil:
 			return fail("%v", err)
@@ -145,19 +145,19 @@ func logVerify(ctx context.Context, c *adminClient, keysFile, since, save string
 
 // openCheckpoint verifies a signed checkpoint against the trusted keys
 // (certificate.OpenCheckpoint: the note is signed under its origin by a
-// key of the set) and returns it as package tlog checks consistency.
-func openCheckpoint(note []byte, keys certificate.KeySet) (tlog.Checkpoint, error) {
+// key of the set) and returns it as package translog checks consistency.
+func openCheckpoint(note []byte, keys certificate.KeySet) (translog.Checkpoint, error) {
 	cp, err := certificate.OpenCheckpoint(note, keys)
 	if err != nil {
-		return tlog.Checkpoint{}, err
+		return translog.Checkpoint{}, err
 	}
-	return tlog.Checkpoint{Origin: cp.Origin, Size: cp.Size, Root: cp.Root, Note: note}, nil
+	return translog.Checkpoint{Origin: cp.Origin, Size: cp.Size, Root: cp.Root, Note: note}, nil
 }
 
 // fetchConsistency asks the server to prove that the log of size newSize
 // extends that of oldSize. The proof is not trusted: VerifyConsistency
 // checks it against both signed roots.
-func fetchConsistency(ctx context.Context, c *adminClient, oldSize, newSize int64) (tlog.TreeProof, error) {
+func fetchConsistency(ctx context.Context, c *adminClient, oldSize, newSize int64) (translog.TreeProof, error) {
 	body, err := c.call(ctx, http.MethodGet, fmt.Sprintf("/v1/log/consistency?old=%d&new=%d", oldSize, newSize), nil)
 	if err != nil {
 		return nil, err
@@ -169,7 +169,7 @@ func fetchConsistency(ctx context.Context, c *adminClient, oldSize, newSize int6
 	if p.OldSize != oldSize || p.NewSize != newSize {
 		return nil, fmt.Errorf("asked for a proof from size %d to %d, the server sent one from %d to %d", oldSize, newSize, p.OldSize, p.NewSize)
 	}
-	proof := make(tlog.TreeProof, len(p.Hashes))
+	proof := make(translog.TreeProof, len(p.Hashes))
 	for i, h := range p.Hashes {
 		if len(h) != len(proof[i]) {
 			return nil, fmt.Errorf("hash %d of the server's consistency proof is %d bytes, want %d", i+1, len(h), len(proof[i]))

@@ -17,7 +17,7 @@ import (
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/ledger"
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 )
 
 // Rig is an engine and what a test checks behind it: the ledger, the
@@ -29,7 +29,7 @@ type Rig struct {
 	Hasher    *ledger.Hasher
 	Certifier *engine.Certifier
 	Keys      certificate.KeySet
-	Log       *tlog.Log
+	Log       *translog.Log
 	Now       func() time.Time
 }
 
@@ -46,7 +46,7 @@ func New(t *testing.T, deadline time.Duration, layers ...connector.Layer) Rig {
 	signer, err := certificate.GenerateKey(rand.Reader)
 	require.NoError(t, err)
 	const origin = "test.lethe/log"
-	log, err := tlog.New(&tlog.MemoryStorage{}, signer.NoteSigner(origin), origin)
+	log, err := translog.New(&translog.MemoryStorage{}, signer.NoteSigner(origin), origin)
 	require.NoError(t, err)
 	keys, err := certificate.NewKeySet(origin, signer.TrustedKey(time.Unix(0, 0)))
 	require.NoError(t, err)

@@ -29,7 +29,7 @@ import (
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
-	"github.com/lethe-privacy/lethe/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 )
 
 // forgetRig is a capturing proxy and a forget engine sharing one SQLite
@@ -77,9 +77,9 @@ func forgetTables(t *testing.T, db testDB) (schema string, rules []extract.Rule,
 }
 
 // ledgerBackend opens a fresh ledger and the storage of its log.
-type ledgerBackend func(t *testing.T, db testDB) (engine.Ledger, tlog.Storage)
+type ledgerBackend func(t *testing.T, db testDB) (engine.Ledger, translog.Storage)
 
-func sqliteLedger(t *testing.T, _ testDB) (engine.Ledger, tlog.Storage) {
+func sqliteLedger(t *testing.T, _ testDB) (engine.Ledger, translog.Storage) {
 	l, err := ledger.OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{})
 	require.NoError(t, err)
 	return l, l.TransparencyLog()
@@ -87,7 +87,7 @@ func sqliteLedger(t *testing.T, _ testDB) (engine.Ledger, tlog.Storage) {
 
 // postgresLedger is a ledger in its own schema of the test cluster, as
 // several proxies would share it.
-func postgresLedger(t *testing.T, db testDB) (engine.Ledger, tlog.Storage) {
+func postgresLedger(t *testing.T, db testDB) (engine.Ledger, translog.Storage) {
 	var b [4]byte
 	rand.Read(b[:])
 	schema := "lethe_ledger_forget_" + hex.EncodeToString(b[:])
@@ -116,7 +116,7 @@ func startForgetRig(t *testing.T, db testDB, rules []extract.Rule, tables []pgve
 	signer := testSigner(t)
 	keys, err := certificate.NewKeySet(forgetOrigin, signer.TrustedKey(time.Unix(0, 0)))
 	require.NoError(t, err)
-	log, err := tlog.New(storage, signer.NoteSigner(forgetOrigin), forgetOrigin)
+	log, err := translog.New(storage, signer.NoteSigner(forgetOrigin), forgetOrigin)
 	require.NoError(t, err)
 	store, err := pgvector.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
 	require.NoError(t, err)
