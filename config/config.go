@@ -1,4 +1,5 @@
-// Package config loads and validates lethe-proxy's YAML configuration.
+// Package config loads and validates lethe-proxy's YAML configuration and
+// compiles its rules once (Compiled): the commands ask it for what they need.
 // Every error names the file, the line and what to change.
 package config
 
@@ -32,6 +33,11 @@ type Config struct {
 	lines map[string]int // dotted key path → line, for error messages
 	// offline skips opening the files the configuration names (LoadOffline).
 	offline bool
+	// parsed are capture.tables with their expressions parsed, by
+	// validateCapture, for compile.
+	parsed []parsedTable
+	// compiled is what compile made of the rules once the file validated.
+	compiled *Compiled
 }
 
 // Postgres configures the PostgreSQL relay.
@@ -278,6 +284,9 @@ func parse(name string, data []byte, offline bool) (*Config, error) {
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if err := cfg.compile(); err != nil {
+		return nil, fmt.Errorf("lethe: invalid config\n%w", err)
 	}
 	return &cfg, nil
 }

@@ -162,15 +162,23 @@ func (c *Config) validateCapture() []error {
 		if len(t.Subjects) == 0 {
 			errs = append(errs, at("subjects is missing (e.g. subjects: [\"cmetadata->>'user_id'\"])"))
 		}
+		parsed := parsedTable{rule: extract.Rule{Table: t.Table, ID: t.ID}}
 		for _, expr := range t.Subjects {
-			if _, err := extract.ParseSubject(expr); err != nil {
+			s, err := extract.ParseSubject(expr)
+			if err != nil {
 				errs = append(errs, at("subject %q: %v", expr, err))
 			}
+			parsed.rule.Subjects = append(parsed.rule.Subjects, s)
 		}
 		errs = append(errs, validateRetention(at, t.Retention)...)
-		if _, err := extract.ParseSubject(t.RetainBy); t.RetainBy != "" && err != nil {
-			errs = append(errs, at("retain_by %q: %v", t.RetainBy, err))
+		if t.RetainBy != "" {
+			s, err := extract.ParseSubject(t.RetainBy)
+			if err != nil {
+				errs = append(errs, at("retain_by %q: %v", t.RetainBy, err))
+			}
+			parsed.retainBy = &s
 		}
+		c.parsed = append(c.parsed, parsed)
 	}
 	if err := c.resolveDatabase(); err != nil {
 		errs = append(errs, err)

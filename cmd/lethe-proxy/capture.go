@@ -47,17 +47,10 @@ func (c *captured) stopFollowing() {
 // newCapture builds capture when tables or Pinecone namespace rules are
 // configured; it returns nil (a pure relay) when none are.
 func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captured, error) {
-	pcRules, err := pineconeRules(cfg.Pinecone)
-	if err != nil {
-		return nil, err
-	}
-	if len(cfg.Capture.Tables) == 0 && len(pcRules) == 0 {
+	if !cfg.HasRules() {
 		return nil, nil
 	}
-	rules, err := compileRules(cfg.Capture.Tables)
-	if err != nil {
-		return nil, err
-	}
+	rules, pcRules := cfg.Compiled().Tables, cfg.Compiled().Pinecone
 	hasher, err := subjectHasher()
 	if err != nil {
 		return nil, err
@@ -72,7 +65,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	}
 	log.Info("capture enabled", "database", cfg.Capture.Database, "tables", len(cfg.Capture.Tables),
 		"pinecone_indexes", len(pcRules), "mode", cfg.Capture.Mode, "ledger", where)
-	if err := recoverIntents(cfg.Capture, l, log); err != nil {
+	if err := recoverIntents(cfg.Capture, cfg.Compiled().IDColumns, l, log); err != nil {
 		l.Close()
 		return nil, err
 	}
@@ -138,22 +131,6 @@ func intentSync(c config.Capture) ledger.IntentSync {
 // binary run as bench/small.sh's nosync proxy (nosync_bench_test.go).
 var benchIntentSync = ledger.IntentDurable
 
-func compileRules(tables []config.TableRule) (*extract.Rules, error) {
-	var rules []extract.Rule
-	for _, t := range tables {
-		r := extract.Rule{Table: t.Table, ID: t.ID}
-		for _, expr := range t.Subjects {
-			s, err := extract.ParseSubject(expr)
-			if err != nil {
-				return nil, fmt.Errorf("capture.tables %s: subject %q: %w", t.Table, expr, err)
-			}
-			r.Subjects = append(r.Subjects, s)
-		}
-		rules = append(rules, r)
-	}
-	return extract.NewRules(rules)
-}
-
 // ledgerOwner is this proxy's name in the ledger: capture.ledger.owner, or
 // the host name and listen address, which a restarted proxy keeps (so its
 // intents left by a crash are its own, resolved at start) and which no
@@ -173,17 +150,13 @@ func ledgerOwner(cfg *config.Config) string {
 // every capture.recovery_interval in the background until the ledger is closed.
 // On a shared PostgreSQL ledger the background runs clean up after the
 // other proxies that die.
-func recoverIntents(c config.Capture, l ledger.Ledger, log *slog.Logger) error {
+func recoverIntents(c config.Capture, idColumns map[string]string, l ledger.Ledger, log *slog.Logger) error {
 	if len(c.Tables) == 0 {
 		return nil // Pinecone's intents are never resolved by recovery (see docs/pinecone.md)
 	}
 	if c.Store == "" {
 		log.Info("intents left pending by a crash are not resolved: capture.store is not set (forget treats them as candidates)")
 		return nil
-	}
-	idColumns, err := idColumnsByTable(c.Tables)
-	if err != nil {
-		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -204,20 +177,6 @@ func recoverIntents(c config.Capture, l ledger.Ledger, log *slog.Logger) error {
 		capture.RecoverEvery(context.Background(), c.RecoveryInterval.D(), l, idColumns, store, log)
 	}()
 	return nil
-}
-
-// idColumnsByTable maps each configured table, in the canonical form tags
-// carry, to its id column.
-func idColumnsByTable(tables []config.TableRule) (map[string]string, error) {
-	out := map[string]string{}
-	for _, t := range tables {
-		name, err := extract.CanonicalTable(t.Table)
-		if err != nil {
-			return nil, err
-		}
-		out[name] = t.ID
-	}
-	return out, nil
 }
 
 // writersInterval is how often the store's catalog is read again for
@@ -244,11 +203,7 @@ func watchWriters(cfg *config.Config, rules *extract.Rules, capt *capture.Captur
 		log.Info("coverage is not checked by the proxy: capture.store is not set (lethe-proxy check needs it too)")
 		return nil
 	}
-	// The rules compiled in compileRules already: this does not fail.
-	policy, policyErr := coveragePolicy(cfg)
-	if policyErr != nil {
-		log.Error("coverage is not checked: the rules do not compile", "err", policyErr)
-	}
+	compiled := cfg.Compiled()
 	enforce := cfg.Coverage.Mode == config.CoverageEnforce
 	monitor := coverage.NewMonitor(log, enforce)
 	var store *pgvector.Store // opened on first use, so that a store down at start is retried
@@ -261,14 +216,11 @@ func watchWriters(cfg *config.Config, rules *extract.Rules, capt *capture.Captur
 			}
 			store = s
 		}
-		found, tables, err := store.WritersAndCoverage(ctx, finder, coverageSkip(cfg))
+		found, tables, err := store.WritersAndCoverage(ctx, finder, compiled.CoverageSkip)
 		if err != nil {
 			return extract.Writers{}, err
 		}
-		if policyErr != nil {
-			return found, nil
-		}
-		findings := coverage.CheckTables(policy, tables)
+		findings := coverage.CheckTables(compiled.Coverage, tables)
 		monitor.Observe(findings)
 		if enforce {
 			found.Uncovered = uncoveredRelations(findings, tables)

@@ -53,11 +53,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitConfig
 	}
-	policy, err := coveragePolicy(cfg)
-	if err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy check:", err)
-		return 2
-	}
+	policy := cfg.Compiled().Coverage
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
 	var report coverage.Report

@@ -8,7 +8,6 @@ import (
 	"net/url"
 
 	"github.com/lethe-privacy/lethe/config"
-	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/proxy/pinecone"
 	"github.com/lethe-privacy/lethe/proxy/pinecone/pcapture"
 )
@@ -58,24 +57,4 @@ func newPineconeServer(cfg *config.Config, hook *pcapture.Hook, log *slog.Logger
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	return relay.Server(tlsConf), relay, nil
-}
-
-// pineconeRules are the capture rules of every index with namespace rules.
-func pineconeRules(p config.Pinecone) ([]*extract.PineconeRules, error) {
-	var out []*extract.PineconeRules
-	for _, ix := range p.Indexes {
-		if len(ix.Namespaces) == 0 {
-			continue
-		}
-		byNamespace := map[string][]string{}
-		for _, ns := range ix.Namespaces {
-			byNamespace[ns.Namespace] = ns.Subjects
-		}
-		r, err := extract.NewPineconeRules(ix.Name, byNamespace)
-		if err != nil {
-			return nil, fmt.Errorf("pinecone index %q: %w", ix.Name, err)
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }

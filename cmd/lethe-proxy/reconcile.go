@@ -153,11 +153,7 @@ func openReconcile(ctx context.Context, cfg *config.Config, configPath string, a
 			run.close()
 		}
 	}()
-	pcRules, err := pineconeRules(cfg.Pinecone)
-	if err != nil {
-		return nil, err
-	}
-	if len(cfg.Capture.Tables) == 0 && len(pcRules) == 0 {
+	if !cfg.HasRules() {
 		return nil, errors.New("nothing to reconcile: the config has no capture.tables and no pinecone.indexes[].namespaces")
 	}
 	if run.hasher, err = subjectHasher(); err != nil {
@@ -171,7 +167,7 @@ func openReconcile(ctx context.Context, cfg *config.Config, configPath string, a
 	run.closers = append(run.closers, func() { l.Close() })
 	run.ledger = l
 	if len(cfg.Capture.Tables) > 0 {
-		if err := run.addTables(ctx, cfg.Capture); err != nil {
+		if err := run.addTables(ctx, cfg.Capture, cfg.Compiled().Tables); err != nil {
 			return nil, err
 		}
 	}
@@ -199,11 +195,7 @@ func openReconcile(ctx context.Context, cfg *config.Config, configPath string, a
 
 // addTables opens capture.store and adds a scanner per configured table,
 // in the config's order.
-func (r *reconcileRun) addTables(ctx context.Context, c config.Capture) error {
-	rules, err := compileRules(c.Tables)
-	if err != nil {
-		return err
-	}
+func (r *reconcileRun) addTables(ctx context.Context, c config.Capture, rules *extract.Rules) error {
 	store, err := openStore(ctx, c, "reconcile reads the tables")
 	if err != nil {
 		return err
