@@ -102,41 +102,6 @@ func parseCheckpointBody(text string) (Checkpoint, error) {
 	return Checkpoint{Origin: c.Origin, Size: c.Size, Root: Hash(c.Root)}, nil
 }
 
-// parseDecimal parses a non-negative int64 written as C2SP writes them:
-// ASCII digits, no sign, no leading zero unless the number is 0.
-func parseDecimal(s string) (int64, error) {
-	if s == "" {
-		return 0, errors.New("empty number")
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return 0, fmt.Errorf("%q is not a decimal number", s)
-		}
-	}
-	if len(s) > 1 && s[0] == '0' {
-		return 0, fmt.Errorf("%q has a leading zero", s)
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q does not fit in 63 bits", s)
-	}
-	return n, nil
-}
-
-// parseHash decodes the standard base64 of a 32-byte hash. Strict
-// decoding plus the length check make the encoding canonical, so that one
-// hash has one text form (the decoder skips CR and LF, so those are
-// refused first).
-func parseHash(s string) (Hash, error) {
-	var h Hash
-	b, err := base64.StdEncoding.Strict().DecodeString(s)
-	if err != nil || len(b) != len(h) || strings.ContainsAny(s, "\r\n") {
-		return Hash{}, fmt.Errorf("%q is not the standard base64 of %d bytes", s, len(h))
-	}
-	copy(h[:], b)
-	return h, nil
-}
-
 // checkCanonicalSignatures refuses signature lines whose base64 is not
 // canonical: note.Open decodes stray bits after the last byte away, and
 // certificate verifiers refuse them (docs/certificate.md, "Transparency

@@ -14,9 +14,8 @@
 // or forked (ErrForked) since, with no head recorded out of band.
 // VerifyInclusion checks that a record is in a checkpoint's tree; both
 // checks run in time bounded by the proof (certificate.CheckInclusion and
-// CheckConsistency), whatever size a checkpoint states. The
-// proof travels in the c2sp.org/tlog-proof@v1 text format (FormatProof,
-// ParseProof). On its side, Log.Sign never signs a checkpoint
+// CheckConsistency), whatever size a checkpoint states. On its side,
+// Log.Sign never signs a checkpoint
 // inconsistent with one it signed before (c2sp.org/tlog-checkpoint,
 // "Signatures").
 //

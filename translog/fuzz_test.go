@@ -33,24 +33,3 @@ func FuzzParseCheckpoint(f *testing.F) {
 		}
 	})
 }
-
-func FuzzParseProof(f *testing.F) {
-	p, text := proofFixture(f)
-	f.Add(text)
-	p.Extra = []byte{0, 1, 2}
-	f.Add(translog.FormatProof(p))
-	f.Add([]byte("c2sp.org/tlog-proof@v1\nindex 0\n\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := translog.ParseProof(data, verifiers)
-		if err != nil {
-			return
-		}
-		// The parser accepts one text form per proof.
-		if got := translog.FormatProof(p); !bytes.Equal(got, data) {
-			t.Fatalf("ParseProof(%q) formats back as %q", data, got)
-		}
-		if p.Index < 0 || p.Index >= p.Checkpoint.Size || len(p.Hashes) > 63 {
-			t.Fatalf("parsed %q into %+v", data, p)
-		}
-	})
-}
