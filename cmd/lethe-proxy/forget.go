@@ -208,7 +208,6 @@ func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logg
 	if err != nil {
 		return admin.Config{}, fmt.Errorf("forget.admin.tokens_file: %w", err)
 	}
-	st := &c.capture.Stats
 	return admin.Config{
 		Engine: f.engine, Tokens: tokens, Logger: log,
 		Ready: func(ctx context.Context) error {
@@ -221,15 +220,8 @@ func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logg
 			return f.store.Ping(ctx)
 		},
 		Metrics: func() map[string]float64 {
-			m := map[string]float64{
-				"lethe_capture_intents_total":          float64(st.Intents.Load()),
-				"lethe_capture_followed_writes_total":  float64(st.Followed.Load()),
-				"lethe_capture_refused_total":          float64(st.Refused.Load()),
-				"lethe_capture_untracked_writes_total": float64(st.UntrackedWrites.Load()),
-				"lethe_capture_decision_errors_total":  float64(st.DecisionErrors.Load()),
-				"lethe_capture_forgotten_writes_total": float64(st.ForgottenWrites.Load()),
-				"lethe_tombstones":                     float64(c.tombstones.Len()),
-			}
+			m := map[string]float64{"lethe_tombstones": float64(c.tombstones.Len())}
+			c.capture.Stats.Metrics(m)
 			if c.wal != nil {
 				walMetrics(c.wal.follower, m)
 			}
@@ -239,7 +231,6 @@ func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logg
 			if c.coverage != nil {
 				m["lethe_coverage_uncovered_tables"] = float64(c.coverage.UncoveredTables())
 			}
-			m["lethe_coverage_refused_writes_total"] = float64(st.RefusedUncovered.Load())
 			return m
 		},
 	}, nil
