@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/big"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -60,6 +62,9 @@ func FuzzPineconeREST(f *testing.F) {
 		`{"vectors":[{"id":"a\ud800","metadata":{"user_id":"\ud83d\ude00\udc00"}}],"namespace":"\udfff"}`,
 		"{\"vectors\":[{\"id\":\"a\xff\",\"metadata\":{\"user_id\":[\"\xed\xa0\x80\"]}}]}",
 		`{"ids":["\ud800\u0041"]}`,
+		`{"id":"a","set_metadata":{"user_id":"x"},"setMetadata":{}}`, `{"set\u005fmetadata":{"user_id":1},"filter":{}}`,
+		`{"vectors":[{"id":"a","metadata":{"user_id":12345678901234567890}},{"id":"b","metadata":{"user_id":1.0000000000000001}}]}`,
+		`{"id":"a","setMetadata":{"user_id":0e99999999999999999999}}`, `{"id":"a","setMetadata":{"user_id":1E-400}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -214,4 +219,41 @@ func blankFlatArrays(body []byte) []byte {
 		}
 	}
 	return out
+}
+
+// FuzzPineconeNumberSubject checks the JSON number text against
+// math/big: a number is accepted iff a float64 holds it as written, that
+// is iff its decimal value is that of the subject's text.
+func FuzzPineconeNumberSubject(f *testing.F) {
+	for _, s := range []string{"4242", "4242.0", "4.242e3", "-0", "0e-5", "1e+21", "1e23", "0.1", "0.30000000000000004",
+		"12345678901234567890", "1.0000000000000001", "1e-400", "5e-324", "1e308", "1e400", "-12.5E-1", "100e-2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		var n json.Number
+		if json.Unmarshal([]byte(text), &n) != nil || n.String() != text {
+			return // not one JSON number
+		}
+		mantissa, exp, _ := strings.Cut(strings.ToLower(text), "e")
+		if e, err := strconv.Atoi(exp); exp != "" && (err != nil || e > 1000 || e < -1000) || len(mantissa) > 400 {
+			return // big.Rat would be slow; decimalParts' exponent arithmetic is checked by the unit tests
+		}
+		s, err := jsonNumberSubject(text)
+		f64, rangeErr := strconv.ParseFloat(text, 64)
+		if rangeErr != nil {
+			if err == nil {
+				t.Fatalf("%s beyond float64 accepted as %s", text, s)
+			}
+			return
+		}
+		canon, _ := PineconeNumberSubject(f64)
+		written, _ := new(big.Rat).SetString(text)
+		kept, _ := new(big.Rat).SetString(canon)
+		if exact := written.Cmp(kept) == 0; exact != (err == nil) {
+			t.Fatalf("%s: kept as %s, exact %v, error %v", text, canon, exact, err)
+		}
+		if err == nil && s != canon {
+			t.Fatalf("%s named %s, not %s", text, s, canon)
+		}
+	})
 }

@@ -136,6 +136,7 @@ func recordsNamespace(p string) (string, bool) {
 // called other than as gRPC over HTTP/2 (gRPC-Web, HTTP/1.1), which a
 // gateway in front of the index could still turn into a write.
 func nonCanonical(p, method string) bool {
+	p = withoutSegmentDecorations(p)
 	if !mayNameWrite(p) {
 		return false // every read: no cleaning, no allocation
 	}
@@ -154,6 +155,27 @@ func nonCanonical(p, method string) bool {
 	}
 	lower := strings.ToLower(p)
 	return strings.HasPrefix(lower, pathRecordsPrefix) && strings.HasSuffix(strings.TrimRight(lower, "/"), pathRecordsSuffix)
+}
+
+// withoutSegmentDecorations is p with what some servers drop from each
+// segment before routing removed: path parameters (";x", which servlet
+// containers and Spring strip) and trailing dots and spaces (which
+// Windows-based servers strip). "." and ".." segments stay for path.Clean.
+// A write path so decorated is nonCanonical, never an unknown request that
+// permissive mode would forward.
+func withoutSegmentDecorations(p string) string {
+	if !strings.ContainsAny(p, "; ") && !strings.Contains(p, "./") && !strings.HasSuffix(p, ".") {
+		return p // every read of the SDKs: no allocation
+	}
+	segments := strings.Split(p, "/")
+	for i, seg := range segments {
+		seg, _, _ = strings.Cut(seg, ";")
+		if strings.Trim(seg, ".") != "" {
+			seg = strings.TrimRight(seg, ". ")
+		}
+		segments[i] = seg
+	}
+	return strings.Join(segments, "/")
 }
 
 // writeWords are the last segments of the write paths.

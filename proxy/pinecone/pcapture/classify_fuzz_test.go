@@ -29,6 +29,8 @@ func FuzzClassify(f *testing.F) {
 		{"PUT", "/Vectors/Upsert/", "", ""},
 		{"OPTIONS", "/x/../vectors/delete", "", ""},
 		{"CONNECT", "/", "", ""},
+		{"POST", "/vectors/upsert;x", "", "application/json"},
+		{"POST", "/vectors;v=1/update.", "", ""},
 	} {
 		f.Add(s[0], s[1], s[2], s[3])
 	}

@@ -68,6 +68,26 @@ func TestAuthorityPaths_AreRefusedInEveryMode(t *testing.T) {
 	}
 }
 
+// A write path carrying what some servers drop before routing (path
+// parameters, trailing dots or spaces) is refused LT004 in every mode, over
+// HTTP/1.1 and h2c: permissive mode would otherwise forward it unread, and
+// a servlet-style or Windows-based front would write it.
+func TestDecoratedWritePaths_AreRefusedInEveryMode(t *testing.T) {
+	for _, mode := range []capture.Mode{capture.Strict, capture.Permissive} {
+		r := newRig(t, rigOptions{mode: mode})
+		for name, client := range map[string]*http.Client{"http/1.1": http.DefaultClient, "h2c": h2cClient()} {
+			for _, p := range []string{"/vectors/upsert;x", "/vectors;v=1/upsert", "/vectors/upsert%3Bjsessionid=1", "/vectors/upsert.",
+				"/vectors/upsert%20", "/vectors/update..", "/vectors/delete;", "/records/namespaces/n/upsert;x"} {
+				status, msg := send(t, client, http.MethodPost, r.url+p, "application/json", nil, []byte(upsertAliceBob))
+				assert.Equal(t, http.StatusBadRequest, status, "%s %s %s", mode, name, p)
+				assert.Contains(t, msg, "LT004 ", "%s %s %s", mode, name, p)
+			}
+		}
+		assert.Zero(t, r.received.total(), "nothing reached the upstream")
+		assert.Empty(t, r.records(t, "alice"))
+	}
+}
+
 // The API version 2026-07's document upsert, a path no SDK of the versions
 // Lethe reads sends, is refused in strict mode (LT004, naming the path's
 // pattern and the version, never the namespace) and does not reach the
