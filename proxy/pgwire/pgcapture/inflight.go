@@ -105,13 +105,3 @@ func (s *session) WillWait(typ byte) bool {
 // one may stream to the server as it arrives (pgwire.Streamer): its tags
 // are computed when it is complete, and any refusal is made at its Execute.
 func (s *session) NeverRefuses(typ byte) bool { return typ == 'B' }
-
-// attach gives statement seq its intent once durable: to the statement
-// while the server has not answered it, or to the transaction's executed
-// writes when it has. The transaction cannot have ended meanwhile: every
-// message that could end it waits for settle.
-func (t *txTracker) attach(seq uint64, id ledger.IntentID) {
-	if !t.AddIntent(seq, id) {
-		t.writes = append(t.writes, id)
-	}
-}

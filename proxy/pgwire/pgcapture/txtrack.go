@@ -31,6 +31,16 @@ func (t *txTracker) AddIntent(seq uint64, id ledger.IntentID) bool {
 	return false
 }
 
+// attach gives statement seq its intent once durable: to the statement
+// while the server has not answered it, or to the transaction's executed
+// writes when it has. The transaction cannot have ended meanwhile: every
+// message that could end it waits for settle.
+func (t *txTracker) attach(seq uint64, id ledger.IntentID) {
+	if !t.AddIntent(seq, id) {
+		t.writes = append(t.writes, id)
+	}
+}
+
 // txTracker is a session's one transaction tracker. It follows the
 // session's transactions from the requests sent and the results received
 // and owns their state: block, failure, savepoints and search_path
