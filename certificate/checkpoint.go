@@ -1,28 +1,18 @@
 package certificate
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/mod/sumdb/tlog"
+	"github.com/lethe-privacy/lethe/translog"
 )
-
-// A Checkpoint is the signed statement of the transparency log's state
-// (C2SP tlog-checkpoint): its origin (the log's name), tree size and
-// RFC 6962 root hash.
-type Checkpoint struct {
-	Origin string
-	Size   int64
-	Root   tlog.Hash
-}
 
 // noteSigner signs notes with the operator key. note.NewSigner wants the
 // key in its own text encoding; implementing the interface avoids one.
@@ -61,23 +51,29 @@ func isSpaceOrControl(r rune) bool { return r < 0x20 || unicode.IsSpace(r) }
 
 // OpenCheckpoint verifies a signed checkpoint of the log keys.LogOrigin()
 // against keys and parses it: the rules of docs/certificate.md
-// ("Transparency log") with every trusted key allowed to vouch.
-func OpenCheckpoint(signed []byte, keys KeySet) (Checkpoint, error) {
-	return openCheckpoint(string(signed), keys, func(TrustedKey) bool { return true })
+// ("Transparency log") with every trusted key allowed to vouch. Its Note
+// is signed, verbatim.
+func OpenCheckpoint(signed []byte, keys KeySet) (translog.Checkpoint, error) {
+	c, err := openCheckpoint(string(signed), keys, func(TrustedKey) bool { return true })
+	if err != nil {
+		return translog.Checkpoint{}, err
+	}
+	c.Note = bytes.Clone(signed)
+	return c, nil
 }
 
 // openCheckpoint verifies a checkpoint: its origin is the trusted log's,
 // every signature line by a trusted key verifies (a bad one means the
 // note was tampered with or the key misused, whichever line comes first),
 // and at least one of them is by a key that may vouch for it.
-func openCheckpoint(signed string, keys KeySet, mayVouch func(TrustedKey) bool) (Checkpoint, error) {
+func openCheckpoint(signed string, keys KeySet, mayVouch func(TrustedKey) bool) (translog.Checkpoint, error) {
 	text, sigs, err := splitNote(signed)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("checkpoint: %w", err)
+		return translog.Checkpoint{}, fmt.Errorf("checkpoint: %w", err)
 	}
 	origin, _, _ := strings.Cut(text, "\n")
 	if origin != keys.origin {
-		return Checkpoint{}, fmt.Errorf("the checkpoint is of log %q, but the trusted keys are for log %q", origin, keys.origin)
+		return translog.Checkpoint{}, fmt.Errorf("the checkpoint is of log %q, but the trusted keys are for log %q", origin, keys.origin)
 	}
 	vouched := false
 	for _, sig := range sigs {
@@ -88,7 +84,7 @@ func openCheckpoint(signed string, keys KeySet, mayVouch func(TrustedKey) bool) 
 		for i := range keys.keys {
 			if k := &keys.keys[i]; noteKeyHash(origin, k.PublicKey) == sig.hash {
 				if signer != nil {
-					return Checkpoint{}, fmt.Errorf("trusted keys %s and %s share the signed-note key hash %08x; a line by either cannot be told apart", signer.ID, k.ID, sig.hash)
+					return translog.Checkpoint{}, fmt.Errorf("trusted keys %s and %s share the signed-note key hash %08x; a line by either cannot be told apart", signer.ID, k.ID, sig.hash)
 				}
 				signer = k
 			}
@@ -97,14 +93,14 @@ func openCheckpoint(signed string, keys KeySet, mayVouch func(TrustedKey) bool) 
 			continue // a key we do not trust under the log's name: it proves nothing either way
 		}
 		if !ed25519.Verify(signer.PublicKey, []byte(text), sig.sig) {
-			return Checkpoint{}, fmt.Errorf("a signature line of the checkpoint of %q by trusted key %s does not verify: the checkpoint was altered, or the key misused", origin, signer.ID)
+			return translog.Checkpoint{}, fmt.Errorf("a signature line of the checkpoint of %q by trusted key %s does not verify: the checkpoint was altered, or the key misused", origin, signer.ID)
 		}
 		vouched = vouched || mayVouch(*signer)
 	}
 	if !vouched {
-		return Checkpoint{}, fmt.Errorf("checkpoint of %q is not signed by a trusted key that could have signed it", origin)
+		return translog.Checkpoint{}, fmt.Errorf("checkpoint of %q is not signed by a trusted key that could have signed it", origin)
 	}
-	return ParseCheckpointText(text)
+	return translog.ParseCheckpointText(text)
 }
 
 // A noteSignature is one signature line of a signed note.
@@ -150,69 +146,11 @@ func splitNote(msg string) (string, []noteSignature, error) {
 		name, b64, _ := strings.Cut(rest, " ")
 		// Canonical base64 only, as everywhere in a certificate: a lenient
 		// decoder reads stray bits away, a strict one refuses the line.
-		raw, err := decodeBase64(b64, -1)
+		raw, err := translog.DecodeBase64(b64, -1)
 		if !ok || err != nil || !isNoteName(name) || b64 == "" || len(raw) < 5 {
 			return "", nil, fmt.Errorf("signature line %d is not \"— <name> <canonical base64 of key hash and signature>\"", i+1)
 		}
 		sigs[i] = noteSignature{name: name, hash: binary.BigEndian.Uint32(raw), sig: raw[4:]}
 	}
 	return text, sigs, nil
-}
-
-// emptyTreeRoot is the RFC 6962 root of the empty tree, SHA-256("").
-var emptyTreeRoot = tlog.Hash(sha256.Sum256(nil))
-
-// ParseCheckpointText reads the text of a checkpoint note (C2SP
-// tlog-checkpoint): the origin, the tree size in canonical decimal and the
-// standard base64 of the 32-byte root hash, one per line, then any
-// non-empty extension lines, which are signed but not interpreted. The
-// empty tree's root must be SHA-256(""). It checks no signature: the
-// transparency log (package translog) and the verifiers share it so that a
-// checkpoint reads alike everywhere.
-func ParseCheckpointText(text string) (Checkpoint, error) {
-	if !strings.HasSuffix(text, "\n") {
-		return Checkpoint{}, errors.New("checkpoint body does not end in a newline")
-	}
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	if len(lines) < 3 || lines[0] == "" {
-		return Checkpoint{}, errors.New("checkpoint body needs an origin, a size and a root hash line")
-	}
-	for _, ext := range lines[3:] {
-		if ext == "" {
-			return Checkpoint{}, errors.New("checkpoint body has a blank extension line")
-		}
-	}
-	size, err := strconv.ParseInt(lines[1], 10, 64)
-	// Only the canonical decimal form: no sign, no leading zeros.
-	if err != nil || size < 0 || strconv.FormatInt(size, 10) != lines[1] {
-		return Checkpoint{}, fmt.Errorf("checkpoint tree size %q is not a decimal number below 2^63", lines[1])
-	}
-	root, err := decodeBase64(lines[2], 32)
-	if err != nil {
-		return Checkpoint{}, fmt.Errorf("checkpoint root hash %q: %w", lines[2], err)
-	}
-	c := Checkpoint{Origin: lines[0], Size: size, Root: tlog.Hash(root)}
-	if size == 0 && c.Root != emptyTreeRoot {
-		return Checkpoint{}, errors.New("checkpoint of the empty tree with a root other than SHA-256(\"\")")
-	}
-	return c, nil
-}
-
-// strictBase64 refuses set bits after the last byte. It is made once
-// because Strict returns a new copy of the encoding.
-var strictBase64 = base64.StdEncoding.Strict()
-
-// decodeBase64 decodes canonical standard base64 (re-encoding gives s back:
-// no newlines, no stray bits) of exactly n bytes, or any length if n < 0.
-func decodeBase64(s string, n int) ([]byte, error) {
-	b, err := strictBase64.DecodeString(s)
-	// Go's base64 decoders skip \r and \n; without them, a string that
-	// decodes strictly is exactly as long as the encoding of its bytes.
-	if err != nil || len(s) != base64.StdEncoding.EncodedLen(len(b)) {
-		return nil, errors.New("not canonical standard base64")
-	}
-	if n >= 0 && len(b) != n {
-		return nil, fmt.Errorf("%d bytes, want %d", len(b), n)
-	}
-	return b, nil
 }

@@ -24,5 +24,7 @@
 // recognise their certificate with a secret only they hold (NewCommitment,
 // CheckCommitment).
 //
-// The package imports nothing else from Lethe, so auditors can vendor it.
+// Of Lethe's packages it imports only translog (checkpoints, canonical
+// base64, bounded proof checks) and internal/strictjson, neither of which
+// reaches a network or a database, so auditors can vendor the three.
 package certificate

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/lethe-privacy/lethe/translog"
 )
 
 // EnvelopeVersion is the value of "lethe_certificate" this package writes
@@ -181,22 +183,22 @@ func parseSigned(data []byte, form signedForm) (*Envelope, Verdict, string) {
 		PayloadSHA256: strings.Clone(w.PayloadSHA256),
 		Signature:     Signature{Alg: AlgEd25519, KeyID: strings.Clone(w.KeyID)},
 	}
-	if e.Payload, err = decodeBase64(w.Payload, -1); err != nil {
+	if e.Payload, err = translog.DecodeBase64(w.Payload, -1); err != nil {
 		return nil, VerdictMalformed, "payload: " + err.Error()
 	}
-	if e.Signature.PublicKey, err = decodeBase64(w.PublicKey, ed25519.PublicKeySize); err != nil {
+	if e.Signature.PublicKey, err = translog.DecodeBase64(w.PublicKey, ed25519.PublicKeySize); err != nil {
 		return nil, VerdictMalformed, "signature.public_key: " + err.Error()
 	}
-	if e.Signature.Sig, err = decodeBase64(w.Sig, ed25519.SignatureSize); err != nil {
+	if e.Signature.Sig, err = translog.DecodeBase64(w.Sig, ed25519.SignatureSize); err != nil {
 		return nil, VerdictMalformed, "signature.sig: " + err.Error()
 	}
 	if w.HasLog {
 		e.Log = &LogProof{Index: w.Index, Proof: make(tlog.RecordProof, len(w.Proof)), Checkpoint: strings.Clone(w.Checkpoint)}
-		if e.Log.Leaf, err = decodeBase64(w.Leaf, -1); err != nil {
+		if e.Log.Leaf, err = translog.DecodeBase64(w.Leaf, -1); err != nil {
 			return nil, VerdictMalformed, "log.leaf: " + err.Error()
 		}
 		for i, s := range w.Proof {
-			h, err := decodeBase64(s, len(tlog.Hash{}))
+			h, err := translog.DecodeBase64(s, len(tlog.Hash{}))
 			if err != nil {
 				return nil, VerdictMalformed, fmt.Sprintf("log.proof[%d]: %v", i, err)
 			}

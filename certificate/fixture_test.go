@@ -1,6 +1,8 @@
 package certificate
 
 import (
+	"github.com/lethe-privacy/lethe/translog"
+
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/json"
@@ -146,14 +148,14 @@ func (l *testLog) appendEvent(t testing.TB, e Event) int64 {
 }
 
 // checkpoint signs the current tree with s.
-func (l *testLog) checkpoint(t testing.TB, s *Signer) (Checkpoint, string) {
+func (l *testLog) checkpoint(t testing.TB, s *Signer) (translog.Checkpoint, string) {
 	t.Helper()
 	size := int64(len(l.leaves))
 	root, err := tlog.TreeHash(size, l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := Checkpoint{Origin: testOrigin, Size: size, Root: root}
+	c := translog.Checkpoint{Origin: testOrigin, Size: size, Root: root}
 	return c, signCheckpoint(t, s, c)
 }
 

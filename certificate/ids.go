@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/lethe-privacy/lethe/translog"
 )
 
 // A RecordRef names one deleted record: the store ("postgres" or
@@ -94,7 +96,7 @@ func CheckID(digest IDsDigest, ref RecordRef, proof IDProof) error {
 			return fmt.Errorf("certificate: id proof path[%d]: %w", i, err)
 		}
 	}
-	if err := CheckInclusion(path, digest.Count, root, proof.Index, tlog.RecordHash(leaf)); err != nil {
+	if err := translog.CheckInclusion(path, digest.Count, root, proof.Index, tlog.RecordHash(leaf)); err != nil {
 		return fmt.Errorf("certificate: record %q is not proven among the %d deleted records: %w", ref.String(), digest.Count, err)
 	}
 	return nil

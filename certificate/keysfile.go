@@ -1,6 +1,8 @@
 package certificate
 
 import (
+	"github.com/lethe-privacy/lethe/translog"
+
 	"crypto/ed25519"
 	"fmt"
 	"time"
@@ -53,7 +55,7 @@ func ParseKeySet(data []byte) (KeySet, error) {
 	}
 	keys := make([]TrustedKey, len(entries))
 	for i, e := range entries {
-		pub, err := decodeBase64(e.publicKey, ed25519.PublicKeySize)
+		pub, err := translog.DecodeBase64(e.publicKey, ed25519.PublicKeySize)
 		if err != nil {
 			return KeySet{}, fmt.Errorf("certificate: trusted key %d (%s): public_key: %w", i+1, e.ID, err)
 		}

@@ -1,6 +1,8 @@
 package certificate
 
 import (
+	"github.com/lethe-privacy/lethe/translog"
+
 	"fmt"
 	"math"
 	"testing"
@@ -36,23 +38,23 @@ func TestCheckInclusion_AcceptsExactlyTheProofsOfRFC6962(t *testing.T) {
 				t.Fatal(err)
 			}
 			leaf := tlog.RecordHash(l.leaves[i])
-			if err := CheckInclusion(p, size, root, i, leaf); err != nil {
+			if err := translog.CheckInclusion(p, size, root, i, leaf); err != nil {
 				t.Fatalf("size %d index %d: %v", size, i, err)
 			}
 			for j := range p {
 				bad := append(tlog.RecordProof{}, p...)
 				bad[j][0] ^= 1
-				if CheckInclusion(bad, size, root, i, leaf) == nil {
+				if translog.CheckInclusion(bad, size, root, i, leaf) == nil {
 					t.Fatalf("size %d index %d: hash %d flipped verifies", size, i, j)
 				}
 			}
-			if len(p) > 0 && CheckInclusion(p[1:], size, root, i, leaf) == nil {
+			if len(p) > 0 && translog.CheckInclusion(p[1:], size, root, i, leaf) == nil {
 				t.Fatalf("size %d index %d: a hash short verifies", size, i)
 			}
-			if CheckInclusion(append(append(tlog.RecordProof{}, p...), root), size, root, i, leaf) == nil {
+			if translog.CheckInclusion(append(append(tlog.RecordProof{}, p...), root), size, root, i, leaf) == nil {
 				t.Fatalf("size %d index %d: a hash too many verifies", size, i)
 			}
-			if size > 1 && CheckInclusion(p, size, root, (i+1)%size, leaf) == nil {
+			if size > 1 && translog.CheckInclusion(p, size, root, (i+1)%size, leaf) == nil {
 				t.Fatalf("size %d index %d: verifies at index %d", size, i, (i+1)%size)
 			}
 		}
@@ -76,23 +78,23 @@ func TestCheckConsistency_AcceptsExactlyTheProofsOfRFC6962(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := CheckConsistency(p, oldSize, roots[oldSize], newSize, roots[newSize]); err != nil {
+			if err := translog.CheckConsistency(p, oldSize, roots[oldSize], newSize, roots[newSize]); err != nil {
 				t.Fatalf("%d -> %d: %v", oldSize, newSize, err)
 			}
 			for j := range p {
 				bad := append(tlog.TreeProof{}, p...)
 				bad[j][0] ^= 1
-				if CheckConsistency(bad, oldSize, roots[oldSize], newSize, roots[newSize]) == nil {
+				if translog.CheckConsistency(bad, oldSize, roots[oldSize], newSize, roots[newSize]) == nil {
 					t.Fatalf("%d -> %d: hash %d flipped verifies", oldSize, newSize, j)
 				}
 			}
-			if CheckConsistency(p[1:], oldSize, roots[oldSize], newSize, roots[newSize]) == nil {
+			if translog.CheckConsistency(p[1:], oldSize, roots[oldSize], newSize, roots[newSize]) == nil {
 				t.Fatalf("%d -> %d: a hash short verifies", oldSize, newSize)
 			}
-			if CheckConsistency(append(append(tlog.TreeProof{}, p...), roots[1]), oldSize, roots[oldSize], newSize, roots[newSize]) == nil {
+			if translog.CheckConsistency(append(append(tlog.TreeProof{}, p...), roots[1]), oldSize, roots[oldSize], newSize, roots[newSize]) == nil {
 				t.Fatalf("%d -> %d: a hash too many verifies", oldSize, newSize)
 			}
-			if CheckConsistency(p, oldSize, roots[oldSize], newSize, roots[oldSize]) == nil {
+			if translog.CheckConsistency(p, oldSize, roots[oldSize], newSize, roots[oldSize]) == nil {
 				t.Fatalf("%d -> %d: verifies against the old root as the new one", oldSize, newSize)
 			}
 		}
@@ -128,17 +130,17 @@ func TestCheckInclusion_ReturnsForHugeTrees(t *testing.T) {
 	for _, size := range hugeSizes {
 		for _, index := range []int64{0, 2, 1 << 62, size - 1} {
 			proof, root := hugeTreePath(size, index, leaf)
-			returnsWithin(t, fmt.Sprintf("CheckInclusion(size %d, index %d)", size, index), func() {
-				if err := CheckInclusion(proof, size, root, index, leaf); err != nil {
+			returnsWithin(t, fmt.Sprintf("translog.CheckInclusion(size %d, index %d)", size, index), func() {
+				if err := translog.CheckInclusion(proof, size, root, index, leaf); err != nil {
 					t.Errorf("size %d index %d: %v", size, index, err)
 				}
-				if CheckInclusion(proof, size, tlog.Hash{}, index, leaf) == nil {
+				if translog.CheckInclusion(proof, size, tlog.Hash{}, index, leaf) == nil {
 					t.Errorf("size %d index %d: verifies against another root", size, index)
 				}
 			})
 		}
-		returnsWithin(t, fmt.Sprintf("CheckConsistency(1 -> %d)", size), func() {
-			if CheckConsistency(tlog.TreeProof{leaf}, 1, leaf, size, leaf) == nil {
+		returnsWithin(t, fmt.Sprintf("translog.CheckConsistency(1 -> %d)", size), func() {
+			if translog.CheckConsistency(tlog.TreeProof{leaf}, 1, leaf, size, leaf) == nil {
 				t.Errorf("a one-hash proof to a tree of %d leaves verifies", size)
 			}
 		})

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/lethe-privacy/lethe/translog"
 )
 
 // A Verdict is the outcome of Verify. docs/certificate.md lists the checks
@@ -133,16 +135,16 @@ func parsePayload(data []byte) (*Payload, Verdict, string) {
 
 // checkLog runs check 19: the log section proves that a checkpoint signed
 // by a trusted key covers this certificate's completion event.
-func checkLog(e *Envelope, p *Payload, keys KeySet) (Checkpoint, error) {
+func checkLog(e *Envelope, p *Payload, keys KeySet) (translog.Checkpoint, error) {
 	if e.Log == nil {
-		return Checkpoint{}, fmt.Errorf("the certificate has no log section; ask the operator for the logged certificate")
+		return translog.Checkpoint{}, fmt.Errorf("the certificate has no log section; ask the operator for the logged certificate")
 	}
 	want, err := completedLeaf(p.RequestID, e.PayloadSHA256)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("no log event can name this certificate: %w", err)
+		return translog.Checkpoint{}, fmt.Errorf("no log event can name this certificate: %w", err)
 	}
 	if !bytes.Equal(e.Log.Leaf, want) {
-		return Checkpoint{}, fmt.Errorf("log.leaf is not this certificate's event; want %s", want)
+		return translog.Checkpoint{}, fmt.Errorf("log.leaf is not this certificate's event; want %s", want)
 	}
 	return checkInclusion(e.Log, keys, p.IssuedAt)
 }
@@ -151,20 +153,20 @@ func checkLog(e *Envelope, p *Payload, keys KeySet) (Checkpoint, error) {
 // leaf of lp: the checkpoint is accepted (see openCheckpoint) with a key
 // whose window had not ended at signed, and the inclusion proof leads from
 // the leaf at its index to the checkpoint's root.
-func checkInclusion(lp *LogProof, keys KeySet, signed time.Time) (Checkpoint, error) {
+func checkInclusion(lp *LogProof, keys KeySet, signed time.Time) (translog.Checkpoint, error) {
 	// A checkpoint that contains a signed document was signed after it, so
 	// a key retired before then cannot vouch for it.
 	cp, err := openCheckpoint(lp.Checkpoint, keys, func(k TrustedKey) bool {
 		return k.NotAfter.IsZero() || !k.NotAfter.Before(signed)
 	})
 	if err != nil {
-		return Checkpoint{}, err
+		return translog.Checkpoint{}, err
 	}
 	if lp.Index >= cp.Size {
-		return Checkpoint{}, fmt.Errorf("log.index %d is beyond the checkpoint's tree of %d leaves", lp.Index, cp.Size)
+		return translog.Checkpoint{}, fmt.Errorf("log.index %d is beyond the checkpoint's tree of %d leaves", lp.Index, cp.Size)
 	}
-	if err := CheckInclusion(lp.Proof, cp.Size, cp.Root, lp.Index, tlog.RecordHash(lp.Leaf)); err != nil {
-		return Checkpoint{}, fmt.Errorf("the inclusion proof does not lead from leaf %d to the root of the checkpoint of size %d", lp.Index, cp.Size)
+	if err := translog.CheckInclusion(lp.Proof, cp.Size, cp.Root, lp.Index, tlog.RecordHash(lp.Leaf)); err != nil {
+		return translog.Checkpoint{}, fmt.Errorf("the inclusion proof does not lead from leaf %d to the root of the checkpoint of size %d", lp.Index, cp.Size)
 	}
 	return cp, nil
 }

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lethe-privacy/lethe/certificate"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -91,11 +90,11 @@ func parseStoredCheckpoint(signedNote []byte) (Checkpoint, error) {
 }
 
 // parseCheckpointBody parses the text of a checkpoint note with the one
-// checkpoint parser verifiers use too (certificate.ParseCheckpointText),
+// checkpoint parser verifiers use too (ParseCheckpointText),
 // so the log and its clients read a checkpoint alike: extension lines are
 // signed and ignored, as C2SP tlog-checkpoint asks of clients.
 func parseCheckpointBody(text string) (Checkpoint, error) {
-	c, err := certificate.ParseCheckpointText(text)
+	c, err := ParseCheckpointText(text)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("%w: %w", ErrMalformedCheckpoint, err)
 	}

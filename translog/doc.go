@@ -13,16 +13,16 @@
 // VerifyConsistency tells it whether the log was truncated (ErrTruncated)
 // or forked (ErrForked) since, with no head recorded out of band.
 // VerifyInclusion checks that a record is in a checkpoint's tree; both
-// checks run in time bounded by the proof (certificate.CheckInclusion and
-// CheckConsistency), whatever size a checkpoint states. On its side,
+// checks run in time bounded by the proof (CheckInclusion and
+// CheckConsistency, which certificate verifiers use too), whatever size a checkpoint states. On its side,
 // Log.Sign never signs a checkpoint
 // inconsistent with one it signed before (c2sp.org/tlog-checkpoint,
 // "Signatures").
 //
-// Checkpoint bodies are read by certificate.ParseCheckpointText, the parser
-// certificate verifiers use: package certificate may import nothing of
-// Lethe's (auditors vendor it), so the one parser lives there and the log
-// reads its own checkpoints exactly as its clients do.
+// Checkpoint bodies are read by ParseCheckpointText, the one parser:
+// package certificate imports this package (and no other of Lethe's
+// network or database code) and opens checkpoints with it, so the log
+// reads its own checkpoints exactly as certificate verifiers do.
 //
 // Records, stored hashes and checkpoints live in a Storage: MemoryStorage
 // for tests, and the ledger's SQLite file or PostgreSQL schema in

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/lethe-privacy/lethe/certificate"
-
 	merkle "golang.org/x/mod/sumdb/tlog"
 )
 
@@ -32,9 +30,9 @@ func VerifyInclusion(cp Checkpoint, index int64, record []byte, proof RecordProo
 	if index < 0 || index >= cp.Size {
 		return fmt.Errorf("%w: index %d is outside a tree of size %d", ErrNotIncluded, index, cp.Size)
 	}
-	// certificate.CheckInclusion, not merkle.CheckRecord: the latter never
+	// CheckInclusion, not merkle.CheckRecord: the latter never
 	// returns for trees of more than 2^62 records.
-	if err := certificate.CheckInclusion(proof, cp.Size, cp.Root, index, merkle.RecordHash(record)); err != nil {
+	if err := CheckInclusion(proof, cp.Size, cp.Root, index, merkle.RecordHash(record)); err != nil {
 		return fmt.Errorf("%w: record %d against the checkpoint of size %d: %v", ErrNotIncluded, index, cp.Size, err)
 	}
 	return nil
@@ -69,7 +67,7 @@ func VerifyConsistency(older, newer Checkpoint, proof TreeProof) error {
 		}
 		return nil
 	}
-	if err := certificate.CheckConsistency(proof, older.Size, older.Root, newer.Size, newer.Root); err != nil {
+	if err := CheckConsistency(proof, older.Size, older.Root, newer.Size, newer.Root); err != nil {
 		return fmt.Errorf("%w: the tree of size %d does not extend the tree of size %d (%v)", ErrForked, newer.Size, older.Size, err)
 	}
 	return nil

@@ -96,7 +96,7 @@ func logVerify(ctx context.Context, c *adminClient, keysFile, since, save string
 		if err != nil {
 			return fail("%v", err)
 		}
-		cp, err := openCheckpoint(note, keys)
+		cp, err := certificate.OpenCheckpoint(note, keys)
 		if err != nil {
 			return fail("the checkpoint in %s: %v", since, err)
 		}
@@ -106,7 +106,7 @@ func logVerify(ctx context.Context, c *adminClient, keysFile, since, save string
 	if err != nil {
 		return fail("%v", err)
 	}
-	newer, err := openCheckpoint(note, keys)
+	newer, err := certificate.OpenCheckpoint(note, keys)
 	if err != nil {
 		return fail("the server's checkpoint: %v\n%s", err, note)
 	}
@@ -141,17 +141,6 @@ func logVerify(ctx context.Context, c *adminClient, keysFile, since, save string
 		fmt.Fprintf(stderr, "saved the checkpoint of size %d to %s\n", newer.Size, save)
 	}
 	return 0
-}
-
-// openCheckpoint verifies a signed checkpoint against the trusted keys
-// (certificate.OpenCheckpoint: the note is signed under its origin by a
-// key of the set) and returns it as package translog checks consistency.
-func openCheckpoint(note []byte, keys certificate.KeySet) (translog.Checkpoint, error) {
-	cp, err := certificate.OpenCheckpoint(note, keys)
-	if err != nil {
-		return translog.Checkpoint{}, err
-	}
-	return translog.Checkpoint{Origin: cp.Origin, Size: cp.Size, Root: cp.Root, Note: note}, nil
 }
 
 // fetchConsistency asks the server to prove that the log of size newSize

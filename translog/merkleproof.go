@@ -1,9 +1,9 @@
-package certificate
+package translog
 
 import (
 	"errors"
 
-	"golang.org/x/mod/sumdb/tlog"
+	merkle "golang.org/x/mod/sumdb/tlog"
 )
 
 // Proofs are checked here, not with golang.org/x/mod/sumdb/tlog's
@@ -22,7 +22,7 @@ var errProofFailed = errors.New("the proof does not lead to the root")
 // CheckInclusion reports whether proof shows that the leaf whose hash is
 // leafHash is leaf index of the tree of size leaves whose root is root
 // (RFC 9162 section 2.1.3.2). It returns in time bounded by len(proof).
-func CheckInclusion(proof tlog.RecordProof, size int64, root tlog.Hash, index int64, leafHash tlog.Hash) error {
+func CheckInclusion(proof merkle.RecordProof, size int64, root merkle.Hash, index int64, leafHash merkle.Hash) error {
 	if index < 0 || size <= 0 || index >= size {
 		return errors.New("the index is not a leaf of the tree")
 	}
@@ -33,12 +33,12 @@ func CheckInclusion(proof tlog.RecordProof, size int64, root tlog.Hash, index in
 			return errProofFailed // more hashes than the path has nodes
 		}
 		if fn&1 == 1 || fn == sn {
-			r = tlog.NodeHash(p, r)
+			r = merkle.NodeHash(p, r)
 			for fn&1 == 0 && fn != 0 {
 				fn, sn = fn>>1, sn>>1
 			}
 		} else {
-			r = tlog.NodeHash(r, p)
+			r = merkle.NodeHash(r, p)
 		}
 		fn, sn = fn>>1, sn>>1
 	}
@@ -52,7 +52,7 @@ func CheckInclusion(proof tlog.RecordProof, size int64, root tlog.Hash, index in
 // leaves with root newRoot extends the tree of oldSize leaves with root
 // oldRoot, 0 < oldSize < newSize (RFC 9162 section 2.1.4.2). It returns
 // in time bounded by len(proof).
-func CheckConsistency(proof tlog.TreeProof, oldSize int64, oldRoot tlog.Hash, newSize int64, newRoot tlog.Hash) error {
+func CheckConsistency(proof merkle.TreeProof, oldSize int64, oldRoot merkle.Hash, newSize int64, newRoot merkle.Hash) error {
 	if oldSize <= 0 || newSize <= oldSize {
 		return errors.New("a consistency proof relates a non-empty tree to a larger one")
 	}
@@ -61,7 +61,7 @@ func CheckConsistency(proof tlog.TreeProof, oldSize int64, oldRoot tlog.Hash, ne
 	}
 	path := proof
 	if oldSize&(oldSize-1) == 0 { // a power of two: the old tree is a node of the new one
-		path = append(tlog.TreeProof{oldRoot}, proof...)
+		path = append(merkle.TreeProof{oldRoot}, proof...)
 	}
 	fn, sn := uint64(oldSize-1), uint64(newSize-1)
 	for fn&1 == 1 {
@@ -73,12 +73,12 @@ func CheckConsistency(proof tlog.TreeProof, oldSize int64, oldRoot tlog.Hash, ne
 			return errProofFailed
 		}
 		if fn&1 == 1 || fn == sn {
-			fr, sr = tlog.NodeHash(c, fr), tlog.NodeHash(c, sr)
+			fr, sr = merkle.NodeHash(c, fr), merkle.NodeHash(c, sr)
 			for fn&1 == 0 && fn != 0 {
 				fn, sn = fn>>1, sn>>1
 			}
 		} else {
-			sr = tlog.NodeHash(sr, c)
+			sr = merkle.NodeHash(sr, c)
 		}
 		fn, sn = fn>>1, sn>>1
 	}
