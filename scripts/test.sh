@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command from README.md: prepares this machine (packages,
 # pgvector, npm modules), starts the throwaway test cluster and runs every
-# test: unit tests with the race detector, the fuzz seed corpora, and the
-# integration tests against real PostgreSQL and real client libraries.
+# check and test: go vet and staticcheck, unit tests with the race detector,
+# the fuzz seed corpora, and the integration tests against real PostgreSQL
+# and real client libraries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,9 +11,12 @@ scripts/setup.sh
 scripts/testdb.sh start
 eval "$(scripts/testdb.sh env)"
 
-echo "[test] go vet"
+echo "[test] go vet, staticcheck"
 go vet ./...
 go vet -tags integration ./test/integration/
+staticcheck="go run honnef.co/go/tools/cmd/staticcheck@v0.8.2"
+$staticcheck ./...
+$staticcheck -tags integration ./test/integration/
 
 echo "[test] unit tests (race detector)"
 LETHE_REQUIRE_NODE=1 go test -race -count=1 ./...   # the Node certificate verifier runs too
