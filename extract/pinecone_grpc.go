@@ -8,7 +8,8 @@ import (
 )
 
 // The Pinecone gRPC data plane's write messages (service VectorService, no
-// proto package; field numbers in FACTS.md, "Pinecone data plane"). The
+// proto package; field numbers as in go-pinecone v5's generated
+// internal/gen/db_data/grpc/db_data_2025-10.pb.go). The
 // functions take one message's bytes, without gRPC's 5-byte frame prefix.
 // Messages are walked field by field; values and sparse values (fields 2, 4
 // of Vector; 2, 5 of UpdateRequest) are stepped over as length-delimited

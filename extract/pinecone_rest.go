@@ -4,8 +4,8 @@ import (
 	"fmt"
 )
 
-// The Pinecone REST data plane's write bodies (see FACTS.md, "Pinecone data
-// plane"). Keys are matched exactly as Pinecone spells them; values and
+// The Pinecone REST data plane's write bodies (Pinecone's API reference,
+// data plane, versions 2024-07 to 2025-10; docs/pinecone.md). Keys are matched exactly as Pinecone spells them; values and
 // sparseValues are stepped over unread.
 
 // UpsertREST tags the body of POST /vectors/upsert,

@@ -43,8 +43,8 @@ const (
 
 const bytesT, varintT, fixed32T, fixed64T = protowire.BytesType, protowire.VarintType, protowire.Fixed32Type, protowire.Fixed64Type
 
-// The write messages' schemas (field numbers in FACTS.md, "Pinecone data
-// plane"). Filters are Structs too.
+// The write messages' schemas (field numbers as in go-pinecone v5's
+// generated internal/gen/db_data/grpc/db_data_2025-10.pb.go). Filters are Structs too.
 var (
 	wireUpsert, wireUpdate, wireDelete                       wireMsg
 	wireVector, wireSparse, wireStruct, wireEntry, wireValue wireMsg
