@@ -11,7 +11,7 @@ import (
 
 // PostgresTlog is the transparency log's storage in the PostgreSQL ledger
 // schema (tables tlog_records, tlog_hashes, tlog_checkpoints). It
-// satisfies tlog.Storage; proxies sharing the ledger share the log.
+// satisfies translog.Storage; proxies sharing the ledger share the log.
 type PostgresTlog struct{ l *Postgres }
 
 // TransparencyLog returns the storage of the transparency log kept in the
@@ -24,7 +24,7 @@ type pgQuerier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// Append adds record as the next record (see tlog.Storage). The
+// Append adds record as the next record (see translog.Storage). The
 // transaction first takes an advisory lock held to its end, so that
 // appenders in every process sharing the schema run one after the other,
 // and each reads the size its predecessor committed (READ COMMITTED takes
@@ -110,7 +110,7 @@ func (s *PostgresTlog) Size(ctx context.Context) (int64, error) {
 	return s.size(ctx, s.l.pool)
 }
 
-// PutCheckpoint stores the checkpoint of size, once (see tlog.Storage).
+// PutCheckpoint stores the checkpoint of size, once (see translog.Storage).
 // ON CONFLICT DO NOTHING waits for a concurrent insert of the same size to
 // commit, so the row read back afterwards is the one that won.
 func (s *PostgresTlog) PutCheckpoint(ctx context.Context, size int64, note []byte) error {

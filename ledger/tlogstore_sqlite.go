@@ -12,7 +12,7 @@ import (
 
 // SQLiteTlog is the transparency log's storage in the SQLite ledger file
 // (tables tlog_records, tlog_hashes, tlog_checkpoints). It satisfies
-// tlog.Storage. Writes run in durableTx: on the writer connection, not
+// translog.Storage. Writes run in durableTx: on the writer connection, not
 // through the group committer (log appends are rare, and Append must read
 // hashes in the transaction that writes them), as BEGIN IMMEDIATE, so
 // that appenders in other processes wait for the lock rather than
@@ -23,7 +23,7 @@ type SQLiteTlog struct{ l *SQLite }
 // ledger file. It is valid until the ledger is closed.
 func (l *SQLite) TransparencyLog() *SQLiteTlog { return &SQLiteTlog{l: l} }
 
-// Append adds record as the next record (see tlog.Storage).
+// Append adds record as the next record (see translog.Storage).
 func (s *SQLiteTlog) Append(ctx context.Context, record []byte, hashes func(n int64, r tlog.HashReader) ([]tlog.Hash, error)) (int64, error) {
 	var n int64
 	err := s.l.durableTx(ctx, func(tx *sql.Tx) error {
@@ -114,7 +114,7 @@ func (s *SQLiteTlog) Size(ctx context.Context) (int64, error) {
 	return sqliteTlogSize(ctx, s.l.r)
 }
 
-// PutCheckpoint stores the checkpoint of size, once (see tlog.Storage).
+// PutCheckpoint stores the checkpoint of size, once (see translog.Storage).
 func (s *SQLiteTlog) PutCheckpoint(ctx context.Context, size int64, note []byte) error {
 	return s.l.durableTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO tlog_checkpoints (size, note) VALUES (?, ?) ON CONFLICT (size) DO NOTHING`, size, note)

@@ -41,7 +41,7 @@ func tlogStoreOf(t *testing.T, l Ledger) tlogStore {
 }
 
 // appendLeaf appends record with the stored hashes RFC 6962 asks for, as
-// tlog.Log.Append does.
+// translog.Log.Append does.
 func appendLeaf(ctx context.Context, s tlogStore, record []byte) (int64, error) {
 	return s.Append(ctx, record, func(n int64, r tlog.HashReader) ([]tlog.Hash, error) {
 		return tlog.StoredHashes(n, record, r)
@@ -96,7 +96,7 @@ func requireStoredTree(t *testing.T, s tlogStore, records [][]byte) {
 func tlogRecord(i int) []byte { return []byte(fmt.Sprintf("event %d", i)) }
 
 // runTlogStoreContract is the behaviour of the transparency log's storage
-// in every backend (the contract of tlog.Storage).
+// in every backend (the contract of translog.Storage).
 func runTlogStoreContract(t *testing.T, b backend) {
 	ctx := context.Background()
 	fresh := func(t *testing.T) tlogStore {

@@ -32,7 +32,7 @@ func benchRecord(i int64) []byte {
 // log already holding -translog.entries records. It reports the 99th
 // percentile latency; the target is under 5 ms.
 //
-//	go test -run '^$' -bench AppendAndProve -benchtime 10000x ./tlog/
+//	go test -run '^$' -bench AppendAndProve -benchtime 10000x ./translog/
 func BenchmarkAppendAndProve(b *testing.B) {
 	b.Run("memory", func(b *testing.B) {
 		s := &translog.MemoryStorage{}
