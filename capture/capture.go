@@ -251,47 +251,7 @@ func (c *Capture) intended(id ledger.IntentID, err error, entries []ledger.Entry
 		}
 		return id, nil
 	}
-	if c.cfg.FailOpen {
-		c.Stats.UntrackedWrites.Add(1)
-		c.log.Error("LEDGER DOWN: forwarding a write WITHOUT its tag (fail_open is set); run reconcile when the ledger is back",
-			"table", table, "err", err)
-		return 0, nil
-	}
-	c.Stats.Refused.Add(1)
-	c.log.Warn("ledger unavailable: write refused", "table", table, "err", err)
-	return 0, &Refusal{
-		Code:      CodeLedgerDown,
-		Message:   "lethe: the write was not forwarded because its tag could not be recorded (the ledger is unavailable)",
-		Hint:      "retry when the ledger is back; nothing of this statement was written",
-		LogReason: "ledger unavailable",
-	}
-}
-
-// checkForgotten refuses (or flags) a write about a forgotten subject.
-func (c *Capture) checkForgotten(entries []ledger.Entry, table string) *Refusal {
-	ts := c.cfg.Tombstones
-	if ts == nil || ts.Len() == 0 {
-		return nil
-	}
-	for _, e := range entries {
-		if e.Unattributed || !ts.Has(e.Subject) {
-			continue
-		}
-		c.Stats.ForgottenWrites.Add(1)
-		if c.cfg.FlagForgotten {
-			c.log.Warn("write about a forgotten subject forwarded (forgotten: flag)", "table", table, "subject_hmac", e.Subject.String())
-			return nil
-		}
-		c.Stats.Refused.Add(1)
-		c.log.Warn("write about a forgotten subject refused", "table", table, "subject_hmac", e.Subject.String())
-		return &Refusal{
-			Code:      CodeForgotten,
-			Message:   "lethe: the write was not forwarded because it is about a data subject who was forgotten (erasure request)",
-			Hint:      "an operator can lift the subject's tombstone if the person is back (lethe-proxy forget lift)",
-			LogReason: "write about a forgotten subject",
-		}
-	}
-	return nil
+	return 0, c.ledgerDown(table, err)
 }
 
 // entries turns tags into ledger entries of store, hashing every subject.

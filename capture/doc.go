@@ -9,10 +9,12 @@
 // The contract with an adapter, for each write:
 //
 //   - Rules gives the rules in force (SetRules replaces them); the adapter
-//     turns a request into extract.Tags with them; when its rows cannot
-//     be attributed, it refuses the request in Strict Mode
-//     (RefuseUnattributed, CodeUnattributed) or tags it as unattributed in
-//     Permissive Mode.
+//     turns a request into extract.Tags with them. Capture alone decides
+//     write policy (policy.go): when a request's rows cannot be
+//     attributed the adapter asks Unattributable (or Unreadable, for a
+//     request it cannot read at all), which refuses it in Strict Mode
+//     (CodeUnattributed) and returns nil in Permissive Mode, where the
+//     adapter tags it as unattributed; the adapter never reads the mode.
 //   - Prepare turns the tags into ledger entries and refuses a write about
 //     a forgotten subject (CodeForgotten; Config.FlagForgotten forwards it
 //     and counts it instead). Durable then makes the entries one durable

@@ -30,28 +30,3 @@ type Refusal struct {
 	// values or subjects.
 	LogReason string
 }
-
-// RefuseUnattributed refuses, in Strict mode, a write whose rows cannot be
-// attributed to subjects, and counts it in Stats.Refused. The relay words
-// message and hint for its protocol; logReason, which says why without
-// quoting the request (extract's Reason, or a redacted error), is logged
-// as "unattributable write: " + logReason.
-func (c *Capture) RefuseUnattributed(message, hint, logReason string) *Refusal {
-	c.Stats.Refused.Add(1)
-	return &Refusal{Code: CodeUnattributed, Message: message, Hint: hint, LogReason: "unattributable write: " + logReason}
-}
-
-// RefuseUncovered refuses a write to table, which no capture rule or
-// coverage ignore covers (coverage.mode: enforce), whatever Mode says, and
-// counts it in Stats.RefusedUncovered. reason says why in words that name
-// tables only (extract's Reason of a KindUncovered Analysis).
-func (c *Capture) RefuseUncovered(table, reason string) *Refusal {
-	c.Stats.RefusedUncovered.Add(1)
-	return &Refusal{
-		Code:    CodeUncovered,
-		Message: "lethe: write to " + table + " refused: " + reason + " (coverage.mode: enforce)",
-		Hint: "add a capture.tables rule for " + table + " (table, id, subjects) or a coverage.ignore with a reason " +
-			"(table: " + table + ", reason: why no person's data is there), then restart the proxy; lethe-proxy check prints the YAML",
-		LogReason: "write to an uncovered table: " + reason,
-	}
-}

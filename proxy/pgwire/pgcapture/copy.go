@@ -1,7 +1,6 @@
 package pgcapture
 
 import (
-	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
@@ -68,8 +67,5 @@ func (s *session) flushCopy() *pgwire.Refusal {
 
 func (s *session) copyUnreadable(err error) *pgwire.Refusal {
 	s.copyDec, s.copyReq, s.copyTags = nil, 0, nil
-	if s.c.Mode() == capture.Strict {
-		return s.refuseErr("its COPY data could not be read", err)
-	}
-	return nil
+	return s.unattributableErr("its COPY data could not be read", err)
 }

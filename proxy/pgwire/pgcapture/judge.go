@@ -3,7 +3,6 @@ package pgcapture
 import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
-	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
@@ -62,16 +61,13 @@ func (s *session) analysed(sql string, e effect, types []uint32, key string, pat
 }
 
 // analyze parses a statement that names a configured table, resolving
-// unqualified names under each of paths, and refuses it when it writes a
-// table no rule covers (coverage.mode enforce), or in strict mode when its
-// writes cannot be attributed.
+// unqualified names under each of paths, and asks capture about what it
+// writes: a table no rule covers (coverage.mode enforce), or writes that
+// cannot be attributed.
 func (s *session) analyze(sql string, paths [][]string) ([]*extract.Analysis, *pgwire.Refusal) {
 	as, err := s.shapes.AnalyzeUnder(sql, s.resolvable(paths))
 	if err != nil {
-		if s.c.Mode() == capture.Strict {
-			return nil, s.refuseErr("it names a configured table but could not be parsed", err)
-		}
-		return nil, nil
+		return nil, s.unattributableErr("it names a configured table but could not be parsed", err)
 	}
 	for _, a := range as {
 		// First: capture.mode has no say over coverage, and a write to an
@@ -81,8 +77,11 @@ func (s *session) analyze(sql string, paths [][]string) ([]*extract.Analysis, *p
 		}
 	}
 	for _, a := range as {
-		if a.Kind == extract.KindUnattributed && s.c.Mode() == capture.Strict {
-			return nil, s.refuse(a.Reason)
+		if a.Kind != extract.KindUnattributed {
+			continue
+		}
+		if r := s.unattributable(a.Reason); r != nil {
+			return nil, r
 		}
 	}
 	return as, nil
@@ -106,12 +105,9 @@ func (s *session) bind(st *prepared, b pgproto3.Bind) *portal {
 	return pt
 }
 
-// unreadable decides about parameters capture could not decode.
+// unreadable asks capture about parameters the session could not decode.
 func (s *session) unreadable(err error) *pgwire.Refusal {
-	if s.c.Mode() == capture.Strict {
-		return s.refuseErr("its parameters could not be read", err)
-	}
-	return nil
+	return s.unattributableErr("its parameters could not be read", err)
 }
 
 func sameTypes(a, b []uint32) bool {

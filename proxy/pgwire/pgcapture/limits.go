@@ -3,6 +3,7 @@ package pgcapture
 import (
 	"fmt"
 
+	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
 
@@ -41,14 +42,13 @@ func (s *session) crowded() *pgwire.Refusal {
 	if n < limit {
 		return nil
 	}
-	s.c.Stats.Refused.Add(1)
 	s.c.Logger().Warn("too many statements in flight on one connection", "limit", limit)
-	return &pgwire.Refusal{
+	return wireRefusal(s.c.Refuse(capture.Refusal{
 		Code:      CodeTooManyInFlight,
 		Message:   fmt.Sprintf("lethe: statement refused: this connection has %d statements in flight (sent, not yet answered by the server), the proxy's limit", limit),
 		Hint:      "send a Sync (end the pipeline) and read the results more often, or raise capture.max_statements_in_flight in the proxy configuration",
 		LogReason: "too many statements in flight",
-	}
+	}))
 }
 
 // entriesInFlight counts the ledger entries of the intents in flight.

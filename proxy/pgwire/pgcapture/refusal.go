@@ -5,21 +5,23 @@ import (
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
 
-// refuse refuses an unattributable write for reason, which names tables,
-// columns and functions but never quotes the statement (extract's Reason),
-// so the log shows it too.
-func (s *session) refuse(reason string) *pgwire.Refusal {
-	return s.refuseLogged(reason, reason)
+// unattributable asks capture about a write whose rows cannot be
+// attributed, for reason, which names tables, columns and functions but
+// never quotes the statement (extract's Reason), so the log shows it too:
+// a refusal (strict mode), or nil to forward it.
+func (s *session) unattributable(reason string) *pgwire.Refusal {
+	return s.unattributableLogged(reason, reason)
 }
 
-// refuseErr refuses a write because of err, whose text may quote the
-// statement or its values: the client sees it whole, the log redacted.
-func (s *session) refuseErr(what string, err error) *pgwire.Refusal {
-	return s.refuseLogged(what+": "+err.Error(), what+": "+extract.Redact(err))
+// unattributableErr is unattributable because of err, whose text may
+// quote the statement or its values: the client sees it whole, the log
+// redacted.
+func (s *session) unattributableErr(what string, err error) *pgwire.Refusal {
+	return s.unattributableLogged(what+": "+err.Error(), what+": "+extract.Redact(err))
 }
 
-func (s *session) refuseLogged(reason, logReason string) *pgwire.Refusal {
-	return wireRefusal(s.c.RefuseUnattributed(
+func (s *session) unattributableLogged(reason, logReason string) *pgwire.Refusal {
+	return wireRefusal(s.c.Unattributable(
 		"lethe: write to a configured table refused because its rows cannot be attributed to data subjects: "+reason,
 		"write rows with explicit VALUES (or COPY FROM STDIN), or set capture.mode: permissive to forward such writes and record them as unattributed",
 		logReason))

@@ -43,13 +43,12 @@ func (h *Hook) Request(ix *pinecone.Index, r *http.Request, body []byte) (pineco
 	}
 	switch w.op {
 	case opNonCanonical:
-		h.core.Stats.Refused.Add(1)
-		return nil, h.refuse(ix, w, &capture.Refusal{
+		return nil, h.refuse(ix, w, h.core.Refuse(capture.Refusal{
 			Code:      nonCanonicalCode,
 			Message:   "lethe-proxy: the request is in a form Lethe does not read (a path starting with \"//\", which an index host or gateway may read as another host; or a write path spelled differently: case, doubled or trailing slashes, dot segments; or a gRPC write method not called as gRPC over HTTP/2); it was not forwarded",
 			Hint:      "send requests as the Pinecone SDKs do: the documented paths (e.g. /vectors/upsert), gRPC over HTTP/2",
 			LogReason: "request in a form Lethe does not read",
-		})
+		}))
 	case opUnknown:
 		return h.unknown(ix, w, rules)
 	}
@@ -73,10 +72,10 @@ func (h *Hook) intend(ix *pinecone.Index, w write, rules *extract.PineconeRules,
 		case extract.OpDelete:
 			c.deletes = append(c.deletes, t)
 		case extract.OpUnattributed:
-			if h.core.Mode() == capture.Strict {
-				return nil, h.refuse(ix, w, h.core.RefuseUnattributed(
-					"lethe-proxy: the write was not forwarded because Lethe cannot tell whose records it writes: "+t.Reason,
-					"or set capture.mode: permissive to forward such writes and record them for reconcile", t.Reason))
+			if r := h.core.Unattributable(
+				"lethe-proxy: the write was not forwarded because Lethe cannot tell whose records it writes: "+t.Reason,
+				"or set capture.mode: permissive to forward such writes and record them for reconcile", t.Reason); r != nil {
+				return nil, h.refuse(ix, w, r)
 			}
 			writes = append(writes, t)
 		default:
@@ -99,22 +98,21 @@ func (h *Hook) intend(ix *pinecone.Index, w write, rules *extract.PineconeRules,
 	return c, nil
 }
 
-// unknown refuses, in strict mode, a request that is neither a known read
-// nor a write Lethe reads, naming its path's pattern and API version; in
-// permissive mode it forwards it and records one unattributed write of
-// the whole index for reconcile, as a bulk import.
+// unknown asks capture about a request that is neither a known read nor
+// a write Lethe reads: refused in strict mode, naming its path's pattern
+// and API version; in permissive mode forwarded, with one unattributed
+// write of the whole index recorded for reconcile, as a bulk import.
 func (h *Hook) unknown(ix *pinecone.Index, w write, rules *extract.PineconeRules) (pinecone.Call, error) {
 	what := fmt.Sprintf("%s (%s: %s)", w.pattern, versionHeader, w.version)
-	if h.core.Mode() == capture.Strict {
-		h.core.Stats.Refused.Add(1)
-		return nil, h.refuse(ix, w, &capture.Refusal{
-			Code: nonCanonicalCode,
-			Message: "lethe-proxy: " + what + " is neither a read nor a write Lethe knows how to record " +
-				"(an API path or API version it does not read); it was not forwarded",
-			Hint: "send writes with an API version Lethe reads (2024-07 to 2025-10) to the documented paths, " +
-				"or set capture.mode: permissive to forward such requests and record them as unattributed writes for reconcile",
-			LogReason: "unknown request " + what,
-		})
+	if r := h.core.Unreadable(capture.Refusal{
+		Code: nonCanonicalCode,
+		Message: "lethe-proxy: " + what + " is neither a read nor a write Lethe knows how to record " +
+			"(an API path or API version it does not read); it was not forwarded",
+		Hint: "send writes with an API version Lethe reads (2024-07 to 2025-10) to the documented paths, " +
+			"or set capture.mode: permissive to forward such requests and record them as unattributed writes for reconcile",
+		LogReason: "unknown request " + what,
+	}); r != nil {
+		return nil, h.refuse(ix, w, r)
 	}
 	h.log.Warn("pinecone request Lethe does not read forwarded as an unattributed write", "index", ix.Name, "request", what)
 	return h.intend(ix, w, rules, w.grpc, rules.UnreadWrite(what), nil)
