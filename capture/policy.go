@@ -128,3 +128,12 @@ func (c *Capture) checkForgotten(entries []ledger.Entry, table string) *Refusal 
 	}
 	return nil
 }
+
+// Forgotten reports whether subject was forgotten (Config.Tombstones; nil
+// holds none). Prepare asks it of every write a relay forwards, and the
+// WAL follower of every committed row, for which a yes makes the row a
+// late write.
+func (c *Capture) Forgotten(subject ledger.SubjectHash) bool {
+	ts := c.cfg.Tombstones
+	return ts != nil && ts.Has(subject)
+}

@@ -1,6 +1,10 @@
 package capture
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/lethe-privacy/lethe/ledger"
+)
 
 // The adapters ask these questions and translate the answers; the mode is
 // read here only.
@@ -52,5 +56,28 @@ func TestPolicy_ModeDecidesUnattributableAndUnreadableWritesOnly(t *testing.T) {
 				t.Errorf("Stats.RefusedUncovered = %d, want 1", got)
 			}
 		})
+	}
+}
+
+// The WAL follower asks the core, not the tombstones, whether a committed
+// row's subject was forgotten.
+func TestPolicy_ForgottenAnswersFromTheTombstones(t *testing.T) {
+	var carol, dave ledger.SubjectHash
+	carol[0], dave[0] = 1, 2
+	none := New(Config{})
+	defer none.Close()
+	if none.Forgotten(carol) {
+		t.Error("Forgotten without tombstones = true")
+	}
+	tombs := NewTombstones()
+	c := New(Config{Tombstones: tombs})
+	defer c.Close()
+	tombs.Set(carol, true)
+	if !c.Forgotten(carol) || c.Forgotten(dave) {
+		t.Errorf("Forgotten(carol) = %v, Forgotten(dave) = %v; want true, false", c.Forgotten(carol), c.Forgotten(dave))
+	}
+	tombs.Set(carol, false)
+	if c.Forgotten(carol) {
+		t.Error("Forgotten after the tombstone was lifted = true")
 	}
 }

@@ -99,7 +99,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 	}
 	if cfg.Capture.Follows() {
 		backstop := lateWriteBackstop(cfg, &out.engine, log)
-		if out.wal, err = prepareFollowing(cfg.Capture, rules, l, hasher, tombs, recent, followed, backstop, log); err != nil {
+		if out.wal, err = prepareFollowing(cfg.Capture, rules, l, hasher, c, recent, followed, backstop, log); err != nil {
 			c.Close()
 			l.Close()
 			return nil, err

@@ -28,11 +28,12 @@ type following struct {
 
 // prepareFollowing builds the WAL follower; prepare, the last step of a
 // start, checks the server and makes the publications and the slot.
-func prepareFollowing(c config.Capture, rules *extract.Rules, l ledger.Observer, hasher *ledger.Hasher, tombs *capture.Tombstones, recent *capture.Recent,
+// The follower asks core whether a committed row's subject was forgotten.
+func prepareFollowing(c config.Capture, rules *extract.Rules, l ledger.Observer, hasher *ledger.Hasher, core *capture.Capture, recent *capture.Recent,
 	followed *capture.Followed, lateWrite func(context.Context, string, string) error, log *slog.Logger) (*following, error) {
 	cfg := walfollow.Config{
 		ConnString: c.Store, Name: c.WALSlot, Rules: rules, Ledger: l, Hasher: hasher, Logger: log,
-		Forgotten: tombs.Has, LateWrite: lateWrite, Recent: recent, DecodingMemKB: int64(c.WALDecodingMem) / 1024,
+		Forgotten: core.Forgotten, LateWrite: lateWrite, Recent: recent, DecodingMemKB: int64(c.WALDecodingMem) / 1024,
 	}
 	if followed != nil { // a nil *Followed in the interface would not be nil
 		cfg.Followed = followed
