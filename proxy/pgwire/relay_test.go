@@ -176,3 +176,36 @@ func benchmarkRelaySelect(b *testing.B, obs Observer) {
 func BenchmarkRelay_SelectWithoutObserver(b *testing.B) { benchmarkRelaySelect(b, nil) }
 
 func BenchmarkRelay_SelectWithObserver(b *testing.B) { benchmarkRelaySelect(b, idleObserver{}) }
+
+// TestRelay_ObservingPathDoesNotAllocate: with an Observer installed, the
+// relay hands a pgbench -S exchange to it in both directions (Query and
+// Bind/Execute/Sync up; RowDescription or BindComplete, DataRow,
+// CommandComplete, ReadyForQuery down) without allocating: what capture
+// costs a read is the Observer's own work, not the relay's.
+func TestRelay_ObservingPathDoesNotAllocate(t *testing.T) {
+	for _, prepared := range []bool{false, true} {
+		ss := testSession()
+		ss.obs = idleSession{}
+		request, answer := &burstReader{burst: selectRequest(prepared)}, &burstReader{burst: selectAnswer(prepared)}
+		up := newPump(request, io.Discard, 64<<20)
+		up.inspect, up.handle = ss.inspectClient, ss.fromClient
+		up.flushFirst, up.stream = idleSession{}.WillWait, idleSession{}.NeverRefuses
+		down := newPump(answer, io.Discard, 0)
+		down.inspect, down.handle = ss.inspectServer, ss.fromServer
+		allocs := testing.AllocsPerRun(20, func() {
+			request.n, answer.n = 100, 100
+			if err := up.run(); err != io.EOF {
+				t.Fatalf("client side: %v", err)
+			}
+			if err := down.run(); err != io.EOF {
+				t.Fatalf("server side: %v", err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("prepared=%v: %v allocations per 100 exchanges, want none", prepared, allocs)
+		}
+		if got := ss.answered.Load(); got != ss.sent.Load() || got != 21*100 {
+			t.Errorf("prepared=%v: %d sent, %d answered; want %d each", prepared, ss.sent.Load(), got, 21*100)
+		}
+	}
+}
