@@ -22,11 +22,11 @@ func (s *session) ClientMessage(m pgwire.Message) *pgwire.Refusal {
 	case 'B':
 		s.clientBind(m)
 	case 'E':
-		e, err := m.Execute()
-		if err != nil {
+		portal, ok := executePortal(m.Body)
+		if !ok {
 			return nil // the server reports the malformed message
 		}
-		return s.execute(s.portals.get(e.Portal))
+		return s.execute(s.portals.get(string(portal)))
 	case 'S':
 		defer s.exchanges.sent.Add(1)
 		return s.clientSync()
@@ -75,8 +75,8 @@ func (s *session) trackOpaqueExchange() {
 // clientQuery handles a simple Query; unsettled: requests sent before it
 // may still change how the server reads its text (reading.go).
 func (s *session) clientQuery(m pgwire.Message, unsettled bool) *pgwire.Refusal {
-	q, err := m.Query()
-	if err != nil {
+	q, ok := queryText(m.Body)
+	if !ok {
 		return nil // the server reports the malformed message
 	}
 	r := s.settle()

@@ -17,8 +17,8 @@ func (s *session) ServerMessage(m pgwire.Message) {
 	defer s.mu.Unlock()
 	switch m.Type {
 	case 'C':
-		tag, _ := m.CommandTag()
-		s.tx.Complete(tag)
+		tag, _ := commandTag(m.Body) // a malformed one completes with no tag
+		s.tx.Complete(string(tag))
 	case 'I', 's':
 		s.tx.Complete("")
 	case 'E':
