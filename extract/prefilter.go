@@ -1,5 +1,7 @@
 package extract
 
+import "strings"
+
 // Mentions reports whether sql may name a configured table, or a function
 // or relation through which the server writes one (Rules.WithWriters): a
 // case-insensitive substring search for those names, with no parsing and
@@ -61,12 +63,38 @@ func (s *nameSet) in(sql string) bool {
 // ignoring ASCII case. Non-ASCII bytes must match exactly, which is how
 // PostgreSQL folds unquoted identifiers too (ASCII only in UTF-8).
 func containsFold(s string, lower []byte) bool {
+	if k := caselessByte(lower); k >= 0 {
+		// That byte matches only itself: only where s holds it can lower
+		// start, k bytes before.
+		for off := 0; ; {
+			j := strings.IndexByte(s[off:], lower[k])
+			if j < 0 {
+				return false
+			}
+			if i := off + j - k; i >= 0 && hasPrefixFold(s[i:], lower) {
+				return true
+			}
+			off += j + 1
+		}
+	}
 	for i := 0; i+len(lower) <= len(s); i++ {
 		if hasPrefixFold(s[i:], lower) {
 			return true
 		}
 	}
 	return false
+}
+
+// caselessByte is the index of the first byte of lower that is not a
+// lower-case ASCII letter (so that toLower maps only that byte to it), or
+// -1.
+func caselessByte(lower []byte) int {
+	for k, c := range lower {
+		if c < 'a' || c > 'z' {
+			return k
+		}
+	}
+	return -1
 }
 
 // hasPrefixFold reports whether s starts with lower, ignoring ASCII case.

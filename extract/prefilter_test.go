@@ -38,3 +38,28 @@ func TestMentions_FalseMeansAnalyzeFindsNothing(t *testing.T) {
 		assert.Empty(t, as)
 	}
 }
+
+// containsFold finds a needle where a byte-by-byte comparison at every
+// offset finds it, whether the needle has a caseless byte ('_', '&', a
+// digit) to anchor on or only letters.
+func TestContainsFold_AgreesWithAComparisonAtEveryOffset(t *testing.T) {
+	naive := func(s string, lower []byte) bool {
+		for i := 0; i+len(lower) <= len(s); i++ {
+			if hasPrefixFold(s[i:], lower) {
+				return true
+			}
+		}
+		return false
+	}
+	needles := []string{"search_path", "set_config", "pg_settings", "u&", "schema", "_", "&x", "a_b_c", "x1"}
+	texts := []string{"", "_", "SET SEARCH_PATH TO x", "set search__path", "search_pat", "_search_path",
+		"SELECT Set_Config('a', 'b', false)", `U&"x"`, "u &", "pg__settings pg_settings", "a_b_a_b_c",
+		"set schema 'x'", "SCHEMA", "sche", "X1", "search_pathsearch_path", "é_search_path"}
+	for _, n := range needles {
+		for _, s := range texts {
+			if got, want := containsFold(s, []byte(n)), naive(s, []byte(n)); got != want {
+				t.Errorf("containsFold(%q, %q) = %v, want %v", s, n, got, want)
+			}
+		}
+	}
+}
