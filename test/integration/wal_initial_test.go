@@ -5,7 +5,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -30,24 +29,7 @@ func TestWAL_KillNineDuringTheInitialReadLosesNoRow(t *testing.T) {
 	direct := connect(t, db.URL(db.Addr(), ""))
 	_, err := direct.Exec(ctxT(t), fmt.Sprintf(`INSERT INTO wal_initial SELECT 'b' || g, 'user' || (g %% 7) || '@example.com' FROM generate_series(1, %d) g`, before))
 	require.NoError(t, err)
-	bin := buildProxy(t)
-	dir := t.TempDir()
-	addr := freePort(t)
-	slot := walSlot(t, db)
-	cfg := filepath.Join(dir, "lethe.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`postgres:
-  listen: %s
-  upstream: %s
-capture:
-  ledger: {sqlite: ledger.db}
-  store: "host=%s port=%s user=%s dbname=%s sslmode=disable"
-  wal_slot: %s
-  tables:
-    - {table: public.wal_initial, id: id, subjects: [user_id]}
-log: {level: info}
-`, addr, db.Addr(), db.Host, db.Port, db.User, db.DB, slot)), 0o600))
-	t.Setenv("PGPASSWORD", db.Password)
-	t.Setenv("LETHE_SUBJECT_SALT", fmt.Sprintf("%x", testSalt))
+	bin, cfg, addr, slot := walProxyBinary(t, db, "public.wal_initial")
 
 	// The slot is made before its rows are read: kill as soon as it is.
 	proc := startProxyBinary(t, bin, cfg, addr)
@@ -62,7 +44,7 @@ log: {level: info}
 	}
 	require.NoError(t, proc.Process.Signal(syscall.SIGKILL))
 	proc.Wait()
-	l, err := ledger.OpenSQLite(filepath.Join(dir, "ledger.db"), ledger.Options{})
+	l, err := ledger.OpenSQLite(filepath.Join(filepath.Dir(cfg), "ledger.db"), ledger.Options{})
 	require.NoError(t, err)
 	key := ledger.SlotKey{Slot: slot}
 	require.NoError(t, direct.QueryRow(ctxT(t), `SELECT current_database()::text, (SELECT system_identifier::text FROM pg_control_system())`).Scan(&key.Database, &key.System))

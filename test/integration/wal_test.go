@@ -163,24 +163,7 @@ func TestWAL_RowsWrittenAroundTheProxyAreTaggedAndForgotten(t *testing.T) {
 func TestWAL_KillNineAndServerRestartLoseNoCommittedRow(t *testing.T) {
 	db := privateCluster(t)
 	pgxTable(t, db, "wal_crash", "id text PRIMARY KEY, user_id text, embedding vector(3)")
-	bin := buildProxy(t)
-	dir := t.TempDir()
-	addr := freePort(t)
-	slot := walSlot(t, db)
-	cfg := filepath.Join(dir, "lethe.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`postgres:
-  listen: %s
-  upstream: %s
-capture:
-  ledger: {sqlite: ledger.db}
-  store: "host=%s port=%s user=%s dbname=%s sslmode=disable"
-  wal_slot: %s
-  tables:
-    - {table: public.wal_crash, id: id, subjects: [user_id]}
-log: {level: info}
-`, addr, db.Addr(), db.Host, db.Port, db.User, db.DB, slot)), 0o600))
-	t.Setenv("PGPASSWORD", db.Password)
-	t.Setenv("LETHE_SUBJECT_SALT", fmt.Sprintf("%x", testSalt))
+	bin, cfg, addr, slot := walProxyBinary(t, db, "public.wal_crash")
 
 	var seq, viaProxy atomic.Int64 // viaProxy: inserts the proxy answered
 	write := func(url, via string, stop <-chan struct{}, wg *sync.WaitGroup) {
@@ -251,7 +234,7 @@ log: {level: info}
 	require.NoError(t, proc.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, proc.Wait())
 
-	l, err := ledger.OpenSQLite(filepath.Join(dir, "ledger.db"), ledger.Options{})
+	l, err := ledger.OpenSQLite(filepath.Join(filepath.Dir(cfg), "ledger.db"), ledger.Options{})
 	require.NoError(t, err)
 	defer l.Close()
 	h, err := ledger.NewHasher(testSalt)
@@ -369,4 +352,30 @@ func TestWAL_TableRecreatedThroughTheProxyLosesNoRow(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &pv), out)
 	require.Len(t, pv.Layers, 1, out)
 	assert.Equal(t, rows, pv.Layers[0].LedgerRecords, "every row written after the DDL is in the ledger: %s", out)
+}
+
+// walProxyBinary builds lethe-proxy and writes its config: a proxy on a
+// free port before db, following table (id "id", subject "user_id") with
+// the WAL follower into an SQLite ledger beside the config, under a slot
+// of its own. It sets the store's password and the test salt.
+func walProxyBinary(t *testing.T, db testDB, table string) (bin, cfg, addr, slot string) {
+	t.Helper()
+	bin = buildProxy(t)
+	addr = freePort(t)
+	slot = walSlot(t, db)
+	cfg = filepath.Join(t.TempDir(), "lethe.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`postgres:
+  listen: %s
+  upstream: %s
+capture:
+  ledger: {sqlite: ledger.db}
+  store: "host=%s port=%s user=%s dbname=%s sslmode=disable"
+  wal_slot: %s
+  tables:
+    - {table: %s, id: id, subjects: [user_id]}
+log: {level: info}
+`, addr, db.Addr(), db.Host, db.Port, db.User, db.DB, slot, table)), 0o600))
+	t.Setenv("PGPASSWORD", db.Password)
+	t.Setenv("LETHE_SUBJECT_SALT", fmt.Sprintf("%x", testSalt))
+	return bin, cfg, addr, slot
 }
