@@ -223,7 +223,7 @@ func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logg
 			m := map[string]float64{"lethe_tombstones": float64(c.tombstones.Len())}
 			c.capture.Stats.Metrics(m)
 			if c.wal != nil {
-				walMetrics(c.wal.follower, m)
+				c.wal.follower.Stats.Metrics(m)
 			}
 			if c.followed != nil {
 				m["lethe_capture_followed_tables"] = float64(c.followed.Len())

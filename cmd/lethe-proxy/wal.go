@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -121,32 +120,4 @@ func walSettle(c config.Capture, store *pgvector.Store, reads ledger.InitialRead
 			return walfollow.AwaitCommitted(ctx, conn, c.WALSlot, reads)
 		})
 	}
-}
-
-// labelEscaper escapes a label value of the Prometheus text format.
-var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-
-// walMetrics are the follower's series for the admin API's /metrics.
-func walMetrics(f *walfollow.Follower, m map[string]float64) {
-	st := &f.Stats
-	following := 0.0
-	if st.Following.Load() {
-		following = 1
-	}
-	m["lethe_wal_following"] = following
-	m["lethe_wal_rows_total"] = float64(st.Rows.Load())
-	m["lethe_wal_changes_recorded_total"] = float64(st.Recorded.Load())
-	m["lethe_wal_rows_without_id_total"] = float64(st.NoID.Load())
-	m["lethe_wal_rows_unreadable_subject_total"] = float64(st.BadSubject.Load())
-	m["lethe_wal_late_writes_total"] = float64(st.LateWrites.Load())
-	m["lethe_wal_rows_agreeing_total"] = float64(st.Agreed.Load())
-	m["lethe_wal_rows_disagreeing_total"] = float64(st.Disagreed.Load())
-	m["lethe_wal_rows_not_seen_by_proxy_total"] = float64(st.NotSeen.Load())
-	for table, c := range st.ByTable() {
-		label := `{table="` + labelEscaper.Replace(table) + `"}`
-		m["lethe_wal_table_rows_disagreeing_total"+label] = float64(c.Disagreed)
-		m["lethe_wal_table_rows_not_seen_by_proxy_total"+label] = float64(c.NotSeen)
-	}
-	m["lethe_wal_lag_bytes"] = float64(st.Lag())
-	m["lethe_wal_slot_busy_total"] = float64(st.SlotBusy.Load())
 }
