@@ -6,6 +6,7 @@ import (
 	"github.com/lethe-privacy/lethe/capture/coverage"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcextract"
 )
 
 // Compiled is the file's rules in the forms the proxy and the commands
@@ -16,7 +17,7 @@ type Compiled struct {
 	Tables *extract.Rules
 	// Pinecone are the rules of every index with namespace rules, in the
 	// file's order.
-	Pinecone []*extract.PineconeRules
+	Pinecone []*pcextract.Rules
 	// IDColumns maps each configured table, in the canonical form tags
 	// carry, to its id column.
 	IDColumns map[string]string
@@ -96,7 +97,7 @@ func (c *Config) compile() error {
 		if len(ix.Namespaces) == 0 {
 			continue
 		}
-		pr, err := extract.NewPineconeRules(ix.Name, byNamespace)
+		pr, err := pcextract.NewRules(ix.Name, byNamespace)
 		if err != nil {
 			return c.atIndex("pinecone.indexes", i, "%s: %v", where, err)
 		}

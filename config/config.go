@@ -87,7 +87,7 @@ type Capture struct {
 	WAL WAL `yaml:"wal"`
 	// WALSlot names the follower's replication slot and publications (one
 	// slot per ledger; proxies sharing a ledger share it). Default:
-	// walfollow.DefaultName of Database ("lethe_app" for app), since a
+	// DefaultSlotName of Database ("lethe_app" for app), since a
 	// slot's name is unique across the server's databases.
 	WALSlot string `yaml:"wal_slot"`
 	// Intents says which writes take a write-ahead intent in the ledger

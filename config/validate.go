@@ -12,7 +12,6 @@ import (
 
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
 
 // maxMessageCeiling is PostgreSQL's own limit for one protocol message.
@@ -134,7 +133,7 @@ func (c *Config) validateCapture() []error {
 	if !slices.Contains([]Intents{IntentsAuto, IntentsAlways}, cp.Intents) {
 		errs = append(errs, c.at("capture.intents", "%q is not one of auto, always", cp.Intents))
 	}
-	if err := walfollow.ValidName(cp.WALSlot); cp.WALSlot != "" && err != nil {
+	if err := ValidSlotName(cp.WALSlot); cp.WALSlot != "" && err != nil {
 		errs = append(errs, c.at("capture.wal_slot", "%q cannot name a replication slot (use 1 to 50 of a-z, 0-9, _)", cp.WALSlot))
 	}
 	if err := validDecodingMem(cp.WALDecodingMem); err != nil {
@@ -185,7 +184,7 @@ func (c *Config) validateCapture() []error {
 	}
 	if c.Capture.WALSlot == "" {
 		// Slots are server-wide: one name per database, not one for all.
-		c.Capture.WALSlot = walfollow.DefaultName(c.Capture.Database)
+		c.Capture.WALSlot = DefaultSlotName(c.Capture.Database)
 	}
 	return errs
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/certificate"
-	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
 	"github.com/lethe-privacy/lethe/test/pinecone/sdktest"
@@ -40,10 +40,10 @@ func TestForget_PineconeDeleteVisibleLateIsCertifiedOnALaterResume(t *testing.T)
 	})
 	require.NoError(t, err)
 
-	ix, err := pcforget.Open(pcforget.Config{Name: "idx", Host: url, APIKey: "k", VerifyDeadline: 300 * time.Millisecond})
+	ix, err := pcstore.Open(pcstore.Config{Name: "idx", Host: url, APIKey: "k", VerifyDeadline: 300 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ix.Close() })
-	layers, err := ix.Layers([]pcforget.Rule{{Namespace: "docs", Fields: []string{"user_id"}}})
+	layers, err := ix.Layers([]pcstore.Rule{{Namespace: "docs", Fields: []string{"user_id"}}})
 	require.NoError(t, err)
 	te := newTestEngine(t, time.Hour, layers...)
 	te.record(t, "alice", ledger.Entry{Store: ledger.StorePinecone, Table: "idx/docs", RecordID: "a1"})

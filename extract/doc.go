@@ -38,15 +38,6 @@
 // as a write to the table. DDL that may change any of this is recognised
 // (ddl.go) so that a session can have the catalog read again.
 //
-// Pinecone writes are tagged by PineconeRules (pinecone.go), built from an
-// index's namespaces and the metadata fields that hold subjects; tags name
-// the record as "<index>/<namespace>" and its id. One method per write and
-// transport takes the whole request body the relay captured: UpsertREST,
-// UpdateREST, DeleteREST and UpsertRecordsREST (NDJSON) in
-// pinecone_rest.go and pinecone_records.go; UpsertGRPC, UpdateGRPC and
-// DeleteGRPC (one protobuf message, unframed) in pinecone_grpc.go, with
-// metadata Structs read in pinecone_struct.go. Bodies
-// are walked, not decoded, so vector values are never parsed. Updates by
-// metadata filter that set a subject field and bulk imports are
-// unattributed; deletes other than by id yield nothing.
+// The Pinecone wing reads its request bodies itself (proxy/pinecone/pcextract)
+// into the same Tag, with tables named by CanonicalNamespace (namespace.go).
 package extract

@@ -3,6 +3,8 @@ package extract
 import (
 	"encoding/json"
 	"errors"
+
+	"github.com/lethe-privacy/lethe/internal/strictjson"
 )
 
 var errBadJSON = errors.New("extract: subject column holds invalid JSON")
@@ -22,24 +24,24 @@ func jsonSubjects(doc string, path []string, dst []string) ([]string, error) {
 		return dst, errBadJSON
 	}
 	// From here on the text is known to be valid JSON.
-	v := skipSpace(doc, 0)
+	v := strictjson.SkipSpace(doc, 0)
 	for _, key := range path {
 		if doc[v] != '{' {
 			return dst, nil // a scalar or array has no keys
 		}
 		found := -1
-		i := skipSpace(doc, v+1)
+		i := strictjson.SkipSpace(doc, v+1)
 		for doc[i] != '}' {
-			kEnd := skipString(doc, i)
+			kEnd := strictjson.SkipString(doc, i)
 			k := doc[i:kEnd]
-			i = skipSpace(doc, kEnd)
-			i = skipSpace(doc, i+1) // ':'
-			if jsonStringIs(k, key) {
+			i = strictjson.SkipSpace(doc, kEnd)
+			i = strictjson.SkipSpace(doc, i+1) // ':'
+			if strictjson.QuotedIs(k, key) {
 				found = i
 			}
-			i = skipSpace(doc, skipValue(doc, i))
+			i = strictjson.SkipSpace(doc, strictjson.SkipValue(doc, i))
 			if doc[i] == ',' {
-				i = skipSpace(doc, i+1)
+				i = strictjson.SkipSpace(doc, i+1)
 			}
 		}
 		if found < 0 {
@@ -50,12 +52,12 @@ func jsonSubjects(doc string, path []string, dst []string) ([]string, error) {
 	if doc[v] != '[' {
 		return appendJSONScalar(dst, doc, v), nil
 	}
-	i := skipSpace(doc, v+1)
+	i := strictjson.SkipSpace(doc, v+1)
 	for doc[i] != ']' {
 		dst = appendJSONScalar(dst, doc, i)
-		i = skipSpace(doc, skipValue(doc, i))
+		i = strictjson.SkipSpace(doc, strictjson.SkipValue(doc, i))
 		if doc[i] == ',' {
-			i = skipSpace(doc, i+1)
+			i = strictjson.SkipSpace(doc, i+1)
 		}
 	}
 	return dst, nil
@@ -66,92 +68,13 @@ func jsonSubjects(doc string, path []string, dst []string) ([]string, error) {
 func appendJSONScalar(dst []string, doc string, i int) []string {
 	switch c := doc[i]; {
 	case c == '"':
-		return append(dst, jsonString(doc[i:skipString(doc, i)]))
+		return append(dst, strictjson.Unquote(doc[i:strictjson.SkipString(doc, i)]))
 	case c == 't':
 		return append(dst, "true")
 	case c == 'f':
 		return append(dst, "false")
 	case c == '-' || c >= '0' && c <= '9':
-		return append(dst, doc[i:skipValue(doc, i)])
+		return append(dst, doc[i:strictjson.SkipValue(doc, i)])
 	}
 	return dst // null, object, array
-}
-
-// jsonString decodes a quoted JSON string (known valid).
-func jsonString(q string) string {
-	if !hasEscape(q) {
-		return q[1 : len(q)-1]
-	}
-	var s string
-	_ = json.Unmarshal([]byte(q), &s)
-	return s
-}
-
-// jsonStringIs reports whether the quoted JSON string q decodes to key.
-func jsonStringIs(q, key string) bool {
-	if !hasEscape(q) {
-		return len(q) == len(key)+2 && q[1:len(q)-1] == key
-	}
-	return jsonString(q) == key
-}
-
-func hasEscape(q string) bool {
-	for i := 1; i < len(q)-1; i++ {
-		if q[i] == '\\' {
-			return true
-		}
-	}
-	return false
-}
-
-func skipSpace(doc string, i int) int {
-	for i < len(doc) && (doc[i] == ' ' || doc[i] == '\t' || doc[i] == '\n' || doc[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index just past the string starting at doc[i].
-func skipString(doc string, i int) int {
-	for i++; i < len(doc); i++ {
-		switch doc[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
-
-// skipValue returns the index just past the value starting at doc[i].
-func skipValue(doc string, i int) int {
-	switch doc[i] {
-	case '"':
-		return skipString(doc, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(doc); i++ {
-			switch doc[i] {
-			case '"':
-				i = skipString(doc, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return i
-	}
-	for i < len(doc) {
-		switch doc[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
 }

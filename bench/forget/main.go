@@ -28,7 +28,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/connector"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/translog"
@@ -193,14 +193,14 @@ func insertSubject(ctx context.Context, conn *pgx.Conn, l *ledger.SQLite, h *led
 }
 
 func newEngine(ctx context.Context, l *ledger.SQLite, h *ledger.Hasher, dsn string) *engine.Engine {
-	store, err := pgvector.Open(ctx, dsn)
+	store, err := pgstore.Open(ctx, dsn)
 	check(err, "store")
 	var layers []connector.Layer
-	for _, t := range []pgvector.Table{
-		{Schema: "public", Name: "bench_forget_chunks", ID: "id", Subjects: []pgvector.Subject{{Column: "metadata", Path: []string{"user_id"}}}},
-		{Schema: "public", Name: "bench_forget_memories", ID: "id", Subjects: []pgvector.Subject{{Column: "user_id"}}},
+	for _, t := range []pgstore.Table{
+		{Schema: "public", Name: "bench_forget_chunks", ID: "id", Subjects: []pgstore.Subject{{Column: "metadata", Path: []string{"user_id"}}}},
+		{Schema: "public", Name: "bench_forget_memories", ID: "id", Subjects: []pgstore.Subject{{Column: "user_id"}}},
 	} {
-		pl, err := pgvector.NewLayer(ctx, store, t, false)
+		pl, err := pgstore.NewLayer(ctx, store, t, false)
 		check(err, "layer")
 		layers = append(layers, pl)
 	}

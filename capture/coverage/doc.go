@@ -7,8 +7,8 @@
 // warning: applications such as LangChain.js create theirs on first use)
 // and a configured column that does not exist (an error).
 //
-// The package does no I/O. Connectors read the facts (connector/pgvector
-// reads the catalog into Tables, connector/pinecone lists an index's
+// The package does no I/O. Connectors read the facts (proxy/pgwire/pgstore
+// reads the catalog into Tables, proxy/pinecone/pcstore lists an index's
 // namespaces), the caller turns its configuration into a Policy, and
 // Check returns the Findings, which Write prints as text, GitHub workflow
 // annotations or JSON. lethe-proxy check and the proxy (coverage.mode)

@@ -10,7 +10,7 @@ import (
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/capture/coverage"
 	"github.com/lethe-privacy/lethe/config"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -206,7 +206,7 @@ func watchWriters(cfg *config.Config, rules *extract.Rules, capt *capture.Captur
 	compiled := cfg.Compiled()
 	enforce := cfg.Coverage.Mode == config.CoverageEnforce
 	monitor := coverage.NewMonitor(log, enforce)
-	var store *pgvector.Store // opened on first use, so that a store down at start is retried
+	var store *pgstore.Store // opened on first use, so that a store down at start is retried
 	finder := rules.WriterFinder()
 	catalog := pgcapture.NewWriterCatalog(capt, func(ctx context.Context) (extract.Writers, error) {
 		if store == nil {

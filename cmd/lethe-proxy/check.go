@@ -13,7 +13,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/capture/coverage"
 	"github.com/lethe-privacy/lethe/config"
-	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
 )
 
 const checkUsage = `Usage:
@@ -97,7 +97,7 @@ func checkPostgres(ctx context.Context, cfg *config.Config, p coverage.Policy, r
 // checkPinecone judges the namespaces each configured index reports.
 func checkPinecone(ctx context.Context, cfg *config.Config, p coverage.Policy, r *coverage.Report) error {
 	for _, ic := range cfg.Pinecone.Indexes {
-		pc := pcforget.Config{Name: ic.Name, Host: ic.Host, APIKey: os.Getenv(ic.KeyEnv())}
+		pc := pcstore.Config{Name: ic.Name, Host: ic.Host, APIKey: os.Getenv(ic.KeyEnv())}
 		if ic.UpstreamCAFile != "" {
 			pool, err := config.LoadCertPool(ic.UpstreamCAFile)
 			if err != nil {
@@ -105,8 +105,8 @@ func checkPinecone(ctx context.Context, cfg *config.Config, p coverage.Policy, r
 			}
 			pc.RootCAs = pool
 		}
-		ix, err := pcforget.Open(pc)
-		if errors.Is(err, pcforget.ErrNoAPIKey) {
+		ix, err := pcstore.Open(pc)
+		if errors.Is(err, pcstore.ErrNoAPIKey) {
 			return fmt.Errorf("%w: set the environment variable %s (the key never goes in the config file)", err, ic.KeyEnv())
 		} else if err != nil {
 			return err

@@ -12,8 +12,8 @@ import (
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
-	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/translog"
@@ -22,8 +22,8 @@ import (
 // forgetting is the forget side of a running proxy.
 type forgetting struct {
 	engine   *engine.Engine
-	store    *pgvector.Store
-	pinecone []*pcforget.Index
+	store    *pgstore.Store
+	pinecone []*pcstore.Index
 	ctx      context.Context
 	stop     context.CancelFunc
 }
@@ -59,7 +59,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 		stop()
 		return nil, err
 	}
-	var store *pgvector.Store // nil for a proxy for Pinecone alone
+	var store *pgstore.Store // nil for a proxy for Pinecone alone
 	var layers []connector.Layer
 	if len(cfg.Capture.Tables) > 0 {
 		if store, err = openStore(octx, cfg.Capture, "forget deletes and verifies"); err != nil {
@@ -180,14 +180,14 @@ func trustedKeys(file, logOrigin string, signer *certificate.Signer) (certificat
 // pgLayers prepares every configured table for forget. A table that does
 // not exist yet (an application that creates it on first use) is warned
 // about, not refused: forget counts it as holding nothing until it appears.
-func pgLayers(ctx context.Context, store *pgvector.Store, tables []config.TableRule, log *slog.Logger) ([]connector.Layer, error) {
+func pgLayers(ctx context.Context, store *pgstore.Store, tables []config.TableRule, log *slog.Logger) ([]connector.Layer, error) {
 	var layers []connector.Layer
 	for _, t := range tables {
-		pt, err := pgvector.ParseTable(t.Table, t.ID, t.Subjects)
+		pt, err := pgstore.ParseTable(t.Table, t.ID, t.Subjects)
 		if err != nil {
 			return nil, err
 		}
-		l, err := pgvector.NewLayer(ctx, store, pt, t.Vacuum)
+		l, err := pgstore.NewLayer(ctx, store, pt, t.Vacuum)
 		if err != nil {
 			return nil, fmt.Errorf("capture.tables %s: %w", t.Table, err)
 		}

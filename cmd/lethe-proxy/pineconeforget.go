@@ -10,7 +10,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector"
-	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
 )
 
 // pineconeLayers opens forget's connection to each configured index host
@@ -18,10 +18,10 @@ import (
 // namespace rules, with the indexes to close. The API key is read from the
 // index's api_key_env variable; an https host without one cannot start,
 // an http:// host (Pinecone Local) is sent a placeholder.
-func pineconeLayers(p config.Pinecone, getenv func(string) string, log *slog.Logger) ([]connector.Layer, []*pcforget.Index, error) {
+func pineconeLayers(p config.Pinecone, getenv func(string) string, log *slog.Logger) ([]connector.Layer, []*pcstore.Index, error) {
 	var (
 		layers  []connector.Layer
-		indexes []*pcforget.Index
+		indexes []*pcstore.Index
 	)
 	closeAll := func() {
 		for _, ix := range indexes {
@@ -38,9 +38,9 @@ func pineconeLayers(p config.Pinecone, getenv func(string) string, log *slog.Log
 			return nil, nil, err
 		}
 		indexes = append(indexes, ix)
-		rules := make([]pcforget.Rule, 0, len(ic.Namespaces))
+		rules := make([]pcstore.Rule, 0, len(ic.Namespaces))
 		for _, r := range ic.Namespaces {
-			rules = append(rules, pcforget.Rule{Namespace: r.Namespace, Fields: r.Subjects})
+			rules = append(rules, pcstore.Rule{Namespace: r.Namespace, Fields: r.Subjects})
 		}
 		ls, err := ix.Layers(rules)
 		if err != nil {
@@ -56,8 +56,8 @@ func pineconeLayers(p config.Pinecone, getenv func(string) string, log *slog.Log
 // host of ic. The API key is read from the index's api_key_env variable; an
 // https host without one is refused, an http:// host (Pinecone Local) is
 // sent a placeholder.
-func openPineconeIndex(p config.Pinecone, ic config.PineconeIndex, getenv func(string) string, log *slog.Logger) (*pcforget.Index, error) {
-	cfg := pcforget.Config{Name: ic.Name, Host: ic.Host, APIKey: getenv(ic.KeyEnv()), VerifyDeadline: p.VerifyDeadline.D()}
+func openPineconeIndex(p config.Pinecone, ic config.PineconeIndex, getenv func(string) string, log *slog.Logger) (*pcstore.Index, error) {
+	cfg := pcstore.Config{Name: ic.Name, Host: ic.Host, APIKey: getenv(ic.KeyEnv()), VerifyDeadline: p.VerifyDeadline.D()}
 	if cfg.APIKey == "" {
 		if u, err := url.Parse(ic.Host); err == nil && u.Scheme == "https" {
 			return nil, fmt.Errorf("pinecone index %q: forget and sweep need an API key for %s: set the environment variable %s (the key never goes in the config file)", ic.Name, ic.Host, ic.KeyEnv())
@@ -71,7 +71,7 @@ func openPineconeIndex(p config.Pinecone, ic config.PineconeIndex, getenv func(s
 		}
 		cfg.RootCAs = pool
 	}
-	return pcforget.Open(cfg)
+	return pcstore.Open(cfg)
 }
 
 // rulesDigest commits the certificate to the rules in force: the capture

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lethe-privacy/lethe/config"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
 
 // storeConnectTimeout bounds connecting to capture.store (within the
@@ -22,13 +22,13 @@ const storeConnectTimeout = 30 * time.Second
 // caller. use says what needs it ("reconcile reads the tables"), for the
 // error when it is not set. (The WAL follower's replication connection is
 // made by walfollow itself, from the same string.)
-func openStore(ctx context.Context, c config.Capture, use string) (*pgvector.Store, error) {
+func openStore(ctx context.Context, c config.Capture, use string) (*pgstore.Store, error) {
 	if c.Store == "" {
 		return nil, fmt.Errorf("capture.store is not set: %s through it; set it to a connection string of the role that owns capture.tables (give the password via PGPASSWORD or ~/.pgpass, not in the file)", use)
 	}
 	ctx, cancel := context.WithTimeout(ctx, storeConnectTimeout)
 	defer cancel()
-	store, err := pgvector.Open(ctx, c.Store)
+	store, err := pgstore.Open(ctx, c.Store)
 	if err != nil {
 		return nil, fmt.Errorf("connecting with capture.store: %w", err)
 	}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/lethe-privacy/lethe/config"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
-	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
 	"github.com/lethe-privacy/lethe/engine/retention"
 	"github.com/lethe-privacy/lethe/extract"
 )
@@ -132,7 +132,7 @@ func sweepLayers(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]r
 			c()
 		}
 	}
-	var store *pgvector.Store
+	var store *pgstore.Store
 	for _, t := range cfg.Capture.Tables {
 		if t.Retain == 0 {
 			continue
@@ -145,7 +145,7 @@ func sweepLayers(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]r
 			store = s
 			closers = append(closers, s.Close)
 		}
-		pt, err := pgvector.ParseTable(t.Table, t.ID, t.Subjects)
+		pt, err := pgstore.ParseTable(t.Table, t.ID, t.Subjects)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
@@ -155,14 +155,14 @@ func sweepLayers(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]r
 			closeAll()
 			return nil, nil, fmt.Errorf("capture.tables %s: retain_by %q: %w", t.Table, t.RetainBy, err)
 		}
-		r := pgvector.NewRetention(store, pt, pgvector.Subject{Column: by.Column, Path: by.Path}, t.Vacuum)
+		r := pgstore.NewRetention(store, pt, pgstore.Subject{Column: by.Column, Path: by.Path}, t.Vacuum)
 		layers = append(layers, retention.Expiring{Retainer: r, Retain: t.Retain.D(), RetainBy: t.RetainBy})
 	}
 	for _, ic := range cfg.Pinecone.Indexes {
-		var rules []pcforget.Rule
+		var rules []pcstore.Rule
 		retain := map[string]config.NamespaceRule{}
 		for _, r := range ic.Namespaces {
-			rules = append(rules, pcforget.Rule{Namespace: r.Namespace, Fields: r.Subjects, RetainBy: r.RetainBy})
+			rules = append(rules, pcstore.Rule{Namespace: r.Namespace, Fields: r.Subjects, RetainBy: r.RetainBy})
 			if r.Retain > 0 {
 				retain[ic.Name+"/"+extract.CanonicalNamespace(r.Namespace)] = r
 			}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/config"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -111,7 +111,7 @@ func lateWriteBackstop(cfg *config.Config, forget **engine.Engine, log *slog.Log
 // written a moment ago too, and rows written before a slot still being
 // read; it asks through store, forget's own connection to capture.store.
 // nil without the follower.
-func walSettle(c config.Capture, store *pgvector.Store, reads ledger.InitialReads) func(context.Context) error {
+func walSettle(c config.Capture, store *pgstore.Store, reads ledger.InitialReads) func(context.Context) error {
 	if !c.Follows() || store == nil {
 		return nil
 	}

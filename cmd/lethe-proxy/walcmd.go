@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
 
@@ -47,7 +48,7 @@ func walCmd(args []string, stdout, stderr io.Writer) int {
 	defer store.Close()
 	name := cfg.Capture.WALSlot
 	if *slot != "" {
-		if err := walfollow.ValidName(*slot); err != nil {
+		if err := config.ValidSlotName(*slot); err != nil {
 			fmt.Fprintln(stderr, "lethe-proxy wal: --slot:", err)
 			return 2
 		}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/config"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
-	"github.com/lethe-privacy/lethe/connector/pinecone"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
 	"github.com/lethe-privacy/lethe/extract"
 )
 
@@ -52,7 +52,7 @@ type Table struct {
 	Forget      TableForget `json:"forget"`
 }
 
-// TableForget is what forget does in a table (pgvector.Plan).
+// TableForget is what forget does in a table (pgstore.Plan).
 type TableForget struct {
 	Method        string   `json:"method"`
 	Deletes       []string `json:"deletes"`
@@ -110,11 +110,11 @@ func Build(cfg *config.Config) (Map, error) {
 		Tables: []Table{}, Namespaces: []Namespace{}, UnruledIndexes: []string{}, Ignored: []Ignored{},
 	}
 	for _, r := range cfg.Capture.Tables {
-		t, err := pgvector.ParseTable(r.Table, r.ID, r.Subjects)
+		t, err := pgstore.ParseTable(r.Table, r.ID, r.Subjects)
 		if err != nil {
 			return Map{}, fmt.Errorf("datamap: capture.tables %s: %w", r.Table, err)
 		}
-		plan, err := pgvector.PlanFor(t, r.Vacuum)
+		plan, err := pgstore.PlanFor(t, r.Vacuum)
 		if err != nil {
 			return Map{}, fmt.Errorf("datamap: capture.tables %s: %w", r.Table, err)
 		}
@@ -132,12 +132,12 @@ func Build(cfg *config.Config) (Map, error) {
 			m.UnruledIndexes = append(m.UnruledIndexes, ix.Name)
 			continue
 		}
-		rules := make([]pinecone.Rule, len(ix.Namespaces))
+		rules := make([]pcstore.Rule, len(ix.Namespaces))
 		for i, r := range ix.Namespaces {
-			rules[i] = pinecone.Rule{Namespace: r.Namespace, Fields: r.Subjects}
+			rules[i] = pcstore.Rule{Namespace: r.Namespace, Fields: r.Subjects}
 		}
 		for i, r := range ix.Namespaces {
-			plan := pinecone.PlanFor(rules[i], rules, cfg.Pinecone.VerifyDeadline.D())
+			plan := pcstore.PlanFor(rules[i], rules, cfg.Pinecone.VerifyDeadline.D())
 			m.Namespaces = append(m.Namespaces, Namespace{
 				Index: ix.Name, Namespace: extract.CanonicalNamespace(r.Namespace), Description: r.Description, Subjects: r.Subjects,
 				Retention: retention(r.Retention, "metadata field "+r.RetainBy+" (seconds since the Unix epoch)"),

@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
 
 // noDescription stands in for a rule without a description.
@@ -44,7 +44,7 @@ func Markdown(m Map) []byte {
 		table(&b, t)
 	}
 	if len(m.Tables) > 0 {
-		w("%s\n", pgvector.PlanCasts)
+		w("%s\n", pgstore.PlanCasts)
 	}
 
 	w("\n## Pinecone namespaces\n\n")

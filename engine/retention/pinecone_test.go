@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/certificate"
-	pcforget "github.com/lethe-privacy/lethe/connector/pinecone"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
 	"github.com/lethe-privacy/lethe/engine/enginetest"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
@@ -62,10 +62,10 @@ func TestSweep_PineconeDeletesOnlyRecordsWithAnExpiredEpochField(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	ix, err := pcforget.Open(pcforget.Config{Name: "idx", Host: url, APIKey: "k", VerifyDeadline: 30 * time.Second})
+	ix, err := pcstore.Open(pcstore.Config{Name: "idx", Host: url, APIKey: "k", VerifyDeadline: 30 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ix.Close() })
-	retainers := ix.Retainers([]pcforget.Rule{
+	retainers := ix.Retainers([]pcstore.Rule{
 		{Namespace: "docs", Fields: []string{"user_id"}, RetainBy: "created_at"},
 		{Namespace: "*", Fields: []string{"user_id"}, RetainBy: "created_at"},
 		{Namespace: "plain", Fields: []string{"user_id"}}, // no retain_by: no retainer

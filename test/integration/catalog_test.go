@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/capture"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
 )
@@ -63,7 +63,7 @@ func catalogProxy(t *testing.T, db testDB, mode capture.Mode, seed ...string) *c
 	rules := catalogSchema(t, db)
 	extExec(t, db, seed...)
 	c := startCaptureProxy(t, db, mode, rules)
-	store, err := pgvector.Open(ctxT(t), db.URL(db.Addr(), ""))
+	store, err := pgstore.Open(ctxT(t), db.URL(db.Addr(), ""))
 	require.NoError(t, err)
 	t.Cleanup(store.Close)
 	finder := c.capture.Rules().WriterFinder()

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/capture"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
 )
@@ -38,7 +38,7 @@ func orderSchema(t *testing.T, db testDB) []extract.Rule {
 func orderProxy(t *testing.T, db testDB) *captured {
 	t.Helper()
 	c := startCaptureProxy(t, db, capture.Strict, orderSchema(t, db))
-	store, err := pgvector.Open(ctxT(t), db.URL(db.Addr(), ""))
+	store, err := pgstore.Open(ctxT(t), db.URL(db.Addr(), ""))
 	require.NoError(t, err)
 	t.Cleanup(store.Close)
 	finder := c.capture.Rules().WriterFinder()

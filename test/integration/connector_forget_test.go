@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
 
 // TestConnector_ForgetMatchesEverySubjectShape deletes one subject from a
@@ -42,10 +42,10 @@ func TestConnector_ForgetMatchesEverySubjectShape(t *testing.T) {
 		(9, NULL, '{"user":{"id":[7, 42, true]}}', NULL, '[1,2,3]')        -- numbers and booleans in an array`, subject)
 	require.NoError(t, err)
 
-	store, err := pgvector.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
 	require.NoError(t, err)
 	defer store.Close()
-	table := pgvector.Table{Schema: `for"get; schema`, Name: `docs; DROP TABLE x --`, ID: "id", Subjects: []pgvector.Subject{
+	table := pgstore.Table{Schema: `for"get; schema`, Name: `docs; DROP TABLE x --`, ID: "id", Subjects: []pgstore.Subject{
 		{Column: "owner"}, {Column: "meta", Path: []string{"user", "id"}}, {Column: "extra", Path: []string{"who"}},
 	}}
 	m, err := store.MatchFor(ctx, table)
@@ -95,17 +95,17 @@ func TestConnector_MatchForExplainsBadRules(t *testing.T) {
 	_, err := direct.Exec(ctx, `CREATE TABLE IF NOT EXISTS public.forget_rules_t (id text PRIMARY KEY, owner text)`)
 	require.NoError(t, err)
 	t.Cleanup(func() { direct.Exec(context.Background(), `DROP TABLE public.forget_rules_t`) })
-	store, err := pgvector.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
 	require.NoError(t, err)
 	defer store.Close()
 	for name, tc := range map[string]struct {
-		table pgvector.Table
+		table pgstore.Table
 		want  string
 	}{
-		"missing table":      {pgvector.Table{Schema: "public", Name: "nope", ID: "id", Subjects: []pgvector.Subject{{Column: "owner"}}}, "does not exist"},
-		"missing id column":  {pgvector.Table{Schema: "public", Name: "forget_rules_t", ID: "uid", Subjects: []pgvector.Subject{{Column: "owner"}}}, `no id column "uid"`},
-		"missing subject":    {pgvector.Table{Schema: "public", Name: "forget_rules_t", ID: "id", Subjects: []pgvector.Subject{{Column: "user_id"}}}, `no subject column "user_id"`},
-		"path into non-json": {pgvector.Table{Schema: "public", Name: "forget_rules_t", ID: "id", Subjects: []pgvector.Subject{{Column: "owner", Path: []string{"id"}}}}, "not json/jsonb"},
+		"missing table":      {pgstore.Table{Schema: "public", Name: "nope", ID: "id", Subjects: []pgstore.Subject{{Column: "owner"}}}, "does not exist"},
+		"missing id column":  {pgstore.Table{Schema: "public", Name: "forget_rules_t", ID: "uid", Subjects: []pgstore.Subject{{Column: "owner"}}}, `no id column "uid"`},
+		"missing subject":    {pgstore.Table{Schema: "public", Name: "forget_rules_t", ID: "id", Subjects: []pgstore.Subject{{Column: "user_id"}}}, `no subject column "user_id"`},
+		"path into non-json": {pgstore.Table{Schema: "public", Name: "forget_rules_t", ID: "id", Subjects: []pgstore.Subject{{Column: "owner", Path: []string{"id"}}}}, "not json/jsonb"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := store.MatchFor(ctx, tc.table)

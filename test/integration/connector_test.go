@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
 
 // TestConnector_ExistingQuotesIdentifiersAndBindsValues checks the store
@@ -27,7 +27,7 @@ func TestConnector_ExistingQuotesIdentifiersAndBindsValues(t *testing.T) {
 	_, err = direct.Exec(ctx, `INSERT INTO "we""ird; schema"."t; DROP TABLE x --" VALUES ('a'), ('b''); DROP TABLE y; --')`)
 	require.NoError(t, err)
 
-	store, err := pgvector.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
 	require.NoError(t, err)
 	defer store.Close()
 	found, err := store.Existing(ctx, `we"ird; schema.t; DROP TABLE x --`, `i"d`,

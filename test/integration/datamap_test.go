@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
 
 // TestDataMap_PlanIsWhatForgetStates: on a table whose columns have the
@@ -21,15 +21,15 @@ func TestDataMap_PlanIsWhatForgetStates(t *testing.T) {
 	extExec(t, db, "CREATE TABLE public.datamap_plan (id numeric PRIMARY KEY, cmetadata jsonb, owner numeric, embedding vector(3))",
 		`INSERT INTO public.datamap_plan VALUES (1, '{"user_id": "dm-alice"}', NULL, '[1,2,3]'), (2, '{"user_id": "dm-bob"}', 7, '[1,2,3]')`)
 	ctx := ctxT(t)
-	store, err := pgvector.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
 	require.NoError(t, err)
 	defer store.Close()
-	table, err := pgvector.ParseTable("public.datamap_plan", "id", []string{"cmetadata->>'user_id'", "owner"})
+	table, err := pgstore.ParseTable("public.datamap_plan", "id", []string{"cmetadata->>'user_id'", "owner"})
 	require.NoError(t, err)
-	plan, err := pgvector.PlanFor(table, true)
+	plan, err := pgstore.PlanFor(table, true)
 	require.NoError(t, err)
 
-	layer, err := pgvector.NewLayer(ctx, store, table, true)
+	layer, err := pgstore.NewLayer(ctx, store, table, true)
 	require.NoError(t, err)
 	deleted, err := layer.Delete(ctx, "dm-alice", []string{"1"}, nil)
 	require.NoError(t, err)

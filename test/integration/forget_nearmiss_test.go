@@ -13,7 +13,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/lethe-privacy/lethe/certificate"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
 
 // TestForget_MistypedSubjectIsNeverCertifiedAsErased: bob@example.com has
@@ -183,12 +183,12 @@ func TestConnector_NearMissesIgnoreCaseSpaceAndUnicodeForm(t *testing.T) {
 		norm.NFD.String("zoë@example.com"), " \u00a0ZOË@EXAMPLE.COM\t", subject)
 	require.NoError(t, err)
 
-	store, err := pgvector.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
 	require.NoError(t, err)
 	defer store.Close()
-	rule := pgvector.Table{Schema: "public", Name: "nm_shapes", ID: "id",
-		Subjects: []pgvector.Subject{{Column: "owner"}, {Column: "meta", Path: []string{"user_id"}}}}
-	layer, err := pgvector.NewLayer(ctx, store, rule, false)
+	rule := pgstore.Table{Schema: "public", Name: "nm_shapes", ID: "id",
+		Subjects: []pgstore.Subject{{Column: "owner"}, {Column: "meta", Path: []string{"user_id"}}}}
+	layer, err := pgstore.NewLayer(ctx, store, rule, false)
 	require.NoError(t, err)
 	exact, err := layer.Matching(ctx, subject, nil)
 	require.NoError(t, err)
@@ -197,8 +197,8 @@ func TestConnector_NearMissesIgnoreCaseSpaceAndUnicodeForm(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 4, n, "rows 1, 2, 4 and 5")
 
-	missing, err := pgvector.NewLayer(ctx, store, pgvector.Table{Schema: "public", Name: "nm_never_created", ID: "id",
-		Subjects: []pgvector.Subject{{Column: "owner"}}}, false)
+	missing, err := pgstore.NewLayer(ctx, store, pgstore.Table{Schema: "public", Name: "nm_never_created", ID: "id",
+		Subjects: []pgstore.Subject{{Column: "owner"}}}, false)
 	require.NoError(t, err)
 	n, err = missing.NearMisses(ctx, subject, nil)
 	require.NoError(t, err)

@@ -23,7 +23,7 @@ import (
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/connector"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -42,7 +42,7 @@ type forgetRig struct {
 	engine  *engine.Engine
 	keys    certificate.KeySet
 	now     *time.Time
-	tables  []pgvector.Table
+	tables  []pgstore.Table
 }
 
 const forgetOrigin = "lethe.test/forget-log"
@@ -51,7 +51,7 @@ const forgetOrigin = "lethe.test/forget-log"
 // LangChain.js-like one (uuid ids the database may generate, metadata
 // jsonb) and a mem0/LlamaIndex-like one (bigserial id, user_id column and
 // a participants array in a json column).
-func forgetTables(t *testing.T, db testDB) (schema string, rules []extract.Rule, tables []pgvector.Table) {
+func forgetTables(t *testing.T, db testDB) (schema string, rules []extract.Rule, tables []pgstore.Table) {
 	direct := connect(t, db.URL(db.Addr(), ""))
 	ctx := ctxT(t)
 	var b [4]byte
@@ -69,9 +69,9 @@ func forgetTables(t *testing.T, db testDB) (schema string, rules []extract.Rule,
 		{Table: schema + ".chunks", ID: "id", Subjects: []extract.Subject{meta}},
 		{Table: schema + ".memories", ID: "id", Subjects: []extract.Subject{uid, parts}},
 	}
-	tables = []pgvector.Table{
-		{Schema: schema, Name: "chunks", ID: "id", Subjects: []pgvector.Subject{{Column: "metadata", Path: []string{"user_id"}}}},
-		{Schema: schema, Name: "memories", ID: "id", Subjects: []pgvector.Subject{{Column: "user_id"}, {Column: "extra", Path: []string{"participants"}}}},
+	tables = []pgstore.Table{
+		{Schema: schema, Name: "chunks", ID: "id", Subjects: []pgstore.Subject{{Column: "metadata", Path: []string{"user_id"}}}},
+		{Schema: schema, Name: "memories", ID: "id", Subjects: []pgstore.Subject{{Column: "user_id"}, {Column: "extra", Path: []string{"participants"}}}},
 	}
 	return schema, rules, tables
 }
@@ -100,7 +100,7 @@ func postgresLedger(t *testing.T, db testDB) (engine.Ledger, translog.Storage) {
 	return l, l.TransparencyLog()
 }
 
-func startForgetRig(t *testing.T, db testDB, rules []extract.Rule, tables []pgvector.Table, open ledgerBackend) *forgetRig {
+func startForgetRig(t *testing.T, db testDB, rules []extract.Rule, tables []pgstore.Table, open ledgerBackend) *forgetRig {
 	t.Helper()
 	ctx := ctxT(t)
 	compiled, err := extract.NewRules(rules)
@@ -118,11 +118,11 @@ func startForgetRig(t *testing.T, db testDB, rules []extract.Rule, tables []pgve
 	require.NoError(t, err)
 	log, err := translog.New(storage, signer.NoteSigner(forgetOrigin), forgetOrigin)
 	require.NoError(t, err)
-	store, err := pgvector.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
 	require.NoError(t, err)
 	var layers []connector.Layer
 	for _, tb := range tables {
-		pl, err := pgvector.NewLayer(ctx, store, tb, true)
+		pl, err := pgstore.NewLayer(ctx, store, tb, true)
 		require.NoError(t, err)
 		layers = append(layers, pl)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/connector"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/extract"
 )
 
@@ -24,10 +24,10 @@ func TestConnector_MissingTableHoldsNothing(t *testing.T) {
 	db := loadTestDB(t)
 	extDropTables(t, db, "public.missing_conn_t")
 	ctx := ctxT(t)
-	store, err := pgvector.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
 	require.NoError(t, err)
 	defer store.Close()
-	missing := pgvector.Table{Schema: "public", Name: "missing_conn_t", ID: "id", Subjects: []pgvector.Subject{{Column: "user_id"}}}
+	missing := pgstore.Table{Schema: "public", Name: "missing_conn_t", ID: "id", Subjects: []pgstore.Subject{{Column: "user_id"}}}
 
 	found, err := store.Existing(ctx, "public.missing_conn_t", "id", []string{"a", "b"})
 	require.NoError(t, err, "recovery of intents for a table that does not exist drops them")

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/connector"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/extract"
 )
 
@@ -66,7 +66,7 @@ func TestScanner_ReadsEveryRowInBoundedBatches(t *testing.T) {
 		subjectRule(t, "public.scan_parts", "id", "who"),
 		subjectRule(t, "public.scan_uuid", "id", "meta->'who'", "note->>'by'"),
 		subjectRule(t, "public.scan_missing", "id", "who"))
-	store, err := pgvector.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
 	require.NoError(t, err)
 	defer store.Close()
 	scan := func(table string) (map[string]connector.Record, []int, error) {

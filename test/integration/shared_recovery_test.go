@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/capture"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
@@ -84,7 +84,7 @@ func TestRecovery_SurvivorResolvesADeadProxysIntents(t *testing.T) {
 	a := startSharedCaptureProxy(t, db, rules, link.addr, schema, "proxy-a")
 	s := startSharedCaptureProxy(t, db, rules, db.Addr(), schema, "proxy-b")
 
-	store, err := pgvector.Open(ctxT(t), db.DSN(db.Addr(), "sslmode=disable"))
+	store, err := pgstore.Open(ctxT(t), db.DSN(db.Addr(), "sslmode=disable"))
 	require.NoError(t, err)
 	rctx, stopRecovery := context.WithCancel(context.Background())
 	recovered := make(chan struct{})

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
@@ -102,7 +103,7 @@ func TestServe_TwoDatabasesOnOneServerEachGetTheirOwnSlot(t *testing.T) {
 		name := fmt.Sprintf("lethe_it_startup_%d_%d", os.Getpid(), i)
 		_, err := admin.Exec(ctxT(t), "CREATE DATABASE "+name)
 		require.NoError(t, err)
-		slot := walfollow.DefaultName(name)
+		slot := config.DefaultSlotName(name)
 		t.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
@@ -160,8 +161,8 @@ capture:
 		assert.Equal(t, "n1", recs[0].RecordID)
 		assert.Equal(t, ledger.StateConfirmed, recs[0].State)
 	}
-	require.NotEqual(t, walfollow.DefaultName(fmt.Sprintf("lethe_it_startup_%d_0", os.Getpid())),
-		walfollow.DefaultName(fmt.Sprintf("lethe_it_startup_%d_1", os.Getpid())))
+	require.NotEqual(t, config.DefaultSlotName(fmt.Sprintf("lethe_it_startup_%d_0", os.Getpid())),
+		config.DefaultSlotName(fmt.Sprintf("lethe_it_startup_%d_1", os.Getpid())))
 }
 
 // dropIn drops a slot and its publications from inside database name

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/capture"
-	"github.com/lethe-privacy/lethe/connector/pgvector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
@@ -94,7 +94,7 @@ func ours(w extract.Writers) extract.Writers {
 func writersProxy(t *testing.T, db testDB, mode capture.Mode, rules []extract.Rule) (*captured, *pgcapture.WriterCatalog) {
 	t.Helper()
 	c := startCaptureProxy(t, db, mode, rules)
-	store, err := pgvector.Open(ctxT(t), db.URL(db.Addr(), ""))
+	store, err := pgstore.Open(ctxT(t), db.URL(db.Addr(), ""))
 	require.NoError(t, err)
 	t.Cleanup(store.Close)
 	finder := c.capture.Rules().WriterFinder()
@@ -108,7 +108,7 @@ func TestWriters_LoaderFindsFunctionsTriggersAndRules(t *testing.T) {
 	rules := writersSchema(t, db)
 	compiled, err := extract.NewRules(rules)
 	require.NoError(t, err)
-	store, err := pgvector.Open(ctxT(t), db.URL(db.Addr(), ""))
+	store, err := pgstore.Open(ctxT(t), db.URL(db.Addr(), ""))
 	require.NoError(t, err)
 	defer store.Close()
 

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 )
@@ -145,7 +146,7 @@ type Follower struct {
 
 // New returns a Follower; Run starts it.
 func New(cfg Config) (*Follower, error) {
-	if err := ValidName(cfg.Name); err != nil {
+	if err := config.ValidSlotName(cfg.Name); err != nil {
 		return nil, err
 	}
 	if cfg.FlushInterval <= 0 {
@@ -195,19 +196,19 @@ func (f *Follower) Prepare(ctx context.Context) error {
 // is its ledger's or another's, and a slot two ledgers share splits the
 // stream between them.
 func (f *Follower) noteLegacySlot(ctx context.Context, conn *pgx.Conn) {
-	if f.cfg.Name == LegacyName {
+	if f.cfg.Name == config.LegacySlotName {
 		return
 	}
 	var here bool
 	err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_replication_slots
-		WHERE slot_name = $1 AND plugin = 'pgoutput' AND database = current_database())`, LegacyName).Scan(&here)
+		WHERE slot_name = $1 AND plugin = 'pgoutput' AND database = current_database())`, config.LegacySlotName).Scan(&here)
 	if err != nil || !here {
 		return
 	}
-	f.log.Warn("wal: this database has a replication slot named "+LegacyName+" (the default name of earlier versions), and this proxy follows another; "+
-		"that slot keeps the server's WAL while nothing follows it. If it is this ledger's, set capture.wal_slot: "+LegacyName+" to keep following it; "+
-		"otherwise drop it once no proxy uses it: lethe-proxy wal drop --config FILE --slot "+LegacyName+" (docs/wal.md)",
-		"slot", f.cfg.Name, "legacy_slot", LegacyName)
+	f.log.Warn("wal: this database has a replication slot named "+config.LegacySlotName+" (the default name of earlier versions), and this proxy follows another; "+
+		"that slot keeps the server's WAL while nothing follows it. If it is this ledger's, set capture.wal_slot: "+config.LegacySlotName+" to keep following it; "+
+		"otherwise drop it once no proxy uses it: lethe-proxy wal drop --config FILE --slot "+config.LegacySlotName+" (docs/wal.md)",
+		"slot", f.cfg.Name, "legacy_slot", config.LegacySlotName)
 }
 
 // prepare checks the server, refreshes the publications and makes the

@@ -5,24 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/lethe-privacy/lethe/extract"
 )
-
-// validName is what a slot name may be (PostgreSQL's rule, shorter).
-var validName = regexp.MustCompile(`^[a-z0-9_]{1,50}$`)
-
-// ValidName reports whether name can name the slot and the publications.
-func ValidName(name string) error {
-	if !validName.MatchString(name) || len(name) > maxNameLen {
-		return fmt.Errorf("walfollow: %q cannot name a replication slot (use 1 to 50 of a-z, 0-9, _)", name)
-	}
-	return nil
-}
 
 // insertsOnly names the second publication, of tables with no replica
 // identity.

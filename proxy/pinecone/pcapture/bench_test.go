@@ -15,6 +15,7 @@ import (
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pinecone"
 	"github.com/lethe-privacy/lethe/proxy/pinecone/pcapture"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcextract"
 )
 
 // upsertJSON is a REST upsert of n vectors of dim values with metadata (a
@@ -52,8 +53,8 @@ func BenchmarkHook_RESTUpsert(b *testing.B) {
 	pg, _ := extract.NewRules(nil)
 	core := capture.New(capture.Config{Rules: pg, Ledger: l, Hasher: h})
 	defer core.Close()
-	rules, _ := extract.NewPineconeRules("bench", map[string][]string{"bench": {"user_id"}})
-	hook := pcapture.New(core, []*extract.PineconeRules{rules})
+	rules, _ := pcextract.NewRules("bench", map[string][]string{"bench": {"user_id"}})
+	hook := pcapture.New(core, []*pcextract.Rules{rules})
 	ix := &pinecone.Index{Name: "bench"}
 	body := upsertJSON(100, 1536)
 	req := httptest.NewRequest(http.MethodPost, "/vectors/upsert", bytes.NewReader(body))
@@ -72,10 +73,10 @@ func BenchmarkHook_RESTUpsert(b *testing.B) {
 // BenchmarkHook_Read is what capture costs a request that writes nothing
 // (a query): classifying it.
 func BenchmarkHook_Read(b *testing.B) {
-	rules, _ := extract.NewPineconeRules("bench", map[string][]string{"*": {"user_id"}})
+	rules, _ := pcextract.NewRules("bench", map[string][]string{"*": {"user_id"}})
 	core := capture.New(capture.Config{})
 	defer core.Close()
-	hook := pcapture.New(core, []*extract.PineconeRules{rules})
+	hook := pcapture.New(core, []*pcextract.Rules{rules})
 	ix := &pinecone.Index{Name: "bench"}
 	req := httptest.NewRequest(http.MethodPost, "/query", nil)
 	b.ReportAllocs()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/proxy/pinecone"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcextract"
 )
 
 // op is the kind of write a request is.
@@ -199,7 +200,7 @@ func mayNameWrite(p string) bool {
 }
 
 // tags reads the write's body with the index's rules.
-func (w write) tags(rules *extract.PineconeRules, body []byte) ([]extract.Tag, error) {
+func (w write) tags(rules *pcextract.Rules, body []byte) ([]extract.Tag, error) {
 	if w.grpc {
 		msg, err := grpcMessage(body)
 		if err != nil {

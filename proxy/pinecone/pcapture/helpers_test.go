@@ -22,6 +22,7 @@ import (
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pinecone"
 	"github.com/lethe-privacy/lethe/proxy/pinecone/pcapture"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcextract"
 	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
 )
 
@@ -75,7 +76,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if rules == nil {
 		rules = map[string][]string{"*": {"user_id"}}
 	}
-	pr, err := extract.NewPineconeRules(o.index, rules)
+	pr, err := pcextract.NewRules(o.index, rules)
 	require.NoError(t, err)
 	pgRules, err := extract.NewRules(nil)
 	require.NoError(t, err)
@@ -86,7 +87,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	require.NoError(t, err)
 	relay, err := pinecone.New(pinecone.Config{
 		Indexes: []*pinecone.Index{{Name: o.index, Upstream: u}},
-		Hook:    pcapture.New(r.core, []*extract.PineconeRules{pr}),
+		Hook:    pcapture.New(r.core, []*pcextract.Rules{pr}),
 	})
 	require.NoError(t, err)
 	t.Cleanup(relay.Close)

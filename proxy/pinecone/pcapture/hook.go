@@ -10,19 +10,20 @@ import (
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pinecone"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcextract"
 )
 
 // Hook captures the writes of the indexes it has rules for.
 type Hook struct {
 	core  *capture.Capture
-	rules map[string]*extract.PineconeRules // by index name
+	rules map[string]*pcextract.Rules // by index name
 	log   *slog.Logger
 }
 
 // New returns the Hook for core, with each index's rules; requests to an
 // index without rules pass untouched.
-func New(core *capture.Capture, rules []*extract.PineconeRules) *Hook {
-	h := &Hook{core: core, rules: map[string]*extract.PineconeRules{}, log: core.Logger().With("relay", "pinecone")}
+func New(core *capture.Capture, rules []*pcextract.Rules) *Hook {
+	h := &Hook{core: core, rules: map[string]*pcextract.Rules{}, log: core.Logger().With("relay", "pinecone")}
 	for _, r := range rules {
 		h.rules[r.Index()] = r
 	}
@@ -58,7 +59,7 @@ func (h *Hook) Request(ix *pinecone.Index, r *http.Request, body []byte) (pineco
 
 // intend turns a write's tags (or the error reading them) into its durable
 // intent and the call that settles it, or a refusal.
-func (h *Hook) intend(ix *pinecone.Index, w write, rules *extract.PineconeRules, grpc bool, tags []extract.Tag, err error) (pinecone.Call, error) {
+func (h *Hook) intend(ix *pinecone.Index, w write, rules *pcextract.Rules, grpc bool, tags []extract.Tag, err error) (pinecone.Call, error) {
 	if err != nil {
 		h.core.Stats.Refused.Add(1)
 		h.log.Warn("pinecone write refused: request body unreadable", "index", ix.Name, "op", w.name, "err", err)
@@ -102,7 +103,7 @@ func (h *Hook) intend(ix *pinecone.Index, w write, rules *extract.PineconeRules,
 // a write Lethe reads: refused in strict mode, naming its path's pattern
 // and API version; in permissive mode forwarded, with one unattributed
 // write of the whole index recorded for reconcile, as a bulk import.
-func (h *Hook) unknown(ix *pinecone.Index, w write, rules *extract.PineconeRules) (pinecone.Call, error) {
+func (h *Hook) unknown(ix *pinecone.Index, w write, rules *pcextract.Rules) (pinecone.Call, error) {
 	what := fmt.Sprintf("%s (%s: %s)", w.pattern, versionHeader, w.version)
 	if r := h.core.Unreadable(capture.Refusal{
 		Code: nonCanonicalCode,
@@ -119,6 +120,6 @@ func (h *Hook) unknown(ix *pinecone.Index, w write, rules *extract.PineconeRules
 }
 
 // namespaceOf is the namespace of a tag's Table, "<index>/<namespace>".
-func namespaceOf(rules *extract.PineconeRules, table string) string {
+func namespaceOf(rules *pcextract.Rules, table string) string {
 	return strings.TrimPrefix(table, rules.Index()+"/")
 }

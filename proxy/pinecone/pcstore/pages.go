@@ -1,0 +1,57 @@
+package pcstore
+
+import (
+	"context"
+
+	"github.com/pinecone-io/go-pinecone/v5/pinecone"
+)
+
+// listPage is how many ids one list request asks for (Pinecone's largest
+// page); each page's records are then fetched for their metadata.
+const listPage = 100
+
+// eachPage lists namespace ns page by page and fetches each page's
+// records, calling fn with the page's records still present, in listing
+// order. One page is held at a time, whatever the namespace's size.
+// Pinecone cannot filter a listing by metadata, so reading metadata means
+// fetching every record.
+func (ix *Index) eachPage(ctx context.Context, ns string, fn func(page []*pinecone.Vector) error) error {
+	conn := ix.namespace(ns)
+	limit := uint32(listPage)
+	records := make([]*pinecone.Vector, 0, listPage)
+	var token *string
+	for {
+		listed, err := conn.ListVectors(ctx, &pinecone.ListVectorsRequest{Limit: &limit, PaginationToken: token})
+		if err != nil {
+			return ix.failed("list", ns, err)
+		}
+		ids := make([]string, 0, len(listed.VectorIds))
+		for _, id := range listed.VectorIds {
+			if id != nil {
+				ids = append(ids, *id)
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		res, err := conn.FetchVectors(ctx, ids)
+		if err != nil {
+			return ix.failed("fetch", ns, err)
+		}
+		records = records[:0]
+		for _, id := range ids {
+			if v := res.Vectors[id]; v != nil { // nil: deleted since it was listed
+				records = append(records, v)
+			}
+		}
+		if len(records) > 0 {
+			if err := fn(records); err != nil {
+				return err
+			}
+		}
+		if listed.NextPaginationToken == nil || *listed.NextPaginationToken == "" {
+			return nil
+		}
+		token = listed.NextPaginationToken
+	}
+}
