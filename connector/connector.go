@@ -79,6 +79,14 @@ type Retainer interface {
 	ResidualExpired(ctx context.Context, cutoff time.Time) (Absence, error)
 }
 
+// Expiring is a Retainer with its rule's retain (records older than it
+// expire) and retain_by as the rule writes it, for the sweep's report.
+type Expiring struct {
+	Retainer
+	Retain   time.Duration
+	RetainBy string
+}
+
 // Expiry is what Retainer.Expired counted.
 type Expiry struct {
 	Expired int64

@@ -41,13 +41,14 @@ type Wing interface {
 	// (nil when nothing can lag).
 	Forget(ctx context.Context) (ForgetSide, error)
 	// Scanners are what reconcile reads of the wing's store; Retainers,
-	// the rules with retain a sweep deletes from. Their closer releases
-	// the connections they opened.
+	// the rules with retain a sweep deletes from, each with its retain.
+	// Their closer releases the connections they opened.
 	Scanners(ctx context.Context) ([]Scanner, func(), error)
-	Retainers(ctx context.Context) ([]Retainer, func(), error)
+	Retainers(ctx context.Context) ([]Expiring, func(), error)
 	// Coverage reads the store's tables or namespaces for lethe-proxy
-	// check and the proxy's coverage monitor.
-	Coverage(ctx context.Context, p coverage.Policy) ([]coverage.Finding, error)
+	// check and the proxy's coverage monitor: the findings, and how many
+	// tables or namespaces were looked at.
+	Coverage(ctx context.Context, p coverage.Policy) (coverage.Report, error)
 
 	// Ready reports whether the wing can serve now (its store answers).
 	Ready(ctx context.Context) error
