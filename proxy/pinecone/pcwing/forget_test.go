@@ -1,0 +1,63 @@
+package pcwing
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
+)
+
+func TestForget_HTTPSHostWithoutAKeyCannotStart(t *testing.T) {
+	w := newWing(t, parse(t, `pinecone:
+  indexes:
+    - {name: docs, host: "https://docs-abc.svc.pinecone.io", namespaces: [{namespace: "*", subjects: [user_id]}]}
+`), nil)
+	_, err := w.Forget(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "set the environment variable LETHE_PINECONE_API_KEY") {
+		t.Fatalf("got %v; want a start-up error naming the variable", err)
+	}
+}
+
+// Each index's rules become layers named as capture names the ledger's
+// records; the key comes from the index's own variable.
+func TestForget_OneLayerPerRuleKeyFromItsVariable(t *testing.T) {
+	url := startEmulator(t, emulator.Config{APIKey: "local-key"})
+	w := newWing(t, parse(t, `pinecone:
+  verify_deadline: 1s
+  indexes:
+    - name: docs
+      host: "https://docs-abc.svc.pinecone.io"
+      namespaces: [{namespace: "", subjects: [user_id]}, {namespace: "*", subjects: [owner]}]
+    - {name: relayed-only, host: "http://127.0.0.1:1"}
+    - {name: local, host: "`+url+`", api_key_env: LOCAL_KEY, namespaces: [{namespace: tenant-a, subjects: [user_id]}]}
+`), map[string]string{"LETHE_PINECONE_API_KEY": "cloud-key", "LOCAL_KEY": "local-key"})
+	side, err := w.Forget(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer side.Close()
+	var names []string
+	for _, l := range side.Layers {
+		names = append(names, string(l.Store())+" "+l.Name())
+	}
+	if want := "pinecone docs/__default__,pinecone docs/*,pinecone local/tenant-a"; strings.Join(names, ",") != want {
+		t.Fatalf("layers %v; want %s", names, want)
+	}
+	if len(w.opened) != 2 {
+		t.Fatalf("%d indexes opened; want 2 (an index without rules has no layer)", len(w.opened))
+	}
+	if side.Settle != nil {
+		t.Fatal("the relay records as it relays: nothing to settle")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := side.Layers[2].Matching(ctx, "alice", []string{"a1"}); err != nil {
+		t.Fatalf("the emulator refused forget's key from LOCAL_KEY: %v", err)
+	}
+	side.Close()
+	if len(w.opened) != 0 {
+		t.Fatal("the side's Close left index connections for the wing to close")
+	}
+}

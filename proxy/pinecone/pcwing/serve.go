@@ -1,0 +1,113 @@
+package pcwing
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+
+	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/proxy/pinecone"
+)
+
+// Listen builds the relay (reading each index's upstream_ca_file and
+// pinecone.tls's files) and binds pinecone.listen. On an error nothing is
+// bound.
+func (w *Wing) Listen() error {
+	relay, err := w.newRelay()
+	if err != nil {
+		return err
+	}
+	tlsConf, err := w.serverTLS()
+	if err != nil {
+		relay.Close()
+		return err
+	}
+	ln, err := net.Listen("tcp", w.settings.Listen)
+	if err != nil {
+		relay.Close()
+		return fmt.Errorf("pinecone.listen: %w (is another process using it? change pinecone.listen)", err)
+	}
+	w.relay, w.server, w.listener = relay, relay.Server(tlsConf), ln
+	return nil
+}
+
+// Addr is the bound address, once Listen has succeeded.
+func (w *Wing) Addr() net.Addr {
+	if w.listener == nil {
+		return nil
+	}
+	return w.listener.Addr()
+}
+
+// Serve serves REST and gRPC on the bound listener until Shutdown, then
+// returns nil; any other return is the listener's failure.
+func (w *Wing) Serve() error {
+	if w.server == nil {
+		return errors.New("pinecone wing: Serve before Listen")
+	}
+	w.log.Info("pinecone relay started", "listen", w.listener.Addr().String(),
+		"indexes", len(w.settings.Indexes), "tls", w.server.TLSConfig != nil)
+	return pinecone.Serve(w.server, w.listener)
+}
+
+// Shutdown stops accepting, closes idle connections at once, lets the
+// requests in flight be answered until ctx ends, then cuts the
+// connections still busy (logged, not returned: the wing is stopped
+// either way).
+func (w *Wing) Shutdown(ctx context.Context) error {
+	if w.server == nil {
+		return nil
+	}
+	if err := w.server.Shutdown(ctx); err != nil {
+		w.log.Warn("shutdown timeout reached; busy Pinecone connections were closed", "err", err)
+		w.server.Close()
+	}
+	return nil
+}
+
+// newRelay builds the relay to every configured index host, capturing
+// through the wing's hook when it has one.
+func (w *Wing) newRelay() (*pinecone.Relay, error) {
+	p := w.settings
+	indexes := make([]*pinecone.Index, 0, len(p.Indexes))
+	for _, ic := range p.Indexes {
+		u, err := url.Parse(ic.Host) // validated by config
+		if err != nil {
+			return nil, fmt.Errorf("pinecone index %q: host: %w", ic.Name, err)
+		}
+		ix := &pinecone.Index{Name: ic.Name, Upstream: u}
+		if ic.UpstreamCAFile != "" {
+			if ix.RootCAs, err = config.LoadCertPool(ic.UpstreamCAFile); err != nil {
+				return nil, fmt.Errorf("pinecone index %q: upstream_ca_file: %w", ic.Name, err)
+			}
+		}
+		indexes = append(indexes, ix)
+	}
+	pc := pinecone.Config{
+		Indexes:          indexes,
+		MaxRequestBytes:  int64(p.MaxRequestSize),
+		MaxBufferedBytes: int64(p.MaxBufferedSize),
+		BodyTimeout:      p.BodyTimeout.D(),
+		Logger:           w.log.With("relay", "pinecone"),
+	}
+	if w.hook != nil { // a nil *Hook in the interface would be called
+		pc.Hook = w.hook
+	}
+	return pinecone.New(pc)
+}
+
+// serverTLS is pinecone.tls's certificate, or nil to serve cleartext.
+func (w *Wing) serverTLS() (*tls.Config, error) {
+	t := w.settings.TLS
+	if t.CertFile == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("pinecone.tls: loading %s / %s: %w", t.CertFile, t.KeyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
