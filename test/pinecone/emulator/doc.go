@@ -22,6 +22,17 @@
 //     DescribeNamespace, DeleteNamespace, in both protocols;
 //   - REST POST /records/namespaces/{namespace}/upsert (NDJSON records with
 //     "_id" or "id"; the other fields become metadata; 201);
+//   - the API version 2026-07's documents (documents.go, documents_read.go):
+//     POST /namespaces/{namespace}/documents/upsert (202 {"upserted_count"};
+//     a document is "_id" and top-level fields, replaced whole; names
+//     starting with "_" or "$" refused), update (per-id patches with
+//     "_remove_fields", or filter with set_fields/remove_fields;
+//     {"matched_records"}), delete (exactly one of ids, filter, delete_all;
+//     {"matched_records"}), fetch (ids, or filter with limit and
+//     pagination_token; include_fields), list (prefix, limit,
+//     pagination_token) and search (score_by dense_vector, sparse_vector and
+//     text; top_k, filter, include_fields). Documents share the namespaces,
+//     LSNs and DeleteDelay of vectors;
 //   - errors: gRPC status codes, and REST {"code", "message", "details"} with
 //     the matching HTTP status; the Api-Key header when Config.APIKey is set;
 //     a request size limit (Config.MaxRequestBytes, default 2 MB);
@@ -35,13 +46,15 @@
 // to find the host for upsertRecords even when it was given one; integrated
 // embedding and
 // SearchRecords (records written through /records have metadata only, no
-// values), bulk imports, FetchByMetadata, sparse-only indexes, sparse scoring
+// values), the documents search's query_string scoring and index schemas
+// (any field is accepted), bulk imports, FetchByMetadata, sparse-only indexes, sparse scoring
 // on cosine and euclidean indexes (refused), rate limits, and read units
 // beyond a plausible count. Euclidean scores are squared distances, lowest
 // first.
 //
 // Proven against go-pinecone v5.2.0 (gRPC cleartext and TLS, REST
 // UpsertRecords over TLS), @pinecone-database/pinecone 5.1.2 (REST,
-// cleartext and TLS) and @langchain/pinecone 1.0.3 (PineconeStore) by this
+// cleartext and TLS), @pinecone-database/pinecone 9.0.0 (index.documents)
+// and @langchain/pinecone 1.0.3 (PineconeStore) by this
 // package's tests; the Node scripts live in test/integration/node.
 package emulator

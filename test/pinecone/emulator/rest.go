@@ -34,6 +34,12 @@ var restRoutes = []restRoute{
 	{http.MethodGet, "/namespaces", "ListNamespaces", op(nil, listNamespacesFromREST, (*Server).listNamespaces), http.StatusOK},
 	{http.MethodGet, "/namespaces/{namespace}", "DescribeNamespace", op(nil, namespaceFromREST, (*Server).describeNamespace), http.StatusOK},
 	{http.MethodDelete, "/namespaces/{namespace}", "DeleteNamespace", op(nil, namespaceFromREST, (*Server).deleteNamespace), http.StatusAccepted},
+	{http.MethodPost, "/namespaces/{namespace}/documents/upsert", "UpsertDocuments", op(nil, upsertDocumentsFromREST, (*Server).upsertDocuments), http.StatusAccepted},
+	{http.MethodPost, "/namespaces/{namespace}/documents/update", "UpdateDocuments", op(nil, updateDocumentsFromREST, (*Server).updateDocuments), http.StatusOK},
+	{http.MethodPost, "/namespaces/{namespace}/documents/delete", "DeleteDocuments", op(nil, deleteDocumentsFromREST, (*Server).deleteDocuments), http.StatusOK},
+	{http.MethodPost, "/namespaces/{namespace}/documents/fetch", "FetchDocuments", op(nil, fetchDocumentsFromREST, (*Server).fetchDocuments), http.StatusOK},
+	{http.MethodPost, "/namespaces/{namespace}/documents/list", "ListDocuments", op(nil, listDocumentsFromREST, (*Server).listDocuments), http.StatusOK},
+	{http.MethodPost, "/namespaces/{namespace}/documents/search", "SearchDocuments", op(nil, searchDocumentsFromREST, (*Server).searchDocuments), http.StatusOK},
 	{http.MethodGet, "/indexes/{name}", "DescribeIndex", op(nil, describeIndexFromREST, (*Server).describeIndex), http.StatusOK},
 }
 

@@ -51,3 +51,13 @@ func TestLangChainPineconeStore(t *testing.T) {
 		"afterDeleteFilter": []
 	}`, sdktest.RunNode(t, node, dir, os.Environ(), "pinecone-langchain.mjs", url, testAPIKey))
 }
+
+// TestNodeSDK9_Documents runs @pinecone-database/pinecone 9.x's documents
+// API (API version 2026-07) against the emulator: upsert, fetch by ids and
+// by filter with pages, list, search, update by id and by filter, delete by
+// ids, by filter and all, and two refusals.
+func TestNodeSDK9_Documents(t *testing.T) {
+	node, dir := sdktest.Node(t, "@pinecone-database/pinecone9")
+	_, url := startEmulator(t, emulator.Config{APIKey: testAPIKey}, nil)
+	assert.JSONEq(t, sdktest.NodeDocumentsReport, sdktest.RunNode(t, node, dir, os.Environ(), "pinecone9-documents.mjs", url, testAPIKey))
+}
