@@ -51,6 +51,14 @@ type Config struct {
 	// since the slot holds every committed row until the ledger has it.
 	// Nil makes an intent for every write.
 	Followed *Followed
+	// Observer is the ledger a follower of committed rows records its
+	// changes in (Observe); nil without a follower. With a ledger.Handle
+	// it is the same handle as Ledger.
+	Observer ledger.Observer
+	// DeleteLateWrites hands a follower's late writes to the sink
+	// registered with OnLateWrite (forget.late_writes: delete); false logs
+	// them only (flag, or no forget configured).
+	DeleteLateWrites bool
 }
 
 // Stats are counters for metrics.
@@ -81,6 +89,7 @@ type Capture struct {
 	// ledger's committer are skipped (their intents stay pending).
 	decideCtx    context.Context
 	stopDeciding context.CancelFunc
+	lateWrites   atomic.Pointer[LateWriteSink] // OnLateWrite's
 	Stats        Stats
 }
 

@@ -83,3 +83,15 @@ func (e *Engine) LateWrite(ctx context.Context, store ledger.Store, table, subje
 		"deleted", w.Deleted, "residual", w.Residual, "log_index", w.LogIndex)
 	return w, nil
 }
+
+// DeleteLateWrite is LateWrite for the capture core's late-write sink
+// (capture.LateWriteSink, registered with OnLateWrite): a subject no
+// longer forgotten (lifted since the row was read) is left alone, and nil
+// returned.
+func (e *Engine) DeleteLateWrite(ctx context.Context, store ledger.Store, table, subject string) error {
+	_, err := e.LateWrite(ctx, store, table, subject)
+	if errors.Is(err, ErrNotForgotten) {
+		return nil
+	}
+	return err
+}

@@ -112,3 +112,20 @@ func TestLateWrite_TheEventIsLoggedBeforeTheDeleteCommits(t *testing.T) {
 	require.NoError(t, err, "a crash right after the store's commit must not lose the event")
 	require.Equal(t, certificate.Event{V: 1, Event: certificate.EventLateWrite, RequestID: id}, ev)
 }
+
+// The capture core's sink deletes a forgotten subject's late write and
+// leaves alone one whose tombstone is gone (lifted since the row was read).
+func TestDeleteLateWrite_DeletesAForgottenSubjectsRowsAndIgnoresOthers(t *testing.T) {
+	ctx := context.Background()
+	layer := &fakeLayer{name: "idx/ns", present: []string{"v1"}}
+	te := newTestEngine(t, time.Hour, layer)
+	te.forget(t, "alice")
+	require.NoError(t, te.DeleteLateWrite(ctx, ledger.StorePinecone, "idx/ns", "bob"), "not forgotten: left alone")
+	layer.mu.Lock()
+	layer.present = []string{"v9"}
+	layer.mu.Unlock()
+	require.NoError(t, te.DeleteLateWrite(ctx, ledger.StorePinecone, "idx/ns", "alice"))
+	layer.mu.Lock()
+	defer layer.mu.Unlock()
+	require.Empty(t, layer.present, "the late write was deleted")
+}

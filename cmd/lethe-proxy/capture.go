@@ -11,7 +11,6 @@ import (
 	"github.com/lethe-privacy/lethe/capture/coverage"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
-	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
@@ -28,9 +27,6 @@ type captured struct {
 	tombstones *capture.Tombstones
 	followed   *capture.Followed // tables written without intents; nil with capture.intents: always
 	wal        *following        // nil when capture.wal is off
-	// engine is forget's, once built (nil without forget): the WAL
-	// follower's late-write backstop deletes through it.
-	engine *engine.Engine
 	// coverage follows the coverage checks of the catalog reads; nil
 	// when capture.store is not set (nothing reads the catalog).
 	coverage *coverage.Monitor
@@ -89,6 +85,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 		Rules: rules, Ledger: l, Hasher: hasher,
 		Mode: cfg.Capture.Mode, FailOpen: cfg.Capture.FailOpen, Logger: log,
 		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == config.ForgottenFlag, Recent: recent, Followed: followed,
+		Observer: l, DeleteLateWrites: deletesLateWrites(cfg, log),
 	})
 	out := &captured{capture: c, ledger: l, hasher: hasher, tombstones: tombs, followed: followed}
 	if len(cfg.Capture.Tables) > 0 {
@@ -98,8 +95,7 @@ func newCapture(cfg *config.Config, configPath string, log *slog.Logger) (*captu
 		out.coverage = watchWriters(cfg, rules, c, out.observer, log)
 	}
 	if cfg.Capture.Follows() {
-		backstop := lateWriteBackstop(cfg, &out.engine, log)
-		if out.wal, err = prepareFollowing(cfg.Capture, rules, l, hasher, c, recent, followed, backstop, log); err != nil {
+		if out.wal, err = prepareFollowing(cfg.Capture, rules, l, c, recent, followed, log); err != nil {
 			c.Close()
 			l.Close()
 			return nil, err

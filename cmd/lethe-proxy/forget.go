@@ -94,6 +94,7 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 		return nil, err
 	}
 	f.engine = e
+	c.capture.OnLateWrite(e) // the WAL follower's late writes are deleted through it
 	e.Start(time.Minute)
 	go c.tombstones.Watch(ctx, c.ledger, cfg.Forget.TombstoneRefresh.D(), log)
 	log.Info("forget enabled", "key_id", signer.KeyID(), "log_origin", fc.LogOrigin, "layers", len(layers))

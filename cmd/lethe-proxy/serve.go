@@ -68,9 +68,6 @@ func serve(args []string, stderr io.Writer) int {
 	}
 	if fg != nil {
 		defer fg.Close() // before the ledger closes
-		if capt.wal != nil {
-			capt.engine = fg.engine
-		}
 	}
 	pcSrv, pcRelay, err := newPineconeServer(cfg, pcHook, log)
 	if err != nil {

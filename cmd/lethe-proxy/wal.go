@@ -12,7 +12,6 @@ import (
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
-	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
@@ -28,11 +27,11 @@ type following struct {
 // prepareFollowing builds the WAL follower; prepare, the last step of a
 // start, checks the server and makes the publications and the slot.
 // The follower asks core whether a committed row's subject was forgotten.
-func prepareFollowing(c config.Capture, rules *extract.Rules, l ledger.Observer, hasher *ledger.Hasher, core *capture.Capture, recent *capture.Recent,
-	followed *capture.Followed, lateWrite func(context.Context, string, string) error, log *slog.Logger) (*following, error) {
+func prepareFollowing(c config.Capture, rules *extract.Rules, l ledger.InitialReads, core *capture.Capture, recent *capture.Recent,
+	followed *capture.Followed, log *slog.Logger) (*following, error) {
 	cfg := walfollow.Config{
-		ConnString: c.Store, Name: c.WALSlot, Rules: rules, Ledger: l, Hasher: hasher, Logger: log,
-		Forgotten: core.Forgotten, LateWrite: lateWrite, Recent: recent, DecodingMemKB: int64(c.WALDecodingMem) / 1024,
+		ConnString: c.Store, Name: c.WALSlot, Rules: rules, Core: core, Ledger: l, Logger: log,
+		Recent: recent, DecodingMemKB: int64(c.WALDecodingMem) / 1024,
 	}
 	if followed != nil { // a nil *Followed in the interface would not be nil
 		cfg.Followed = followed
@@ -79,30 +78,20 @@ func (w *following) start(slot string) {
 	w.log.Info("wal: following committed rows of the configured tables", "slot", slot)
 }
 
-// lateWriteBackstop is what the follower does with a committed row about
-// a forgotten subject: with forget.late_writes: delete and forget
-// configured, delete it through forget's engine, which *forget holds by
-// the time the follower starts (a subject no longer forgotten is left
-// alone); nil (log and count only) otherwise.
-func lateWriteBackstop(cfg *config.Config, forget **engine.Engine, log *slog.Logger) func(context.Context, string, string) error {
+// deletesLateWrites reports whether the follower's late writes are
+// deleted (forget.late_writes: delete, with forget configured to delete
+// them through); otherwise they are logged and counted only.
+func deletesLateWrites(cfg *config.Config, log *slog.Logger) bool {
 	if cfg.Forget.LateWrites != config.LateWritesDelete {
-		return nil
+		return false
 	}
 	if cfg.Forget.SigningKey == "" {
-		log.Info("wal: late writes about forgotten subjects are only logged: forget is not configured (forget.signing_key)")
-		return nil
-	}
-	return func(ctx context.Context, table, subject string) error {
-		e := *forget
-		if e == nil {
-			return errors.New("forget is not configured (forget.signing_key): late writes cannot be deleted")
+		if cfg.Capture.Follows() {
+			log.Info("wal: late writes about forgotten subjects are only logged: forget is not configured (forget.signing_key)")
 		}
-		_, err := e.LateWrite(ctx, ledger.StorePostgres, table, subject)
-		if errors.Is(err, engine.ErrNotForgotten) {
-			return nil // lifted since the row was read
-		}
-		return err
+		return false
 	}
+	return true
 }
 
 // walSettle is forget's wait for the WAL follower (engine.Config.Settle):

@@ -77,8 +77,10 @@ func (w *walCheck) expectDisagreements(n int64, why string) { w.expected.Add(n) 
 func checkWithWAL(t *testing.T, db testDB, rules *extract.Rules, l ledger.Ledger, h *ledger.Hasher, recent *capture.Recent) *walCheck {
 	t.Helper()
 	slot := walSlot(t, db)
+	core := capture.New(capture.Config{Rules: rules, Ledger: l, Observer: l.(ledger.Observer), Hasher: h})
+	t.Cleanup(core.Close)
 	fl, err := walfollow.New(walfollow.Config{
-		ConnString: db.URL(db.Addr(), "sslmode=disable"), Name: slot, Rules: rules, Ledger: l.(ledger.Observer), Hasher: h,
+		ConnString: db.URL(db.Addr(), "sslmode=disable"), Name: slot, Rules: rules, Core: core, Ledger: l.(ledger.Observer),
 		Recent: recent, FlushInterval: 20 * time.Millisecond, RefreshInterval: 200 * time.Millisecond,
 	})
 	require.NoError(t, err)

@@ -58,7 +58,7 @@ func (s *session) adopt(ctx context.Context) error {
 			return err
 		}
 		if len(changes) > 0 {
-			if err := s.f.cfg.Ledger.Observe(ctx, changes); err != nil {
+			if err := s.f.cfg.Core.Observe(ctx, changes, true); err != nil {
 				return fmt.Errorf("walfollow: recording the rows of %s.%s: %w", p.schema, p.relation, err)
 			}
 			s.f.Stats.Recorded.Add(int64(len(changes)))

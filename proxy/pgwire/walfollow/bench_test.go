@@ -93,7 +93,7 @@ func benchmarkBigTransaction(b *testing.B, vector bool, reader string) {
 		defer l.Close()
 		observer = l
 	}
-	fl, err := New(Config{ConnString: connStr, Name: name, Rules: rules, Ledger: observer, Hasher: hasher,
+	fl, err := New(Config{ConnString: connStr, Name: name, Rules: rules, Ledger: observer, Core: &testCore{observer: observer},
 		DecodingMemKB: decodingMemKB, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)

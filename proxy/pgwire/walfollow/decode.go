@@ -29,7 +29,7 @@ type Resolver func(relationID uint32, schema, name string) (table string, ok boo
 // concurrent use.
 type decoder struct {
 	rules   *extract.Rules
-	hasher  *ledger.Hasher
+	core    Core // hashes subjects, says which were forgotten
 	resolve Resolver
 	rels    map[uint32]*relation
 
@@ -40,10 +40,9 @@ type decoder struct {
 
 	stats *Stats // NoID, BadSubject and LateWrites are counted here
 
-	// forgotten reports forgotten subjects (nil: none); rows about them
-	// are queued in late, with the subject as stored, for the backstop.
-	forgotten func(ledger.SubjectHash) bool
-	late      []lateWrite
+	// late queues the rows about forgotten subjects (Core.Forgotten),
+	// with the subject as stored, for Core.LateWrite.
+	late []lateWrite
 
 	// recent compares rows with the proxy's intents (nil: no check).
 	recent Recent
@@ -61,8 +60,8 @@ type lateWrite struct {
 	table, subject string
 }
 
-func newDecoder(rules *extract.Rules, hasher *ledger.Hasher, resolve Resolver, stats *Stats) *decoder {
-	return &decoder{rules: rules, hasher: hasher, resolve: resolve, rels: map[uint32]*relation{}, stats: stats}
+func newDecoder(rules *extract.Rules, core Core, resolve Resolver, stats *Stats) *decoder {
+	return &decoder{rules: rules, core: core, resolve: resolve, rels: map[uint32]*relation{}, stats: stats}
 }
 
 // relation records a Relation message: the server sends one before the
@@ -136,9 +135,9 @@ func (d *decoder) write(r *relation, tuple []column, dst []ledger.Change) ([]led
 	c := ledger.Change{Kind: ledger.ChangeWrite, Store: ledger.StorePostgres, Table: r.table.Name(), RecordID: id,
 		Subjects: make([]ledger.SubjectHash, 0, len(d.subjects))}
 	for _, s := range d.subjects {
-		h := d.hasher.Hash(s)
+		h := d.core.HashSubject(s)
 		c.Subjects = append(c.Subjects, h)
-		if d.forgotten != nil && d.forgotten(h) {
+		if d.core.Forgotten(h) {
 			d.stats.LateWrites.Add(1)
 			d.late = append(d.late, lateWrite{table: c.Table, subject: s})
 		}

@@ -59,7 +59,7 @@ func testDecoder(t testing.TB) *decoder {
 		_, ok := rules.Stored(schema + "." + name)
 		return schema + "." + name, ok, nil
 	}
-	return newDecoder(rules, hasher, resolve, &Stats{})
+	return newDecoder(rules, &testCore{}, resolve, &Stats{})
 }
 
 func decodeAll(t testing.TB, d *decoder, msgs ...[]byte) ([]ledger.Change, error) {

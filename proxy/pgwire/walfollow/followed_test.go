@@ -62,7 +62,7 @@ func TestFollower_NamesTheTablesStreamedInFull(t *testing.T) {
 	f := newFixture(t, docsDDL+`CREATE TABLE notes (id text PRIMARY KEY, user_id text);`, rules...)
 	q := func(table string) string { return f.schema + "." + table }
 	start := func(set *followedSet) (*Follower, func()) {
-		fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: f.ledger, Hasher: hasher,
+		fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: f.ledger, Core: &testCore{observer: f.ledger},
 			Followed: set, FlushInterval: 20 * time.Millisecond, RefreshInterval: 100 * time.Millisecond})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())

@@ -26,19 +26,17 @@ type Config struct {
 	// with REPLICATION that owns them (capture.store).
 	ConnString string
 	// Name names the slot and the publications (Name and Name_inserts).
-	Name   string
-	Rules  *extract.Rules
-	Ledger ledger.Observer
-	Hasher *ledger.Hasher
+	Name  string
+	Rules *extract.Rules
+	// Core records what the follower reads: it hashes subjects, knows
+	// the forgotten ones, writes the changes into the ledger and decides
+	// late writes (capture.Capture). A committed row about a forgotten
+	// subject is a late write, counted in Stats.LateWrites.
+	Core Core
+	// Ledger is where the follower marks which slots' initial reads are
+	// durable (the same ledger the core writes the changes into).
+	Ledger ledger.InitialReads
 	Logger *slog.Logger
-	// Forgotten reports a subject that was forgotten: a committed row
-	// about one is a late write (logged, counted in Stats.LateWrites).
-	Forgotten func(ledger.SubjectHash) bool
-	// LateWrite, when set, is the backstop for a late write: it deletes
-	// the subject's records in table (subject as stored). It runs after
-	// the row is durable in the ledger and before the slot moves past
-	// it, so a crash or an error runs it again for the same row.
-	LateWrite func(ctx context.Context, table, subject string) error
 	// Recent, when set, is compared with every row written (Stats.Agreed,
 	// Disagreed, NotSeen): a live check of the proxy's parser.
 	Recent Recent
@@ -148,6 +146,9 @@ type Follower struct {
 func New(cfg Config) (*Follower, error) {
 	if err := config.ValidSlotName(cfg.Name); err != nil {
 		return nil, err
+	}
+	if cfg.Core == nil {
+		return nil, errors.New("walfollow: no capture core to record through (Config.Core)")
 	}
 	if cfg.FlushInterval <= 0 {
 		cfg.FlushInterval = 200 * time.Millisecond
@@ -386,22 +387,17 @@ func (f *Follower) follow(ctx context.Context) error {
 	}
 	f.Stats.Following.Store(true)
 	f.announce(gen, full)
-	s := &session{f: f, conn: conn, repl: repl, rec: recorder{maxBatch: f.cfg.MaxBatch}, dec: newDecoder(f.cfg.Rules, f.cfg.Hasher, resolver(ctx, conn, f.cfg.Rules), &f.Stats)}
-	s.dec.forgotten, s.dec.recent, s.dec.log = f.cfg.Forgotten, f.cfg.Recent, f.log
+	s := &session{f: f, conn: conn, repl: repl, rec: recorder{maxBatch: f.cfg.MaxBatch}, dec: newDecoder(f.cfg.Rules, f.cfg.Core, resolver(ctx, conn, f.cfg.Rules), &f.Stats)}
+	s.dec.recent, s.dec.log = f.cfg.Recent, f.log
 	return s.run(ctx)
 }
 
-// lateWrites hands late writes to the backstop, or only logs them when
-// there is none. On an error the session ends, and the rows are read and
-// handed over again.
+// lateWrites hands late writes to the core (Core.LateWrite), which logs
+// them and deletes them or not. On an error the session ends, and the
+// rows are read and handed over again.
 func (f *Follower) lateWrites(ctx context.Context, late []lateWrite) error {
 	for _, w := range late {
-		f.log.Warn("wal: a committed row is about a forgotten subject (a late write)", "table", w.table,
-			"subject_hmac", f.cfg.Hasher.Hash(w.subject).String(), "backstop", f.cfg.LateWrite != nil)
-		if f.cfg.LateWrite == nil {
-			continue
-		}
-		if err := f.cfg.LateWrite(ctx, w.table, w.subject); err != nil {
+		if err := f.cfg.Core.LateWrite(ctx, ledger.StorePostgres, w.table, w.subject); err != nil {
 			return fmt.Errorf("walfollow: deleting a late write in %s: %w", w.table, err)
 		}
 	}

@@ -96,8 +96,8 @@ func (f *fixture) start(observer ledger.Observer, forgotten func(ledger.SubjectH
 	if observer == nil {
 		observer = f.ledger
 	}
-	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: observer, Hasher: hasher,
-		Forgotten: forgotten, FlushInterval: 20 * time.Millisecond})
+	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: observer, Core: &testCore{observer: observer, forgotten: forgotten},
+		FlushInterval: 20 * time.Millisecond})
 	require.NoError(f.t, err)
 	require.NoError(f.t, fl.Prepare(context.Background()))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -260,7 +260,7 @@ func TestFollower_TagsEveryCommittedRowFromItsStoredValues(t *testing.T) {
 func TestFollower_RowsATableHeldWhenItJoinedAreRecorded(t *testing.T) {
 	f := newFixture(t, "", extract.Rule{Table: "later", ID: "id", Subjects: subjects("user_id")})
 	down := &failing{Observer: f.ledger}
-	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: down, Hasher: hasher,
+	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: down, Core: &testCore{observer: down},
 		FlushInterval: 20 * time.Millisecond, RefreshInterval: 100 * time.Millisecond})
 	require.NoError(t, err)
 	require.NoError(t, fl.Prepare(context.Background()))
@@ -369,10 +369,10 @@ func TestFollower_HandsLateWritesToTheBackstopBeforeMovingOn(t *testing.T) {
 	var mu sync.Mutex
 	var calls []string
 	failOnce := true
-	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: f.ledger, Hasher: hasher,
-		FlushInterval: 20 * time.Millisecond,
-		Forgotten:     func(s ledger.SubjectHash) bool { return s == gone },
-		LateWrite: func(_ context.Context, table, subject string) error {
+	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: f.ledger, FlushInterval: 20 * time.Millisecond, Core: &testCore{
+		observer:  f.ledger,
+		forgotten: func(s ledger.SubjectHash) bool { return s == gone },
+		lateWrite: func(_ context.Context, table, subject string) error {
 			mu.Lock()
 			defer mu.Unlock()
 			calls = append(calls, table+" "+subject)
@@ -381,7 +381,7 @@ func TestFollower_HandsLateWritesToTheBackstopBeforeMovingOn(t *testing.T) {
 				return errors.New("the store is down")
 			}
 			return nil
-		}})
+		}}})
 	require.NoError(t, err)
 	require.NoError(t, fl.Prepare(context.Background()))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -419,7 +419,7 @@ func TestCheckServer_SaysWhatTheRoleLacks(t *testing.T) {
 func TestPrepare_RefusesARuleColumnTheTableLacks(t *testing.T) {
 	f := newFixture(t, "CREATE TABLE notes (id text PRIMARY KEY, body text)",
 		extract.Rule{Table: "notes", ID: "id", Subjects: subjects("user_id")})
-	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: f.ledger, Hasher: hasher})
+	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: f.ledger, Core: &testCore{observer: f.ledger}})
 	require.NoError(t, err)
 	err = fl.Prepare(context.Background())
 	require.ErrorContains(t, err, `has no column "user_id"`)
@@ -431,7 +431,7 @@ func TestPrepare_RefusesARuleColumnTheTableLacks(t *testing.T) {
 func TestFollower_OneFollowerPerSlotAndTheOtherTakesOver(t *testing.T) {
 	f := newFixture(t, docsDDL, docsRules()...)
 	start := func() (*Follower, func()) {
-		fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: f.ledger, Hasher: hasher, FlushInterval: 20 * time.Millisecond})
+		fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: f.ledger, Core: &testCore{observer: f.ledger}, FlushInterval: 20 * time.Millisecond})
 		require.NoError(t, err)
 		require.NoError(t, fl.Prepare(context.Background()))
 		ctx, cancel := context.WithCancel(context.Background())
@@ -460,7 +460,7 @@ func TestFollower_OneFollowerPerSlotAndTheOtherTakesOver(t *testing.T) {
 // ALTER PUBLICATION takes a lock on every table it names.
 func TestPrepare_LeavesPublicationsAsTheyAreWhenNothingChanged(t *testing.T) {
 	f := newFixture(t, docsDDL, docsRules()...)
-	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: f.ledger, Hasher: hasher})
+	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: f.ledger, Core: &testCore{observer: f.ledger}})
 	require.NoError(t, err)
 	rels := func() string {
 		var s string

@@ -86,8 +86,8 @@ func (f *Follower) readInitial(ctx context.Context, conn *pgx.Conn, snapshot str
 	if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(snapshot)); err != nil {
 		return 0, 0, fmt.Errorf("walfollow: taking the snapshot slot %s exported: %w", f.cfg.Name, err)
 	}
-	dec := newDecoder(f.cfg.Rules, f.cfg.Hasher, nil, &f.Stats)
-	dec.forgotten, dec.log = f.cfg.Forgotten, f.log
+	dec := newDecoder(f.cfg.Rules, f.cfg.Core, nil, &f.Stats)
+	dec.log = f.log
 	var batch []ledger.Change
 	for _, p := range ps {
 		// Each relation is read under a savepoint: one dropped since the
@@ -103,7 +103,7 @@ func (f *Follower) readInitial(ctx context.Context, conn *pgx.Conn, snapshot str
 				// All but the last change go without a fsync: the last
 				// Observe, which always has one, makes them durable.
 				last := batch[len(batch)-1]
-				if err := f.cfg.Ledger.ObserveNoSync(ctx, batch[:len(batch)-1]); err != nil {
+				if err := f.cfg.Core.Observe(ctx, batch[:len(batch)-1], false); err != nil {
 					return fmt.Errorf("walfollow: recording the rows %s.%s held at the slot's creation: %w", p.schema, p.relation, err)
 				}
 				recorded += len(batch) - 1
@@ -125,7 +125,7 @@ func (f *Follower) readInitial(ctx context.Context, conn *pgx.Conn, snapshot str
 		return rows, recorded, fmt.Errorf("walfollow: reading the rows the configured tables held at the slot's creation: %w", err)
 	}
 	if len(batch) > 0 { // empty only when nothing was recorded at all
-		if err := f.cfg.Ledger.Observe(ctx, batch); err != nil {
+		if err := f.cfg.Core.Observe(ctx, batch, true); err != nil {
 			return rows, recorded, fmt.Errorf("walfollow: recording the rows the configured tables held at the slot's creation: %w", err)
 		}
 		recorded += len(batch)

@@ -87,15 +87,16 @@ CREATE TABLE notes (id text PRIMARY KEY, user_id text);`,
 	gone := hasher.Hash("gone")
 	var late []string
 	var lateMu sync.Mutex
-	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: c, Hasher: hasher,
-		FlushInterval: 20 * time.Millisecond, MaxBatch: 2,
-		Forgotten: func(s ledger.SubjectHash) bool { return s == gone },
-		LateWrite: func(_ context.Context, table, subject string) error {
-			lateMu.Lock()
-			defer lateMu.Unlock()
-			late = append(late, table+" "+subject)
-			return nil
-		}})
+	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: c,
+		FlushInterval: 20 * time.Millisecond, MaxBatch: 2, Core: &testCore{
+			observer:  c,
+			forgotten: func(s ledger.SubjectHash) bool { return s == gone },
+			lateWrite: func(_ context.Context, table, subject string) error {
+				lateMu.Lock()
+				defer lateMu.Unlock()
+				late = append(late, table+" "+subject)
+				return nil
+			}}})
 	require.NoError(t, err)
 	require.NoError(t, fl.Prepare(context.Background()))
 	require.Equal(t, []string{f.schema + ".notes gone"}, late, "a row about a forgotten subject is a late write, as when streamed")
@@ -130,7 +131,7 @@ func TestPrepare_DropsTheSlotWhenTheRowsBeforeItCannotBeRecorded(t *testing.T) {
 	f.exec(`INSERT INTO ` + f.schema + `.loose VALUES ('l1', 'alice')`)
 	down := &failing{Observer: f.ledger}
 	down.fail.Store(true)
-	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: down, Hasher: hasher})
+	fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: down, Core: &testCore{observer: down}})
 	require.NoError(t, err)
 	require.ErrorIs(t, fl.Prepare(context.Background()), ledger.ErrUnavailable)
 	exists, err := slotExists(context.Background(), f.conn, f.name)

@@ -46,7 +46,7 @@ func (f *fixture) marked(l ledger.InitialReads) bool {
 
 func (f *fixture) follower(l ledger.Observer, connStr string) *Follower {
 	f.t.Helper()
-	fl, err := New(Config{ConnString: connStr, Name: f.name, Rules: f.rules, Ledger: l, Hasher: hasher,
+	fl, err := New(Config{ConnString: connStr, Name: f.name, Rules: f.rules, Ledger: l, Core: &testCore{observer: l},
 		FlushInterval: 20 * time.Millisecond, MaxBatch: 2})
 	require.NoError(f.t, err)
 	return fl

@@ -56,7 +56,7 @@ func (l *callLog) ObserveNoSync(ctx context.Context, c []ledger.Change) error {
 // fixture's slot until the test ends.
 func (f *fixture) run(cfg Config, statusEvery time.Duration) *Follower {
 	f.t.Helper()
-	cfg.Name, cfg.Rules, cfg.Hasher = f.name, f.rules, hasher
+	cfg.Name, cfg.Rules, cfg.Core = f.name, f.rules, &testCore{observer: cfg.Ledger.(ledger.Observer)}
 	if cfg.ConnString == "" {
 		cfg.ConnString = f.connStr
 	}

@@ -43,7 +43,7 @@ CREATE TABLE b (id int PRIMARY KEY, meta jsonb);`,
 			for range failures {
 				lagging.failAt = append(lagging.failAt, 10+lagging.rng.IntN(50))
 			}
-			fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: lagging, Hasher: hasher,
+			fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: lagging, Core: &testCore{observer: lagging},
 				FlushInterval: 20 * time.Millisecond, MaxBatch: 40, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			require.NoError(t, err)
 			require.NoError(t, fl.Prepare(context.Background()))

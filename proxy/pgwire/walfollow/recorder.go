@@ -297,14 +297,10 @@ func (f *flight) landed() bool {
 // run writes the flight's changes, and runs after each durable write
 // (the backstop for late writes); then it marks the flight done. It is
 // the one part of a session that runs beside the reading.
-func (f *flight) run(ctx context.Context, l ledger.Observer, afterDurable func(context.Context, *flight) error) {
+func (f *flight) run(ctx context.Context, core Core, afterDurable func(context.Context, *flight) error) {
 	defer close(f.done)
-	observe := l.ObserveNoSync
-	if f.durable {
-		observe = l.Observe
-	}
 	f.started = time.Now()
-	err := observe(ctx, f.changes)
+	err := core.Observe(ctx, f.changes, f.durable)
 	f.took = time.Since(f.started)
 	if err != nil {
 		f.err = fmt.Errorf("walfollow: recording %d changes in the ledger: %w", len(f.changes), err)

@@ -212,7 +212,7 @@ func TestRecorder_ConfirmsOnlyWhatADurableObserveCovers(t *testing.T) {
 						if f.overtakes {
 							overtook++
 						}
-						f.run(context.Background(), l, afterDurable)
+						f.run(context.Background(), &testCore{observer: l}, afterDurable)
 					}
 					check(what + " after a cut")
 				}
@@ -271,7 +271,7 @@ func TestRecorder_FlightsMidTransactionSkipTheFsync(t *testing.T) {
 		r.batch = append(r.batch, ledger.Change{Kind: ledger.ChangeWrite, RecordID: fmt.Sprint(j)})
 		if r.due(now, time.Hour) {
 			f := r.cut(now)
-			f.run(context.Background(), l, func(context.Context, *flight) error { return nil })
+			f.run(context.Background(), &testCore{observer: l}, func(context.Context, *flight) error { return nil })
 			_, err := r.land()
 			require.NoError(t, err)
 			require.Equal(t, pglogrepl.LSN(0), r.confirmable(0))
@@ -281,7 +281,7 @@ func TestRecorder_FlightsMidTransactionSkipTheFsync(t *testing.T) {
 	r.commit(end, nil)
 	require.True(t, r.due(now.Add(time.Hour), time.Hour), "the transaction's end makes the rest due")
 	f := r.cut(now)
-	f.run(context.Background(), l, func(context.Context, *flight) error { return nil })
+	f.run(context.Background(), &testCore{observer: l}, func(context.Context, *flight) error { return nil })
 	_, err := r.land()
 	require.NoError(t, err)
 	require.Equal(t, []string{"nosync", "nosync", "nosync", "sync"}, l.calls)
@@ -329,7 +329,7 @@ func TestRecorder_LaterTransactionsOvertakeAHeldOne(t *testing.T) {
 		for _, c := range f.changes {
 			order = append(order, c.RecordID)
 		}
-		f.run(context.Background(), l, func(_ context.Context, f *flight) error {
+		f.run(context.Background(), &testCore{observer: l}, func(_ context.Context, f *flight) error {
 			late = append(late, f.late)
 			return nil
 		})

@@ -146,7 +146,7 @@ func (s *session) tick(ctx context.Context) error {
 func (s *session) launch(ctx context.Context, now time.Time) {
 	f := s.rec.cut(now)
 	go func() {
-		f.run(ctx, s.f.cfg.Ledger, s.afterDurable)
+		f.run(ctx, s.f.cfg.Core, s.afterDurable)
 		s.repl.Conn().SetReadDeadline(time.Now())
 	}()
 }
