@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lethe-privacy/lethe/certificate"
+	"github.com/lethe-privacy/lethe/certificate/offline"
 )
 
 const keygenUsage = `Usage:
@@ -33,60 +34,25 @@ func keygenCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, "lethe-proxy keygen: --out FILE is required\n\n"+keygenUsage)
 		return 2
 	}
-	signer, err := certificate.GenerateKey(nil)
-	if err != nil {
+	key, err := offline.GenerateKey(*out, *origin)
+	switch {
+	case offline.IsOriginError(err):
+		fmt.Fprintf(stderr, "lethe-proxy keygen: --log-origin: %v\n", err)
+		return 2
+	case errors.Is(err, fs.ErrExist):
+		fmt.Fprintf(stderr, "lethe-proxy keygen: %s already exists; it may be the key your certificates are signed with, so it is left alone. Choose another --out.\n", *out)
+		return 1
+	case err != nil:
 		fmt.Fprintln(stderr, "lethe-proxy keygen:", err)
 		return 1
 	}
 	// stdout is a complete trusted keys file holding the new key, so a
 	// first setup is `keygen --out key.pem > trusted-keys.json`.
-	set, err := certificate.NewKeySet(*origin, signer.TrustedKey(time.Now()))
-	if err != nil {
-		fmt.Fprintf(stderr, "lethe-proxy keygen: --log-origin: %v\n", err)
-		return 2
-	}
-	setJSON, err := set.MarshalJSON()
-	if err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy keygen:", err)
-		return 1
-	}
-	pem, err := signer.MarshalPrivateKey()
-	if err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy keygen:", err)
-		return 1
-	}
-	if err := writeNewFile(*out, pem); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			fmt.Fprintf(stderr, "lethe-proxy keygen: %s already exists; it may be the key your certificates are signed with, so it is left alone. Choose another --out.\n", *out)
-		} else {
-			fmt.Fprintln(stderr, "lethe-proxy keygen:", err)
-		}
-		return 1
-	}
-	fmt.Fprintf(stdout, "%s\n", setJSON)
+	fmt.Fprintf(stdout, "%s\n", key.TrustedKeys)
 	fmt.Fprintf(stderr, "Wrote the private key %s to %s (mode 0600). Keep it secret and backed up: a lost key cannot be recovered.\n"+
 		"Standard output is a trusted keys file with this key, for the log %q (forget.log_origin must be the same): publish it. When rotating, add the new key's entry to the \"keys\" list of the published file and set \"not_after\" on the old key's entry.\n",
-		signer.KeyID(), *out, *origin)
+		key.KeyID, *out, *origin)
 	return 0
-}
-
-// writeNewFile creates path with mode 0600 and fails if it exists: O_EXCL
-// makes the check and the creation one step, so no key is ever overwritten.
-func writeNewFile(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(path)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }
 
 const verifyUsage = `Usage:
@@ -146,32 +112,12 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lethe-proxy verify: %s: %v\n", *keysFile, err)
 		return 2
 	}
-	cert, err := readCertificate(certs[0], stdin)
+	cert, err := offline.ReadEvidence(certs[0], stdin)
 	if err != nil {
 		return usageErr("reading the certificate: %v", err)
 	}
-	if certificate.IsReport(cert) {
-		return verifyReport(cert, keys, certificate.ReportPolicy{Now: now, RequireLog: *requireLog}, stdout)
-	}
-	r := certificate.Verify(cert, keys, now)
-	fmt.Fprintf(stdout, "verdict: %s\nreason: %s\n", r.Verdict, r.Reason)
-	if !r.Valid() {
+	if !offline.Verify(cert, keys, certificate.ReportPolicy{Now: now, RequireLog: *requireLog}, stdout) {
 		return 1
 	}
 	return 0
-}
-
-// readCertificate reads at most one byte more than a certificate may hold,
-// so an oversized input gets its verdict without being read whole.
-func readCertificate(name string, stdin io.Reader) ([]byte, error) {
-	r := stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
-	return io.ReadAll(io.LimitReader(r, certificate.MaxSize+1))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-privacy/lethe/admin"
+	"github.com/lethe-privacy/lethe/admin/adminclient"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
@@ -48,7 +49,7 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var hasher *ledger.Hasher
 	var err error
 	if args[0] == "subject" {
-		if subject, err = subjectLine(stdin); err == nil && subject == "" {
+		if subject, err = adminclient.SubjectLine(stdin); err == nil && subject == "" {
 			fmt.Fprintln(stderr, "lethe-proxy ledger subject: give the subject on stdin, e.g. `echo alice@example.com | lethe-proxy ledger subject --config FILE`")
 			return 2
 		}

@@ -50,30 +50,6 @@ func openWithEnvSalt(t *testing.T, store config.LedgerStore, record bool) error 
 	return err
 }
 
-func TestOpenLedger_AnotherSaltIsRefusedNamingTheLedgerAndTheRecovery(t *testing.T) {
-	dir := t.TempDir()
-	store := config.LedgerStore{SQLite: filepath.Join(dir, "ledger.db")}
-	first := useSaltFile(t, dir, 1)
-	require.NoError(t, openWithEnvSalt(t, store, true))
-
-	other := useSaltFile(t, dir, 2)
-	for _, record := range []bool{true, false} {
-		err := openWithEnvSalt(t, store, record)
-		require.ErrorIs(t, err, ledger.ErrSaltMismatch)
-		msg := err.Error()
-		assert.Contains(t, msg, store.SQLite, "names the ledger")
-		assert.Contains(t, msg, "another subject salt")
-		assert.Contains(t, msg, os.Getenv(envSaltFile), "names where the salt was read from")
-		assert.Contains(t, msg, "Point LETHE_SUBJECT_SALT_FILE (or LETHE_SUBJECT_SALT) at the salt this ledger was written with")
-		assert.Contains(t, msg, "point capture.ledger at a new ledger")
-		assert.NotContains(t, msg, hex.EncodeToString(other[:4]), "never the salt")
-	}
-	assert.Equal(t, ledger.SaltMatched, ledgerSaltCheck(t, store.SQLite, first), "the refused salt changed nothing")
-
-	useSaltFile(t, dir, 1)
-	require.NoError(t, openWithEnvSalt(t, store, true), "the original salt opens it again")
-}
-
 func TestOpenLedger_ReadingCommandsNeverRecordTheSalt(t *testing.T) {
 	dir := t.TempDir()
 	ledgerPath := filepath.Join(dir, "ledger.db")

@@ -1,0 +1,46 @@
+package adminclient
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/lethe-privacy/lethe/admin"
+)
+
+// Each call returns the API's answer as it was sent (JSON), or an error:
+// an *APIError when the server refused.
+
+// Preview asks what a forget of subject would delete, and its confirm
+// token.
+func (c *Client) Preview(ctx context.Context, subject string) ([]byte, error) {
+	return c.call(ctx, http.MethodPost, "/v1/forget/preview", admin.SubjectRequest{Subject: subject})
+}
+
+// Confirm starts the forget a preview of subject gave confirmToken for;
+// nothingFound confirms a preview that found no record.
+func (c *Client) Confirm(ctx context.Context, subject, confirmToken string, nothingFound bool) ([]byte, error) {
+	return c.call(ctx, http.MethodPost, "/v1/forget", admin.ForgetRequest{Subject: subject, ConfirmToken: confirmToken, NothingFound: nothingFound})
+}
+
+// Lift accepts writes about subject again.
+func (c *Client) Lift(ctx context.Context, subject string) ([]byte, error) {
+	return c.call(ctx, http.MethodPost, "/v1/tombstones/lift", admin.SubjectRequest{Subject: subject})
+}
+
+// Reverify checks again that the subject of the completed forget id is
+// absent.
+func (c *Client) Reverify(ctx context.Context, id, subject string) ([]byte, error) {
+	return c.call(ctx, http.MethodPost, "/v1/forget/"+url.PathEscape(id)+"/reverify", admin.SubjectRequest{Subject: subject})
+}
+
+// Status is where the forget id stands.
+func (c *Client) Status(ctx context.Context, id string) ([]byte, error) {
+	return c.call(ctx, http.MethodGet, "/v1/forget/"+url.PathEscape(id), nil)
+}
+
+// Certificate is the signed certificate of the forget id, byte for byte
+// as the server sent it: the signature covers those bytes.
+func (c *Client) Certificate(ctx context.Context, id string) ([]byte, error) {
+	return c.call(ctx, http.MethodGet, "/v1/forget/"+url.PathEscape(id)+"/certificate", nil)
+}

@@ -1,0 +1,95 @@
+package offline
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lethe-privacy/lethe/certificate"
+)
+
+func TestWriteFile_ReplacesTheFileAndLeavesNoTemporary(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "checkpoint.note")
+	require.NoError(t, os.WriteFile(path, []byte("an older, longer checkpoint"), 0o600))
+	require.NoError(t, WriteFile(path, []byte("newer")))
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "newer", string(got))
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o644), info.Mode().Perm())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary file left beside it")
+}
+
+func TestGenerateKey_WritesAPrivateKeyAndItsTrustedKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "signing.pem")
+	key, err := GenerateKey(path, "lethe.example.com/log")
+	require.NoError(t, err)
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+	pem, err := os.ReadFile(path)
+	require.NoError(t, err)
+	signer, err := certificate.LoadPrivateKey(pem)
+	require.NoError(t, err)
+	assert.Equal(t, signer.KeyID(), key.KeyID)
+	set, err := certificate.ParseKeySet(key.TrustedKeys)
+	require.NoError(t, err)
+	assert.Equal(t, "lethe.example.com/log", set.LogOrigin())
+}
+
+func TestGenerateKey_NeverOverwritesAFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "signing.pem")
+	require.NoError(t, os.WriteFile(path, []byte("the key certificates are signed with"), 0o600))
+	_, err := GenerateKey(path, "lethe.example.com/log")
+	require.ErrorIs(t, err, fs.ErrExist)
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "the key certificates are signed with", string(got))
+}
+
+func TestGenerateKey_ABadOriginIsAnOriginErrorAndWritesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "signing.pem")
+	_, err := GenerateKey(path, "two\nlines")
+	require.Error(t, err)
+	assert.True(t, IsOriginError(err), "%v", err)
+	assert.NoFileExists(t, path)
+	assert.False(t, IsOriginError(fs.ErrExist))
+}
+
+func TestReadEvidence_ReadsAtMostOneByteOverTheLimit(t *testing.T) {
+	big := strings.NewReader(strings.Repeat("x", certificate.MaxSize+100))
+	got, err := ReadEvidence("-", big)
+	require.NoError(t, err)
+	assert.Len(t, got, certificate.MaxSize+1)
+	_, err = ReadEvidence(filepath.Join(t.TempDir(), "absent.json"), nil)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+}
+
+func TestVerify_PrintsTheVerdictOfWhatIsNotACertificate(t *testing.T) {
+	signer, err := certificate.GenerateKey(nil)
+	require.NoError(t, err)
+	keys, err := certificate.NewKeySet("lethe.example.com/log", signer.TrustedKey(time.Now()))
+	require.NoError(t, err)
+	var out bytes.Buffer
+	assert.False(t, Verify([]byte(`{"not":"a certificate"}`), keys, certificate.ReportPolicy{Now: time.Now()}, &out))
+	assert.Equal(t, "verdict: schema_mismatch\nreason: lethe_certificate is <nil>; this verifier reads version 1\n", out.String())
+}
+
+func TestReportLogIndex(t *testing.T) {
+	i, ok := ReportLogIndex([]byte(`{"log":{"index":7}}`))
+	assert.True(t, ok)
+	assert.Equal(t, int64(7), i)
+	_, ok = ReportLogIndex([]byte(`{"report":{}}`))
+	assert.False(t, ok)
+}

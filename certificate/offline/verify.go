@@ -1,0 +1,79 @@
+package offline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/lethe-privacy/lethe/certificate"
+)
+
+// ReadEvidence reads the certificate or signed report in the file name
+// ("-": stdin), at most one byte more than a certificate may hold, so an
+// oversized input gets its verdict without being read whole.
+func ReadEvidence(name string, stdin io.Reader) ([]byte, error) {
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	return io.ReadAll(io.LimitReader(r, certificate.MaxSize+1))
+}
+
+// Verify verifies data, a deletion certificate or a signed report, against
+// keys under policy, prints the verdict on stdout (for a genuine report,
+// what it says, layer by layer) and says whether data is valid.
+// policy.RequireLog applies to reports: a certificate always needs its
+// log proof.
+func Verify(data []byte, keys certificate.KeySet, policy certificate.ReportPolicy, stdout io.Writer) bool {
+	if certificate.IsReport(data) {
+		return verifyReport(data, keys, policy, stdout)
+	}
+	r := certificate.Verify(data, keys, policy.Now)
+	fmt.Fprintf(stdout, "verdict: %s\nreason: %s\n", r.Verdict, r.Reason)
+	return r.Valid()
+}
+
+// verifyReport checks a signed report's signature, date and log proof
+// under policy (certificate.VerifyReportWith) and prints what the report
+// says, layer by layer.
+func verifyReport(data []byte, keys certificate.KeySet, policy certificate.ReportPolicy, stdout io.Writer) bool {
+	r, err := certificate.VerifyReportWith(data, keys, policy)
+	if re := (*certificate.ReportError)(nil); errors.As(err, &re) {
+		fmt.Fprintf(stdout, "verdict: %s\nreason: %s\n", re.Verdict, re.Reason)
+		return false
+	} else if err != nil {
+		fmt.Fprintf(stdout, "verdict: %s\nreason: %v\n", certificate.VerdictMalformed, err)
+		return false
+	}
+	logged := "not logged (--require-log refuses reports without the log's evidence)"
+	if index, ok := ReportLogIndex(data); ok {
+		logged = fmt.Sprintf("transparency log index %d", index)
+	}
+	fmt.Fprintf(stdout, "verdict: valid\nreport: %s %s at %s, signed by a trusted key, %s\n", r.Kind, r.RunID, r.At.Format(time.RFC3339), logged)
+	for _, l := range r.Layers {
+		fmt.Fprintf(stdout, "  %s %s: found %d, done %d, residual %d", l.Store, l.Table, l.Found, l.Done, l.Residual)
+		if l.Cutoff != nil {
+			fmt.Fprintf(stdout, ", cutoff %s", l.Cutoff.Format(time.RFC3339))
+		}
+		fmt.Fprintln(stdout)
+	}
+	return true
+}
+
+// ReportLogIndex is where the transparency log holds a signed report's
+// event; false when the report carries no log section.
+func ReportLogIndex(signed []byte) (int64, bool) {
+	var sr certificate.SignedReport
+	if json.Unmarshal(signed, &sr) != nil || sr.Log == nil {
+		return 0, false
+	}
+	return sr.Log.Index, true
+}
