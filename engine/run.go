@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -126,6 +127,11 @@ func (e *Engine) forgetLayer(ctx context.Context, id, subject string, h ledger.S
 	ls.Unverified = false
 	if err := l.Cleanup(ctx); err != nil {
 		return err
+	}
+	// After verify and cleanup: what the delete left in the store's pages
+	// (a layer configured to look; never fails the forget).
+	if pl, ok := l.(connector.PhysicalLayer); ok {
+		ls.Physical = pl.Physical(ctx, subject)
 	}
 	tables := t.tables
 	if len(tables) == 0 {

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
+
+	"github.com/lethe-privacy/lethe/connector"
 )
 
 // journalState is what the engine keeps in the journal for one request.
@@ -39,6 +41,9 @@ type layerState struct {
 	// How absence was verified, for the certificate.
 	VerifyMethod  string   `json:"verify_method"`
 	VerifyQueries []string `json:"verify_queries"`
+	// Physical is what the layer's page scan found after the delete, when
+	// it looks (nil otherwise).
+	Physical *connector.Physical `json:"physical,omitempty"`
 }
 
 // unverified is the layers whose last verification still found records.

@@ -21,6 +21,10 @@ type Layer struct {
 
 	mu    sync.Mutex
 	match *Match // nil while the table is not found
+	// physical is the page scan to run after each forget, nil when off;
+	// prints holds, by subject, the bytes it looks for (memory only).
+	physical *PhysicalScan
+	prints   map[string]*fingerprint
 }
 
 // NewLayer prepares table for forget, checking its rule against the
@@ -108,6 +112,7 @@ func (l *Layer) Delete(ctx context.Context, subject string, ids []string, before
 	if err != nil || m == nil {
 		return nil, err
 	}
+	l.remember(ctx, m, subject, ids)
 	deleted, err := l.store.Delete(ctx, *m, subject, ids, 0, beforeCommit)
 	if l.missing(m, err) {
 		return nil, nil

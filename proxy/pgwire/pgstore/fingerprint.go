@@ -1,0 +1,147 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// fingerprint is what the physical scan needs to recognise the bytes of
+// the records a forget deletes, read just before the delete: fragments of
+// their vectors as pgvector stores them, the subject's text, and the heap
+// blocks the rows were in. Memory only: never logged, journaled or
+// returned.
+type fingerprint struct {
+	match   *pageMatcher
+	records int64
+	blocks  map[int64]bool // heap blocks of the rows' ctids
+	// compressed counts vector values stored compressed (pglz, lz4): their
+	// bytes do not appear on pages as they are, so the scan cannot see them.
+	compressed int64
+	err        error // reading the bytes failed: the scan is not possible
+}
+
+func newFingerprint(subject string) *fingerprint {
+	f := &fingerprint{match: newPageMatcher(), blocks: map[int64]bool{}}
+	f.match.add([]byte(subject), false)
+	// A json (text) column keeps the subject as JSON text, escaped.
+	if quoted, err := json.Marshal(subject); err == nil {
+		if esc := string(quoted[1 : len(quoted)-1]); esc != subject {
+			f.match.add([]byte(esc), false)
+		}
+	}
+	return f
+}
+
+// Vector element sizes of the pgvector types whose bytes the scan knows:
+// on disk (vector.h, halfvec.h) a varlena header, int16 dim, int16 unused,
+// then dim elements in the server's byte order; *_send writes the same
+// fields big-endian.
+var vectorElemSize = map[string]int{"vector": 4, "halfvec": 2}
+
+const (
+	// fragmentLen is the length of each vector fragment looked for, and
+	// fragmentStride the distance between their starts: a TOAST chunk
+	// (~2 kB) or an index tuple holding any part of a vector longer than a
+	// stride holds at least one whole fragment.
+	fragmentLen    = 16
+	fragmentStride = 512
+)
+
+// addVector adds fragments of the vector whose binary send form is sent,
+// as it is stored on a little-endian server (x86-64, arm64).
+func (f *fingerprint) addVector(sent []byte, elem int) {
+	if len(sent) < 4 {
+		return
+	}
+	disk := make([]byte, len(sent))
+	binary.LittleEndian.PutUint16(disk[0:], binary.BigEndian.Uint16(sent[0:]))
+	binary.LittleEndian.PutUint16(disk[2:], binary.BigEndian.Uint16(sent[2:]))
+	for i := 4; i+elem <= len(sent); i += elem {
+		for j := 0; j < elem; j++ {
+			disk[i+j] = sent[i+elem-1-j]
+		}
+	}
+	data := disk[4:]
+	if len(data) < fragmentLen {
+		// A short vector: its header makes the few bytes more distinctive.
+		f.match.add(disk, true)
+		return
+	}
+	for off := 0; off+fragmentLen <= len(data); off += fragmentStride {
+		f.match.add(data[off:off+fragmentLen], true)
+	}
+	if tail := len(data) - fragmentLen; tail%fragmentStride != 0 {
+		f.match.add(data[tail:], true)
+	}
+}
+
+// vectorColumns are t's columns of the types vectorElemSize knows, with
+// their type.
+func (s *Store) vectorColumns(ctx context.Context, t Table) (map[string]string, error) {
+	types, err := s.columnTypes(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for col, typ := range types {
+		if _, ok := vectorElemSize[typ]; ok {
+			out[col] = typ
+		}
+	}
+	return out, nil
+}
+
+// readFingerprint reads, for the rows m selects for subject and ids (the
+// rows Delete is about to delete), their heap blocks and their vectors as
+// stored, both as written and L2-normalised (the copy a cosine index
+// keeps).
+func (s *Store) readFingerprint(ctx context.Context, m Match, subject string, ids []string, f *fingerprint) error {
+	cols, err := s.vectorColumns(ctx, m.table)
+	if err != nil {
+		return err
+	}
+	sel := []string{"(ctid::text::point)[0]::int8"}
+	var elems []int
+	for col, typ := range cols {
+		q := pgx.Identifier{col}.Sanitize()
+		sel = append(sel, typ+"_send("+q+")", typ+"_send(l2_normalize("+q+"))",
+			"(pg_column_compression("+q+") IS NOT NULL)")
+		elems = append(elems, vectorElemSize[typ])
+	}
+	for _, p := range m.parts(subject, ids) {
+		rows, err := s.pool.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s", strings.Join(sel, ", "), m.table.ident(), p.cond), p.arg)
+		if err != nil {
+			return fmt.Errorf("pgvector store: reading the bytes of the subject's rows in %s: %w", m.table, noTable(serverError(err)))
+		}
+		for rows.Next() {
+			vals, err := rows.Values()
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("pgvector store: reading the bytes of the subject's rows in %s: %w", m.table, serverError(err))
+			}
+			f.records++
+			if blk, ok := vals[0].(int64); ok {
+				f.blocks[blk] = true
+			}
+			for i, elem := range elems {
+				for _, v := range vals[1+3*i : 3+3*i] {
+					if b, ok := v.([]byte); ok {
+						f.addVector(b, elem)
+					}
+				}
+				if c, ok := vals[3+3*i].(bool); ok && c {
+					f.compressed++
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("pgvector store: reading the bytes of the subject's rows in %s: %w", m.table, noTable(serverError(err)))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+package pgstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/lethe-privacy/lethe/connector"
+)
+
+var _ connector.PhysicalLayer = (*Layer)(nil)
+
+// ReportPhysical makes the layer scan the table's pages after each forget
+// (the table's physical: report): Delete first reads what the scan needs
+// to recognise the deleted records' bytes, and Physical looks for them.
+func (l *Layer) ReportPhysical(scan PhysicalScan) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.physical = &scan
+	if l.prints == nil {
+		l.prints = map[string]*fingerprint{}
+	}
+}
+
+// remember reads the bytes of the rows Delete is about to delete for
+// subject, adding them to what an earlier attempt of the same forget read.
+// A failure is kept for Physical to report: it never stops the delete.
+func (l *Layer) remember(ctx context.Context, m *Match, subject string, ids []string) {
+	l.mu.Lock()
+	on := l.physical != nil
+	f := l.prints[subject]
+	if on && f == nil {
+		f = newFingerprint(subject)
+		l.prints[subject] = f
+	}
+	l.mu.Unlock()
+	if !on || f.err != nil {
+		return
+	}
+	if err := l.store.readFingerprint(ctx, *m, subject, ids, f); err != nil {
+		f.err = err
+	}
+}
+
+// Physical scans the table's pages for the bytes of the records Delete
+// deleted for subject since the last Physical, and forgets those bytes.
+// nil when the layer does not report (physical: off).
+func (l *Layer) Physical(ctx context.Context, subject string) *connector.Physical {
+	l.mu.Lock()
+	scan, f := l.physical, l.prints[subject]
+	delete(l.prints, subject)
+	l.mu.Unlock()
+	if scan == nil {
+		return nil
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	switch {
+	case f == nil || f.records == 0:
+		return &connector.Physical{Status: connector.PhysicalNothingDeleted, At: now,
+			Reason: "this process deleted none of the subject's records here, so there were no bytes to look for " +
+				"(a forget resumed after a restart does not scan for what the earlier run deleted)"}
+	case f.err != nil:
+		return &connector.Physical{Status: connector.PhysicalNotPossible, At: now, Reason: f.err.Error()}
+	}
+	m, err := l.resolve(ctx)
+	if err != nil || m == nil {
+		reason := "the table no longer exists"
+		if err != nil {
+			reason = err.Error()
+		}
+		return &connector.Physical{Status: connector.PhysicalNotPossible, At: now, Reason: reason}
+	}
+	return l.store.scanPages(ctx, l.table, *scan, f)
+}

@@ -1,0 +1,314 @@
+//go:build integration
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lethe-privacy/lethe/connector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
+)
+
+// pagesPerson is one person's rows in a physical-scan test table: their
+// subject and the vectors written for them, kept by the test to recognise
+// their bytes on pages independently of the layer.
+type pagesPerson struct {
+	subject string
+	vectors [][]float32
+}
+
+// pagesTable creates table (dropping it at the end) with a bigint id, an
+// owner text column and a vector(dims) column, and writes rows for each
+// person; index is the DDL of the indexes to build ("" for none), with
+// %s for the table.
+func pagesTable(t *testing.T, direct *pgx.Conn, table string, dims int, index string, people ...*pagesPerson) {
+	ctx := ctxT(t)
+	_, err := direct.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pageinspect`)
+	if err != nil && !strings.Contains(err.Error(), "already exists") {
+		require.NoError(t, err)
+	}
+	_, err = direct.Exec(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS %[1]s; CREATE TABLE %[1]s (id bigint PRIMARY KEY, owner text, embedding vector(%[2]d))`, table, dims))
+	require.NoError(t, err)
+	t.Cleanup(func() { direct.Exec(context.Background(), `DROP TABLE IF EXISTS `+table) })
+	if index != "" {
+		_, err = direct.Exec(ctx, fmt.Sprintf(index, table))
+		require.NoError(t, err)
+	}
+	rng := rand.New(rand.NewPCG(27, uint64(len(table))))
+	id := 0
+	for _, p := range people {
+		for i := range p.vectors {
+			v := make([]float32, dims)
+			for j := range v {
+				v[j] = rng.Float32()*2 - 1
+			}
+			p.vectors[i] = v
+			id++
+			_, err = direct.Exec(ctx, `INSERT INTO `+table+` (id, owner, embedding) VALUES ($1, $2, $3::text::vector)`, id, p.subject, pagesVectorText(v))
+			require.NoError(t, err)
+		}
+	}
+}
+
+func pagesVectorText(v []float32) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprint(x)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// diskRuns are the test's own reading of how a vector sits on a page:
+// float4 little-endian as written, and again L2-normalised (the copy a
+// cosine index keeps: float32(x / norm) with the norm in float64, as
+// pgvector's l2_normalize computes it); every run of 4 consecutive
+// elements of either.
+func diskRuns(vectors [][]float32) map[string]bool {
+	runs := map[string]bool{}
+	for _, v := range vectors {
+		var norm float64
+		for _, x := range v {
+			norm += float64(x) * float64(x)
+		}
+		norm = math.Sqrt(norm)
+		raw, unit := make([]byte, 4*len(v)), make([]byte, 4*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+			binary.LittleEndian.PutUint32(unit[4*i:], math.Float32bits(float32(float64(x)/norm)))
+		}
+		for i := 0; i+16 <= len(raw); i += 4 {
+			runs[string(raw[i:i+16])], runs[string(unit[i:i+16])] = true, true
+		}
+	}
+	return runs
+}
+
+// pagesFound is what the test's own scan of one relation found.
+type pagesFound struct{ pages, holding, vector, subject int64 }
+
+// scanEveryPage reads every page of table, its TOAST table and all their
+// indexes as the superuser with pageinspect, and counts the pages holding
+// any of runs or the subject's text, by relation name.
+func scanEveryPage(t *testing.T, direct *pgx.Conn, table string, runs map[string]bool, subject string) map[string]pagesFound {
+	ctx := ctxT(t)
+	rows, err := direct.Query(ctx, `
+		SELECT c.oid::regclass::text, pg_relation_size(c.oid) / 8192 FROM pg_class c
+		WHERE c.oid = $1::regclass OR c.oid = (SELECT reltoastrelid FROM pg_class WHERE oid = $1::regclass)
+			OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = $1::regclass
+				OR indrelid = (SELECT reltoastrelid FROM pg_class WHERE oid = $1::regclass))`, table)
+	require.NoError(t, err)
+	sizes := map[string]int64{}
+	var name string
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&name, &n}, func() error { sizes[name] = n; return nil })
+	require.NoError(t, err)
+	out := map[string]pagesFound{}
+	for rel, pages := range sizes {
+		f := pagesFound{pages: pages}
+		for blk := int64(0); blk < pages; blk++ {
+			var page []byte
+			require.NoError(t, direct.QueryRow(ctx, `SELECT get_raw_page($1, 'main', $2)`, rel, blk).Scan(&page))
+			vec := false
+			for i := 0; i+16 <= len(page) && !vec; i++ {
+				vec = runs[string(page[i:i+16])]
+			}
+			sub := bytes.Contains(page, []byte(subject))
+			if vec {
+				f.vector++
+			}
+			if sub {
+				f.subject++
+			}
+			if vec || sub {
+				f.holding++
+			}
+		}
+		out[rel] = f
+	}
+	return out
+}
+
+// requireSameCounts checks the layer's report against the test's own scan,
+// relation by relation.
+func requireSameCounts(t *testing.T, got *connector.Physical, want map[string]pagesFound) {
+	t.Helper()
+	require.Equal(t, connector.PhysicalScanned, got.Status, got.Reason)
+	seen := map[string]bool{}
+	for _, r := range got.Relations {
+		w, ok := want[r.Relation]
+		require.True(t, ok, "the layer scanned %s, which the test does not know", r.Relation)
+		seen[r.Relation] = true
+		t.Logf("%-40s %-8s pages %4d scanned %4d holding %4d (vector %4d, subject %4d) %s",
+			r.Relation, r.Kind, r.Pages, r.Scanned, r.Holding, r.HoldingVector, r.HoldingSubject, r.Coverage)
+		require.Equal(t, "all", r.Coverage, r.Relation)
+		require.Equal(t, w.pages, r.Pages, "%s: pages", r.Relation)
+		require.Equal(t, w.pages, r.Scanned, "%s: pages scanned", r.Relation)
+		require.Equal(t, w.holding, r.Holding, "%s: pages holding the bytes", r.Relation)
+		require.Equal(t, w.vector, r.HoldingVector, "%s: pages holding vector bytes", r.Relation)
+		require.Equal(t, w.subject, r.HoldingSubject, "%s: pages holding the subject", r.Relation)
+	}
+	for rel := range want {
+		require.True(t, seen[rel], "the layer did not scan %s", rel)
+	}
+}
+
+// forgetWithScan deletes subject's rows through a layer that reports
+// physical state, verifies, cleans up and scans, as the engine does.
+func forgetWithScan(t *testing.T, store *pgstore.Store, table pgstore.Table, vacuum bool, subject string) (int, *connector.Physical) {
+	ctx := ctxT(t)
+	layer, err := pgstore.NewLayer(ctx, store, table, vacuum)
+	require.NoError(t, err)
+	layer.ReportPhysical(pgstore.DefaultPhysicalScan)
+	deleted, err := layer.Delete(ctx, subject, nil, nil)
+	require.NoError(t, err)
+	a, err := layer.Residual(ctx, subject, nil)
+	require.NoError(t, err)
+	require.Zero(t, a.Residual, "forget itself completes")
+	require.NoError(t, layer.Cleanup(ctx))
+	return len(deleted), layer.Physical(ctx, subject)
+}
+
+func pagesRule(name string) pgstore.Table {
+	return pgstore.Table{Schema: "public", Name: name, ID: "id", Subjects: []pgstore.Subject{{Column: "owner"}}}
+}
+
+const pagesIndexes = `CREATE INDEX ON %[1]s USING hnsw (embedding vector_cosine_ops); CREATE INDEX ON %[1]s (owner)`
+
+// TestPhysical_ReportCountsWhatAnIndependentScanFinds forgets one of two
+// people from a table with an HNSW (cosine) index, a btree on the subject
+// and TOASTed vectors (768 dimensions), and checks the layer's page counts
+// against the test's own reading of every page: they are equal, and they
+// show the residue a DELETE leaves (dead heap tuples, TOAST chunks, HNSW
+// elements, btree keys), which the scan reports rather than hides.
+func TestPhysical_ReportCountsWhatAnIndependentScanFinds(t *testing.T) {
+	db := loadTestDB(t)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	ctx := ctxT(t)
+	gone := &pagesPerson{subject: "pages-forgotten-7f3a9c", vectors: make([][]float32, 30)}
+	kept := &pagesPerson{subject: "pages-kept-91bc44", vectors: make([][]float32, 300)}
+	pagesTable(t, direct, "pages_report", 768, pagesIndexes, gone, kept)
+
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	require.NoError(t, err)
+	defer store.Close()
+	deleted, got := forgetWithScan(t, store, pagesRule("pages_report"), false, gone.subject)
+	require.Equal(t, 30, deleted)
+	want := scanEveryPage(t, direct, "pages_report", diskRuns(gone.vectors), gone.subject)
+	requireSameCounts(t, got, want)
+	byKind := map[string]int64{}
+	for _, r := range got.Relations {
+		byKind[r.Kind] += r.HoldingVector
+	}
+	require.Positive(t, byKind["hnsw"], "HNSW keeps deleted elements until a vacuum: the scan must see them")
+	require.Positive(t, byKind["toast"], "a DELETE leaves the TOAST chunks of 768-dimension vectors")
+	require.Positive(t, got.Holding())
+	require.Contains(t, got.Method, "get_raw_page")
+
+	// The kept person's rows still answer through the index.
+	var n int
+	_, err = direct.Exec(ctx, `SET enable_seqscan = off`)
+	require.NoError(t, err)
+	defer direct.Exec(context.Background(), `RESET enable_seqscan`)
+	require.NoError(t, direct.QueryRow(ctx, `SELECT count(*) FROM (SELECT id FROM pages_report WHERE owner = $1
+		ORDER BY embedding <=> $2::text::vector LIMIT 5) s`, kept.subject, pagesVectorText(kept.vectors[0])).Scan(&n))
+	require.Equal(t, 5, n)
+}
+
+// TestPhysical_ReportAfterVacuum does the same with the table's vacuum:
+// true (VACUUM (INDEX_CLEANUP ON) before the scan) and reports what the
+// scan then finds, again equal to the test's own reading.
+func TestPhysical_ReportAfterVacuum(t *testing.T) {
+	db := loadTestDB(t)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	ctx := ctxT(t)
+	gone := &pagesPerson{subject: "pages-vacuumed-52d1e0", vectors: make([][]float32, 30)}
+	kept := &pagesPerson{subject: "pages-stays-0a8f13", vectors: make([][]float32, 300)}
+	pagesTable(t, direct, "pages_vacuum", 768, pagesIndexes, gone, kept)
+
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	require.NoError(t, err)
+	defer store.Close()
+	_, got := forgetWithScan(t, store, pagesRule("pages_vacuum"), true, gone.subject)
+	requireSameCounts(t, got, scanEveryPage(t, direct, "pages_vacuum", diskRuns(gone.vectors), gone.subject))
+	for _, r := range got.Relations {
+		if r.Kind == "hnsw" {
+			require.Zero(t, r.HoldingVector, "VACUUM (INDEX_CLEANUP ON) zeroes deleted HNSW elements (hnswvacuum.c)")
+		}
+	}
+}
+
+// TestPhysical_TableWithoutVectorIndex scans a table whose vectors have no
+// index (heap, TOAST and the primary key only).
+func TestPhysical_TableWithoutVectorIndex(t *testing.T) {
+	db := loadTestDB(t)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	ctx := ctxT(t)
+	gone := &pagesPerson{subject: "pages-noindex-3e77b2", vectors: make([][]float32, 5)}
+	kept := &pagesPerson{subject: "pages-noindex-kept-c41d", vectors: make([][]float32, 20)}
+	pagesTable(t, direct, "pages_noindex", 768, "", gone, kept)
+
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	require.NoError(t, err)
+	defer store.Close()
+	_, got := forgetWithScan(t, store, pagesRule("pages_noindex"), false, gone.subject)
+	want := scanEveryPage(t, direct, "pages_noindex", diskRuns(gone.vectors), gone.subject)
+	requireSameCounts(t, got, want)
+	for _, r := range got.Relations {
+		require.NotEqual(t, "hnsw", r.Kind)
+	}
+}
+
+// TestPhysical_ZeroRecords: a forget of a subject with no rows has nothing
+// to look for, and says so.
+func TestPhysical_ZeroRecords(t *testing.T) {
+	db := loadTestDB(t)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	ctx := ctxT(t)
+	kept := &pagesPerson{subject: "pages-zero-kept-6b0e", vectors: make([][]float32, 3)}
+	pagesTable(t, direct, "pages_zero", 8, pagesIndexes, kept)
+
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	require.NoError(t, err)
+	defer store.Close()
+	deleted, got := forgetWithScan(t, store, pagesRule("pages_zero"), false, "pages-nobody-here")
+	require.Zero(t, deleted)
+	require.Equal(t, connector.PhysicalNothingDeleted, got.Status)
+	require.Empty(t, got.Relations)
+}
+
+// TestPhysical_RoleWithoutPageGrant: a store role that is no superuser
+// and may not execute lethe_raw_page still forgets; the scan's result says
+// it was not possible and names the grant.
+func TestPhysical_RoleWithoutPageGrant(t *testing.T) {
+	db := loadTestDB(t)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	ctx := ctxT(t)
+	gone := &pagesPerson{subject: "pages-nogrant-aa19", vectors: make([][]float32, 3)}
+	pagesTable(t, direct, "pages_nogrant", 8, pagesIndexes, gone)
+	_, err := direct.Exec(ctx, `DROP ROLE IF EXISTS pages_nogrant_role; CREATE ROLE pages_nogrant_role LOGIN PASSWORD 'pages-pw';
+		GRANT SELECT, DELETE ON pages_nogrant TO pages_nogrant_role`)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		direct.Exec(context.Background(), `DROP TABLE IF EXISTS pages_nogrant; DROP ROLE IF EXISTS pages_nogrant_role`)
+	})
+
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable user=pages_nogrant_role password=pages-pw"))
+	require.NoError(t, err)
+	defer store.Close()
+	deleted, got := forgetWithScan(t, store, pagesRule("pages_nogrant"), false, gone.subject)
+	require.Equal(t, 3, deleted)
+	require.Equal(t, connector.PhysicalNotPossible, got.Status)
+	require.Contains(t, got.Reason, "GRANT EXECUTE ON FUNCTION lethe_raw_page(regclass, bigint)")
+	require.NotContains(t, got.Reason, gone.subject)
+	require.Empty(t, got.Relations)
+}
