@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/lethe-privacy/lethe/config/datamap"
 )
@@ -53,16 +50,16 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 		return fail("--check takes the format from the file's extension and writes nothing: leave out --out and --format")
 	}
 	if *check != "" {
-		f, err := formatOf(*check)
-		if err != nil {
-			return fail("%v", err)
+		f, ok := datamap.FormatOf(*check)
+		if !ok {
+			return fail("--check %s: cannot tell the format from the extension (name the file .md or .json)", *check)
 		}
-		*format = f
+		*format = string(f)
 	}
 	if *format == "" {
-		*format = "markdown"
+		*format = string(datamap.FormatMarkdown)
 	}
-	if *format != "markdown" && *format != "json" {
+	if *format != string(datamap.FormatMarkdown) && *format != string(datamap.FormatJSON) {
 		return fail("--format %q is not markdown or json", *format)
 	}
 	// The map needs the rules, not the keys and certificates the file
@@ -75,13 +72,19 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	rendered := datamap.Markdown(m)
-	if *format == "json" {
-		rendered = datamap.JSON(m)
-	}
+	rendered := datamap.Render(m, datamap.Format(*format))
 	switch {
 	case *check != "":
-		return checkDataMap(*check, *path, *format, rendered, stdout, stderr)
+		stale, err := datamap.Check(*check, *path, datamap.Format(*format), rendered)
+		if err != nil {
+			return fail("--check: %v", err)
+		}
+		if stale != nil {
+			fmt.Fprint(stdout, stale.Diff)
+			fmt.Fprintf(stderr, "lethe-proxy export: %s is out of date with %s: review the diff, then regenerate it with\n  %s\n", *check, *path, stale.Regenerate)
+			return 1
+		}
+		return 0
 	case *out != "":
 		if err := os.WriteFile(*out, rendered, 0o644); err != nil {
 			return fail("writing the data map: %v", err)
@@ -92,37 +95,4 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 		return fail("writing the data map: %v", err)
 	}
 	return 0
-}
-
-// checkDataMap compares the committed file with the map rendered from the
-// configuration: 0 the same, 1 different (the diff on stdout, the command
-// that regenerates it on stderr), 2 unreadable.
-func checkDataMap(file, configPath, format string, rendered []byte, stdout, stderr io.Writer) int {
-	committed, err := os.ReadFile(file)
-	if err != nil {
-		fmt.Fprintf(stderr, "lethe-proxy export: --check: %v\n", err)
-		return 2
-	}
-	if bytes.Equal(committed, rendered) {
-		return 0
-	}
-	fmt.Fprint(stdout, datamap.Diff(file+" (committed)", file+" (from "+configPath+")", committed, rendered))
-	regenerate := "lethe-proxy export --config " + configPath
-	if format == "json" {
-		regenerate += " --format json"
-	}
-	fmt.Fprintf(stderr, "lethe-proxy export: %s is out of date with %s: review the diff, then regenerate it with\n  %s --out %s\n",
-		file, configPath, regenerate, file)
-	return 1
-}
-
-// formatOf is the rendering a file's extension names.
-func formatOf(file string) (string, error) {
-	switch strings.ToLower(filepath.Ext(file)) {
-	case ".md", ".markdown":
-		return "markdown", nil
-	case ".json":
-		return "json", nil
-	}
-	return "", fmt.Errorf("--check %s: cannot tell the format from the extension (name the file .md or .json)", file)
 }
