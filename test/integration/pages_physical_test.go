@@ -312,3 +312,43 @@ func TestPhysical_RoleWithoutPageGrant(t *testing.T) {
 	require.NotContains(t, got.Reason, gone.subject)
 	require.Empty(t, got.Relations)
 }
+
+// TestPhysical_RawPageFunctionForARoleThatIsNoSuperuser: with
+// lethe_raw_page installed and EXECUTE granted, a role that is no
+// superuser scans as a superuser would (the same counts as the test's own
+// reading), and the function refuses a table the role may not SELECT from.
+func TestPhysical_RawPageFunctionForARoleThatIsNoSuperuser(t *testing.T) {
+	db := loadTestDB(t)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	ctx := ctxT(t)
+	gone := &pagesPerson{subject: "pages-wrapper-d7e2", vectors: make([][]float32, 10)}
+	kept := &pagesPerson{subject: "pages-wrapper-kept-19c0", vectors: make([][]float32, 40)}
+	pagesTable(t, direct, "pages_wrapper", 768, pagesIndexes, gone, kept)
+	pagesTable(t, direct, "pages_wrapper_other", 8, "")
+	_, err := direct.Exec(ctx, pgstore.RawPageFunctionSQL)
+	require.NoError(t, err)
+	_, err = direct.Exec(ctx, `DROP ROLE IF EXISTS pages_wrapper_role; CREATE ROLE pages_wrapper_role LOGIN PASSWORD 'pages-pw';
+		GRANT SELECT, DELETE ON pages_wrapper TO pages_wrapper_role;
+		GRANT EXECUTE ON FUNCTION lethe_raw_page(regclass, bigint) TO pages_wrapper_role`)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		direct.Exec(context.Background(), `DROP TABLE IF EXISTS pages_wrapper; DROP FUNCTION IF EXISTS lethe_raw_page(regclass, bigint);
+			DROP ROLE IF EXISTS pages_wrapper_role`)
+	})
+
+	dsn := db.DSN(db.Addr(), "sslmode=disable user=pages_wrapper_role password=pages-pw")
+	store, err := pgstore.Open(ctx, dsn)
+	require.NoError(t, err)
+	defer store.Close()
+	_, got := forgetWithScan(t, store, pagesRule("pages_wrapper"), false, gone.subject)
+	requireSameCounts(t, got, scanEveryPage(t, direct, "pages_wrapper", diskRuns(gone.vectors), gone.subject))
+	require.Contains(t, got.Method, "lethe_raw_page")
+	require.Positive(t, got.Holding())
+
+	role := connect(t, "postgres://pages_wrapper_role:pages-pw@"+db.Addr()+"/"+db.DB+"?sslmode=disable")
+	var page []byte
+	err = role.QueryRow(ctx, `SELECT lethe_raw_page('pages_wrapper_other'::regclass, 0)`).Scan(&page)
+	require.ErrorContains(t, err, "may not SELECT from pages_wrapper_other")
+	err = role.QueryRow(ctx, `SELECT get_raw_page('pages_wrapper', 'main', 0)`).Scan(&page)
+	require.ErrorContains(t, err, "must be superuser", "pageinspect itself stays closed to the role")
+}
