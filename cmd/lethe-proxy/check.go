@@ -2,18 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/lethe-privacy/lethe/capture/coverage"
 	"github.com/lethe-privacy/lethe/config"
-	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcwing"
 )
 
 const checkUsage = `Usage:
@@ -96,28 +94,16 @@ func checkPostgres(ctx context.Context, cfg *config.Config, p coverage.Policy, r
 
 // checkPinecone judges the namespaces each configured index reports.
 func checkPinecone(ctx context.Context, cfg *config.Config, p coverage.Policy, r *coverage.Report) error {
-	for _, ic := range cfg.Pinecone.Indexes {
-		pc := pcstore.Config{Name: ic.Name, Host: ic.Host, APIKey: os.Getenv(ic.KeyEnv())}
-		if ic.UpstreamCAFile != "" {
-			pool, err := config.LoadCertPool(ic.UpstreamCAFile)
-			if err != nil {
-				return fmt.Errorf("pinecone index %q: upstream_ca_file: %w", ic.Name, err)
-			}
-			pc.RootCAs = pool
-		}
-		ix, err := pcstore.Open(pc)
-		if errors.Is(err, pcstore.ErrNoAPIKey) {
-			return fmt.Errorf("%w: set the environment variable %s (the key never goes in the config file)", err, ic.KeyEnv())
-		} else if err != nil {
-			return err
-		}
-		namespaces, err := ix.Namespaces(ctx)
-		ix.Close()
-		if err != nil {
-			return err
-		}
-		r.NamespacesChecked += len(namespaces)
-		r.Findings = append(r.Findings, coverage.CheckNamespaces(p, ic.Name, namespaces)...)
+	w := pcwing.New(cfg, nil, nil)
+	if w == nil {
+		return nil
 	}
+	defer w.Close()
+	found, err := w.Coverage(ctx, p)
+	if err != nil {
+		return err
+	}
+	r.NamespacesChecked += found.NamespacesChecked
+	r.Findings = append(r.Findings, found.Findings...)
 	return nil
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -74,29 +71,8 @@ func openPineconeIndex(p config.Pinecone, ic config.PineconeIndex, getenv func(s
 	return pcstore.Open(cfg)
 }
 
-// rulesDigest commits the certificate to the rules in force: the capture
-// tables and, when any index is configured, each index's namespace rules
-// (not its host or key, which say where the rules apply, not what they
-// are). Without Pinecone it is the digest of the tables alone, as before
-// Pinecone rules existed.
+// rulesDigest is config's RulesDigest of these rules, until forget.go
+// calls cfg.RulesDigest itself.
 func rulesDigest(tables []config.TableRule, indexes []config.PineconeIndex) string {
-	var b []byte
-	if len(indexes) == 0 {
-		b, _ = json.Marshal(tables)
-	} else {
-		type indexRules struct {
-			Name       string                 `json:"name"`
-			Namespaces []config.NamespaceRule `json:"namespaces"`
-		}
-		rules := struct {
-			Tables   []config.TableRule `json:"tables"`
-			Pinecone []indexRules       `json:"pinecone"`
-		}{Tables: tables}
-		for _, ix := range indexes {
-			rules.Pinecone = append(rules.Pinecone, indexRules{Name: ix.Name, Namespaces: ix.Namespaces})
-		}
-		b, _ = json.Marshal(rules)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return (&config.Config{Capture: config.Capture{Tables: tables}, Pinecone: config.Pinecone{Indexes: indexes}}).RulesDigest()
 }

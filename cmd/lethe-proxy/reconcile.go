@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -23,6 +22,7 @@ import (
 	"github.com/lethe-privacy/lethe/engine/reconcile"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcwing"
 )
 
 const reconcileUsage = `Usage:
@@ -171,19 +171,13 @@ func openReconcile(ctx context.Context, cfg *config.Config, configPath string, a
 			return nil, err
 		}
 	}
-	layers, indexes, err := pineconeLayers(cfg.Pinecone, os.Getenv, log)
-	if err != nil {
-		return nil, err
-	}
-	for _, ix := range indexes {
-		run.closers = append(run.closers, func() { ix.Close() })
-	}
-	for _, l := range layers {
-		s, ok := l.(connector.Scanner)
-		if !ok {
-			return nil, fmt.Errorf("%s cannot be scanned", l.Name())
+	if pc := pcwing.New(cfg, nil, log); pc != nil {
+		scanners, closeScanners, err := pc.Scanners(ctx)
+		if err != nil {
+			return nil, err
 		}
-		run.scanners = append(run.scanners, s)
+		run.closers = append(run.closers, closeScanners)
+		run.scanners = append(run.scanners, scanners...)
 	}
 	if adopt {
 		if run.certifier, _, err = announcedCertifier(ctx, cfg, l, log); err != nil {

@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"text/tabwriter"
 	"time"
 
 	"github.com/lethe-privacy/lethe/config"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
-	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
 	"github.com/lethe-privacy/lethe/engine/retention"
 	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcwing"
 )
 
 const sweepUsage = `Usage:
@@ -158,28 +157,14 @@ func sweepLayers(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]r
 		r := pgstore.NewRetention(store, pt, pgstore.Subject{Column: by.Column, Path: by.Path}, t.Vacuum)
 		layers = append(layers, retention.Expiring{Retainer: r, Retain: t.Retain.D(), RetainBy: t.RetainBy})
 	}
-	for _, ic := range cfg.Pinecone.Indexes {
-		var rules []pcstore.Rule
-		retain := map[string]config.NamespaceRule{}
-		for _, r := range ic.Namespaces {
-			rules = append(rules, pcstore.Rule{Namespace: r.Namespace, Fields: r.Subjects, RetainBy: r.RetainBy})
-			if r.Retain > 0 {
-				retain[ic.Name+"/"+extract.CanonicalNamespace(r.Namespace)] = r
-			}
-		}
-		if len(retain) == 0 {
-			continue
-		}
-		ix, err := openPineconeIndex(cfg.Pinecone, ic, os.Getenv, log)
+	if pc := pcwing.New(cfg, nil, log); pc != nil {
+		retainers, closeRetainers, err := pc.Retainers(ctx)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
 		}
-		closers = append(closers, func() { ix.Close() })
-		for _, r := range ix.Retainers(rules) {
-			rule := retain[r.Name()]
-			layers = append(layers, retention.Expiring{Retainer: r, Retain: rule.Retain.D(), RetainBy: rule.RetainBy})
-		}
+		closers = append(closers, closeRetainers)
+		layers = append(layers, retainers...)
 	}
 	return layers, closeAll, nil
 }

@@ -20,12 +20,9 @@ import (
 )
 
 // Expiring is a table or namespace rule with retain: where its records
-// are, how long they are kept and what their age is counted from.
-type Expiring struct {
-	connector.Retainer
-	Retain   time.Duration
-	RetainBy string // as the rule writes it, for the report
-}
+// are, how long they are kept and what their age is counted from. Each
+// wing's Retainers returns them.
+type Expiring = connector.Expiring
 
 // Config wires one retention sweep (lethe-proxy sweep).
 type Config struct {
