@@ -139,7 +139,12 @@ type TableRule struct {
 	// Vacuum runs VACUUM (INDEX_CLEANUP ON) on the table after each
 	// forget, so that deleted rows and their HNSW index entries are
 	// physically removed rather than left for autovacuum.
-	Vacuum    bool `yaml:"vacuum"`
+	Vacuum bool `yaml:"vacuum"`
+	// Physical says what forget does about the bytes a delete leaves in
+	// the table's pages: off (default) or report (scan the table, its
+	// TOAST table and its indexes for the deleted records' bytes after
+	// verify and vacuum, and state the counts; docs/forget.md).
+	Physical  Physical `yaml:"physical" json:",omitempty"`
 	Retention `yaml:",inline"`
 }
 

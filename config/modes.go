@@ -30,6 +30,18 @@ const (
 	LateWritesFlag   LateWrites = "flag"   // log and count it
 )
 
+// Physical is a table rule's physical: what forget does about the bytes a
+// delete leaves in the table's pages.
+type Physical string
+
+const (
+	PhysicalOff    Physical = "off"    // nothing (default)
+	PhysicalReport Physical = "report" // scan the pages after each forget and state what still holds the bytes
+)
+
+// Reports reports whether forget scans the table's pages.
+func (p Physical) Reports() bool { return p == PhysicalReport }
+
 // WAL is capture.wal: whether the WAL follower runs ("true" and "false"
 // are YAML's spellings of on and off).
 type WAL string

@@ -169,6 +169,10 @@ func (c *Config) validateCapture() []error {
 			}
 			parsed.rule.Subjects = append(parsed.rule.Subjects, s)
 		}
+		if !slices.Contains([]Physical{"", PhysicalOff, PhysicalReport}, t.Physical) {
+			errs = append(errs, at("physical %q is not one of off, report (report scans the table's pages for a forgotten "+
+				"person's bytes after each forget; it needs the page grant in docs/forget.md)", t.Physical))
+		}
 		errs = append(errs, validateRetention(at, t.Retention)...)
 		if t.RetainBy != "" {
 			s, err := extract.ParseSubject(t.RetainBy)

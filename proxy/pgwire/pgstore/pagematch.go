@@ -18,7 +18,6 @@ type pageMatcher struct {
 	first2 [1 << 16 / 64]uint64 // bitmap of the first 2 bytes of every long string
 	long   map[uint32][]pattern
 	short  []pattern
-	count  int
 }
 
 type pattern struct {
@@ -34,7 +33,6 @@ func (m *pageMatcher) add(b []byte, vector bool) {
 		return
 	}
 	p := pattern{bytes: bytes.Clone(b), vector: vector}
-	m.count++
 	if len(b) < 4 {
 		m.short = append(m.short, p)
 		return
@@ -44,9 +42,6 @@ func (m *pageMatcher) add(b []byte, vector bool) {
 	k4 := binary.LittleEndian.Uint32(b)
 	m.long[k4] = append(m.long[k4], p)
 }
-
-// empty reports whether there is nothing to look for.
-func (m *pageMatcher) empty() bool { return m.count == 0 }
 
 // find reports whether page holds any vector fragment and any subject
 // string.
