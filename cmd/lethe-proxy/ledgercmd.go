@@ -140,26 +140,10 @@ func awaitFollower(ctx context.Context, c config.Capture, timeout time.Duration,
 	}
 	defer store.Close()
 	err = store.WithConn(ctx, func(conn *pgx.Conn) error {
-		for since := time.Now(); ; {
-			s, err := walfollow.SlotStatus(ctx, conn, c.WALSlot)
-			if err != nil {
-				return err
-			}
-			if s.Active {
-				return walfollow.AwaitCommitted(ctx, conn, c.WALSlot, l)
-			}
-			if time.Since(since) > followerGrace {
-				return errNotFollowed
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
+		return walfollow.AwaitFollowed(ctx, conn, c.WALSlot, l, followerGrace)
 	})
 	switch {
-	case errors.Is(err, errNotFollowed):
+	case errors.Is(err, walfollow.ErrNotFollowed):
 		fmt.Fprintf(warn, "lethe-proxy ledger: warning: no proxy follows slot %s: rows committed since one last did are not listed until a proxy runs (lethe-proxy wal status --config FILE)\n", c.WALSlot)
 	case err != nil:
 		fmt.Fprintf(warn, "lethe-proxy ledger: warning: the WAL follower has not recorded every row committed so far (%v); reading the ledger as it is\n", err)
@@ -169,5 +153,3 @@ func awaitFollower(ctx context.Context, c config.Capture, timeout time.Duration,
 // followerGrace is how long awaitFollower gives a proxy that has just
 // started to stream its slot.
 const followerGrace = 3 * time.Second
-
-var errNotFollowed = errors.New("no proxy follows the slot")
