@@ -14,6 +14,7 @@ import (
 	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/admin/adminclient"
 	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/config/ledgeropen"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
@@ -60,9 +61,9 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "lethe-proxy ledger subject:", err)
 			return 2
 		}
-		hasher, err = subjectHasher()
+		hasher, err = ledgeropen.SubjectHasher()
 	} else {
-		hasher, err = optionalSubjectHasher() // counts hashes nothing, but is refused a wrong salt
+		hasher, err = ledgeropen.OptionalSubjectHasher() // counts hashes nothing, but is refused a wrong salt
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "lethe-proxy ledger:", err)
@@ -71,7 +72,7 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	// Reading only: the salt is compared with the ledger's, never recorded.
 	open := func() (*ledger.Handle, string, error) {
-		return openLedger(cfg.Capture.Ledger, *path, ledgerSalt{hasher: hasher})
+		return ledgeropen.Open(cfg.Capture.Ledger, *path, ledger.Options{}, ledgeropen.Salt{Hasher: hasher})
 	}
 	awaitFollower(ctx, cfg.Capture, *wait, open, stderr)
 	// The ledger is read through a handle opened after the wait: an SQLite

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/config/ledgeropen"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -22,8 +23,8 @@ func useSaltFile(t *testing.T, dir string, b byte) []byte {
 	salt := bytes.Repeat([]byte{b}, 32)
 	path := filepath.Join(dir, "salt-"+hex.EncodeToString([]byte{b}))
 	require.NoError(t, os.WriteFile(path, salt, 0o600))
-	t.Setenv(envSalt, "")
-	t.Setenv(envSaltFile, path)
+	t.Setenv(ledgeropen.EnvSalt, "")
+	t.Setenv(ledgeropen.EnvSaltFile, path)
 	return salt
 }
 
@@ -41,9 +42,9 @@ func ledgerSaltCheck(t *testing.T, path string, salt []byte) ledger.SaltCheck {
 }
 
 func openWithEnvSalt(t *testing.T, store config.LedgerStore, record bool) error {
-	h, err := subjectHasher()
+	h, err := ledgeropen.SubjectHasher()
 	require.NoError(t, err)
-	l, _, err := openLedger(store, "", ledgerSalt{hasher: h, record: record})
+	l, _, err := ledgeropen.Open(store, "", ledger.Options{}, ledgeropen.Salt{Hasher: h, Record: record})
 	if err == nil {
 		l.Close()
 	}
@@ -62,7 +63,7 @@ func TestOpenLedger_ReadingCommandsNeverRecordTheSalt(t *testing.T) {
 	require.Equal(t, 0, ledgerCmd([]string{"subject", "--config", cfg}, strings.NewReader("alice\n"), &stdout, &stderr), stderr.String())
 	assert.Equal(t, ledger.SaltUnrecorded, ledgerSaltCheck(t, ledgerPath, salt))
 
-	t.Setenv(envSaltFile, "")
+	t.Setenv(ledgeropen.EnvSaltFile, "")
 	require.Equal(t, 0, ledgerCmd([]string{"counts", "--config", cfg}, strings.NewReader(""), &stdout, &stderr), "counts needs no salt: %s", stderr.String())
 }
 
