@@ -61,3 +61,21 @@ func TestForget_OneLayerPerRuleKeyFromItsVariable(t *testing.T) {
 		t.Fatal("the side's Close left index connections for the wing to close")
 	}
 }
+
+// The wing's Close closes forget's index connections too, for a proxy
+// stopping without closing the side itself.
+func TestClose_ClosesForgetsIndexes(t *testing.T) {
+	w := newWing(t, parse(t, `pinecone:
+  indexes: [{name: local, host: "http://127.0.0.1:1", namespaces: [{namespace: "*", subjects: [user_id]}]}]
+`), nil)
+	if _, err := w.Forget(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.opened) != 1 {
+		t.Fatalf("%d indexes opened; want 1", len(w.opened))
+	}
+	w.Close()
+	if len(w.opened) != 0 {
+		t.Fatal("Close left forget's index connections open")
+	}
+}
