@@ -16,14 +16,17 @@ import (
 type op uint8
 
 const (
-	opNone         op = iota // a known read, or a request that adds no personal data
-	opUpsert                 // REST or gRPC upsert
-	opUpdate                 // REST or gRPC update
-	opDelete                 // REST or gRPC delete
-	opRecords                // REST records upsert (NDJSON)
-	opBulkImport             // REST bulk import
-	opNonCanonical           // a write path spelled differently, or a path starting with "//"
-	opUnknown                // neither a known read nor a write Lethe reads
+	opNone            op = iota // a known read, or a request that adds no personal data
+	opUpsert                    // REST or gRPC upsert
+	opUpdate                    // REST or gRPC update
+	opDelete                    // REST or gRPC delete
+	opRecords                   // REST records upsert (NDJSON)
+	opBulkImport                // REST bulk import
+	opDocumentsUpsert           // REST documents upsert (API 2026-07)
+	opDocumentsUpdate           // REST documents update (API 2026-07)
+	opDocumentsDelete           // REST documents delete (API 2026-07)
+	opNonCanonical              // a write path spelled differently, or a path starting with "//"
+	opUnknown                   // neither a known read nor a write Lethe reads
 )
 
 // write is a request classified: what it writes and how to read it.
@@ -31,7 +34,7 @@ type write struct {
 	op        op
 	name      string // for messages and logs: "upsert", …
 	grpc      bool
-	namespace string // opRecords: from the path
+	namespace string // opRecords and the documents writes: from the path
 	pattern   string // opUnknown: the path with its values hidden (pathPattern)
 	version   string // opUnknown: the API version, as shownVersion shows it
 }
@@ -44,7 +47,16 @@ const (
 	pathBulkImports   = "/bulk/imports"
 	pathRecordsPrefix = "/records/namespaces/"
 	pathRecordsSuffix = "/upsert"
+	pathNamespaces    = "/namespaces/"
 )
+
+// The API version 2026-07's documents write paths, after
+// /namespaces/{namespace}; each is a write whatever the method.
+var documentsWrites = map[string]op{
+	"/documents/upsert": opDocumentsUpsert,
+	"/documents/update": opDocumentsUpdate,
+	"/documents/delete": opDocumentsDelete,
+}
 
 // The gRPC write methods (the service has no proto package).
 const (
@@ -70,7 +82,7 @@ func classify(r *http.Request) write {
 		return write{op: opUnknown, name: "request", grpc: grpc, pattern: "(a path that is not valid percent-encoding)", version: "none"}
 	}
 	if w := knownWrite(r, grpc, segments); w.op != opNone {
-		if version, read := apiVersion(r); !read {
+		if version, read := apiVersion(r); !read || w.documents() && !documentsVersion(version) {
 			return write{op: opUnknown, name: w.name, grpc: grpc, pattern: pathPattern(segments), version: version}
 		}
 		return w
@@ -117,7 +129,28 @@ func knownWrite(r *http.Request, grpc bool, segments []string) write {
 	if matchSegments("/records/namespaces/{}/upsert", segments) {
 		return write{op: opRecords, name: "records upsert", namespace: segments[3]}
 	}
+	if len(segments) == 5 && matchSegments("/namespaces/{}/documents/{}", segments) {
+		if o, ok := documentsWrites["/documents/"+segments[4]]; ok {
+			return write{op: o, name: "documents " + segments[4], namespace: segments[2]}
+		}
+	}
 	return write{}
+}
+
+// documents reports whether w is a write of the documents API.
+func (w write) documents() bool {
+	return w.op == opDocumentsUpsert || w.op == opDocumentsUpdate || w.op == opDocumentsDelete
+}
+
+// documentsNamespace reads /namespaces/{namespace}/documents/{write} in a
+// cleaned path (nonCanonical's test); the namespace holds no slash.
+func documentsNamespace(p string) bool {
+	rest, ok := strings.CutPrefix(p, pathNamespaces)
+	if !ok {
+		return false
+	}
+	ns, write, ok := strings.Cut(rest, "/")
+	return ok && ns != "" && documentsWrites["/"+write] != 0
 }
 
 // recordsNamespace reads /records/namespaces/{namespace}/upsert in a
@@ -151,11 +184,19 @@ func nonCanonical(p, method string) bool {
 	if strings.EqualFold(c, grpcUpsert) || strings.EqualFold(c, grpcUpdate) || strings.EqualFold(c, grpcDelete) {
 		return true
 	}
-	if _, ok := recordsNamespace(c); ok {
+	if _, ok := recordsNamespace(c); ok || documentsNamespace(c) {
 		return true
 	}
 	lower := strings.ToLower(p)
-	return strings.HasPrefix(lower, pathRecordsPrefix) && strings.HasSuffix(strings.TrimRight(lower, "/"), pathRecordsSuffix)
+	trimmed := strings.TrimRight(lower, "/")
+	if strings.HasPrefix(lower, pathNamespaces) {
+		for suffix := range documentsWrites {
+			if strings.HasSuffix(trimmed, suffix) {
+				return true
+			}
+		}
+	}
+	return strings.HasPrefix(lower, pathRecordsPrefix) && strings.HasSuffix(trimmed, pathRecordsSuffix)
 }
 
 // withoutSegmentDecorations is p with what some servers drop from each
@@ -224,6 +265,12 @@ func (w write) tags(rules *pcextract.Rules, body []byte) ([]extract.Tag, error) 
 		return rules.DeleteREST(body)
 	case opRecords:
 		return rules.UpsertRecordsREST(w.namespace, body)
+	case opDocumentsUpsert:
+		return rules.UpsertDocumentsREST(w.namespace, body)
+	case opDocumentsUpdate:
+		return rules.UpdateDocumentsREST(w.namespace, body)
+	case opDocumentsDelete:
+		return rules.DeleteDocumentsREST(w.namespace, body)
 	default:
 		return rules.BulkImport(), nil
 	}

@@ -88,34 +88,35 @@ func TestDecoratedWritePaths_AreRefusedInEveryMode(t *testing.T) {
 	}
 }
 
-// The API version 2026-07's document upsert, a path no SDK of the versions
-// Lethe reads sends, is refused in strict mode (LT004, naming the path's
-// pattern and the version, never the namespace) and does not reach the
-// index; so is a known write path sent with an API version Lethe does not
-// read.
+// A documents upsert naming an API version before 2026-07 (which has no
+// documents paths, so Lethe does not know its shape) is refused in strict
+// mode (LT004, naming the path's pattern and the version, never the
+// namespace) and does not reach the index; so is a known write path sent
+// with an API version Lethe does not read.
 func TestUnknownRequests_StrictRefusesNamingPatternAndVersion(t *testing.T) {
 	r := newRig(t, rigOptions{})
-	v2026 := http.Header{"X-Pinecone-Api-Version": {"2026-07"}}
-	status, msg := send(t, http.DefaultClient, http.MethodPost, r.url+"/namespaces/tenant-alice/documents/upsert", "application/json", v2026,
+	v2025 := http.Header{"X-Pinecone-Api-Version": {"2025-10"}}
+	status, msg := send(t, http.DefaultClient, http.MethodPost, r.url+"/namespaces/tenant-alice/documents/upsert", "application/json", v2025,
 		[]byte(`{"documents":[{"_id":"d1","user_id":"alice"}]}`))
 	assert.Equal(t, http.StatusBadRequest, status)
 	assert.Contains(t, msg, "LT004 ")
-	assert.Contains(t, msg, "/namespaces/*/documents/upsert (X-Pinecone-Api-Version: 2026-07)")
+	assert.Contains(t, msg, "/namespaces/*/documents/upsert (X-Pinecone-Api-Version: 2025-10)")
 	assert.NotContains(t, msg, "tenant-alice")
 
-	status, msg = send(t, http.DefaultClient, http.MethodPost, r.url+"/vectors/upsert", "application/json", v2026, []byte(upsertAliceBob))
+	v2027 := http.Header{"X-Pinecone-Api-Version": {"2027-01"}}
+	status, msg = send(t, http.DefaultClient, http.MethodPost, r.url+"/vectors/upsert", "application/json", v2027, []byte(upsertAliceBob))
 	assert.Equal(t, http.StatusBadRequest, status)
 	assert.Contains(t, msg, "LT004 ")
-	assert.Contains(t, msg, "/vectors/upsert (X-Pinecone-Api-Version: 2026-07)")
+	assert.Contains(t, msg, "/vectors/upsert (X-Pinecone-Api-Version: 2027-01)")
 
-	status, msg = send(t, h2cClient(), http.MethodPost, r.url+"/VectorService/Upsert", "application/grpc", v2026, []byte{0, 0, 0, 0, 0})
+	status, msg = send(t, h2cClient(), http.MethodPost, r.url+"/VectorService/Upsert", "application/grpc", v2027, []byte{0, 0, 0, 0, 0})
 	assert.Equal(t, http.StatusOK, status)
 	assert.Contains(t, msg, "LT004 ")
 
 	// Unknown paths and methods, read or write alike.
 	for _, tc := range []struct{ method, path string }{
 		{http.MethodPut, "/vectors/fetch"},
-		{http.MethodPost, "/namespaces/n/documents/update"},
+		{http.MethodPost, "/namespaces/n/documents/patch"},
 		{http.MethodPatch, "/namespaces/n"},
 		{http.MethodPost, "/indexes"},
 	} {
@@ -130,7 +131,7 @@ func TestUnknownRequests_StrictRefusesNamingPatternAndVersion(t *testing.T) {
 	assert.Zero(t, r.received.total(), "nothing reached the upstream")
 
 	// Known reads and the versions Lethe reads pass.
-	for _, v := range []string{"2025-01", "2025-10"} {
+	for _, v := range []string{"2025-01", "2025-10", "2026-07"} {
 		status, _ = send(t, http.DefaultClient, http.MethodPost, r.url+"/vectors/upsert", "application/json",
 			http.Header{"X-Pinecone-Api-Version": {v}}, []byte(upsertAliceBob))
 		assert.Equal(t, http.StatusOK, status, v)
@@ -142,26 +143,29 @@ func TestUnknownRequests_StrictRefusesNamingPatternAndVersion(t *testing.T) {
 		{http.MethodPost, "/describe_index_stats", `{}`},
 		{http.MethodGet, "/namespaces", ""},
 		{http.MethodGet, "/namespaces/notes", ""},
+		{http.MethodPost, "/namespaces/notes/documents/fetch", `{"ids":["a1"]}`},
+		{http.MethodPost, "/namespaces/notes/documents/list", `{}`},
+		{http.MethodPost, "/namespaces/notes/documents/search", `{"score_by":[{"type":"text","fields":["text"],"query":"x"}],"top_k":1}`},
 	} {
-		status, msg = send(t, http.DefaultClient, tc.method, r.url+tc.path, "application/json", v2026, []byte(tc.body))
+		status, msg = send(t, http.DefaultClient, tc.method, r.url+tc.path, "application/json", v2027, []byte(tc.body))
 		assert.Equal(t, http.StatusOK, status, "%+v: %s", tc, msg)
 	}
 }
 
 // In permissive mode an unknown request is forwarded and recorded as one
 // unattributed write of the whole index, settled by the upstream's answer
-// as any write (the emulator has no documents API: 404 drops it; a known
-// write path with an unknown version is applied and confirmed).
+// as any write (a documents path the emulator does not have: 404 drops
+// it; a known write path with an unknown version is applied and confirmed).
 func TestUnknownRequests_PermissiveForwardsAndRecordsUnattributed(t *testing.T) {
 	r := newRig(t, rigOptions{mode: capture.Permissive})
-	status, _ := send(t, http.DefaultClient, http.MethodPost, r.url+"/namespaces/n/documents/upsert", "application/json",
+	status, _ := send(t, http.DefaultClient, http.MethodPost, r.url+"/namespaces/n/documents/patch", "application/json",
 		http.Header{"X-Pinecone-Api-Version": {"2026-07"}}, []byte(`{"documents":[{"_id":"d1","user_id":"alice"}]}`))
 	assert.Equal(t, http.StatusNotFound, status, "forwarded to the emulator, which has no such path")
-	assert.Equal(t, 1, r.received.count("/namespaces/n/documents/upsert"))
+	assert.Equal(t, 1, r.received.count("/namespaces/n/documents/patch"))
 	assert.Equal(t, int64(1), r.core.Stats.Intents.Load(), "an intent was made before forwarding")
 
 	status, _ = send(t, http.DefaultClient, http.MethodPost, r.url+"/vectors/upsert", "application/json",
-		http.Header{"X-Pinecone-Api-Version": {"2026-07"}}, []byte(upsertAliceBob))
+		http.Header{"X-Pinecone-Api-Version": {"2027-01"}}, []byte(upsertAliceBob))
 	assert.Equal(t, http.StatusOK, status)
 	require.Eventually(t, func() bool {
 		counts, err := r.ledger.Counts(context.Background())

@@ -9,13 +9,16 @@
 //
 //	REST  /vectors/upsert, /vectors/update, /vectors/delete (any method)
 //	      /records/namespaces/{namespace}/upsert (NDJSON)
+//	      /namespaces/{namespace}/documents/{upsert,update,delete} (any
+//	      method; API version 2026-07, or no header)
 //	      POST /bulk/imports
 //	gRPC  /VectorService/Upsert, /VectorService/Update, /VectorService/Delete
 //
 // Classification is an allow-list. Besides these writes, the requests
 // that pass untouched are the data plane's reads and the operations that
 // add no personal data (routes.go: fetch, list, query, stats, records
-// search, namespaces, bulk import status and cancel, the control plane's
+// search, the documents fetch, list and search, namespaces, bulk import
+// status and cancel, the control plane's
 // index descriptions; DELETE /namespaces/{namespace}; the matching gRPC
 // methods). Deletes by filter and deleteAll are forwarded without a
 // record: they add no personal data, and forget checks the store itself.
@@ -47,7 +50,11 @@
 // since the write may have been applied: forget treats a pending intent
 // as a candidate.
 //
-// An update by id whose setMetadata sets the subject field of a namespace
+// A documents write naming an API version before 2026-07, which has no
+// documents paths, is unknown too.
+//
+// An update by id whose setMetadata (or, for a document, whose patch)
+// sets the subject field of a namespace
 // with one subject field moves the record: once it succeeds, the subjects
 // earlier writes recorded for it are marked deleted and it stays recorded
 // under its new subject only (capture.ConfirmMoved). With several subject

@@ -81,7 +81,7 @@ func (h *Hook) intend(ix *pinecone.Index, w write, rules *pcextract.Rules, grpc 
 			writes = append(writes, t)
 		default:
 			writes = append(writes, t)
-			if w.op == opUpdate && len(rules.SubjectFields(namespaceOf(rules, t.Table))) == 1 {
+			if (w.op == opUpdate || w.op == opDocumentsUpdate) && len(rules.SubjectFields(namespaceOf(rules, t.Table))) == 1 {
 				c.moved = append(c.moved, t)
 			}
 		}
@@ -109,7 +109,7 @@ func (h *Hook) unknown(ix *pinecone.Index, w write, rules *pcextract.Rules) (pin
 		Code: nonCanonicalCode,
 		Message: "lethe-proxy: " + what + " is neither a read nor a write Lethe knows how to record " +
 			"(an API path or API version it does not read); it was not forwarded",
-		Hint: "send writes with an API version Lethe reads (2024-07 to 2025-10) to the documented paths, " +
+		Hint: "send writes with an API version Lethe reads (2024-07 to 2026-07; documents writes 2026-07) to the documented paths, " +
 			"or set capture.mode: permissive to forward such requests and record them as unattributed writes for reconcile",
 		LogReason: "unknown request " + what,
 	}); r != nil {

@@ -10,8 +10,8 @@ import (
 // operations that add no personal data (deleting or creating a namespace,
 // cancelling an import). Everything here passes untouched; a request that
 // is neither here nor a write classify knows is unknown (see classify).
-// The list is Pinecone's data plane as go-pinecone v5 (API 2025-10) and
-// the Node SDK 5.x (2025-01) call it, plus the control plane's index
+// The list is Pinecone's data plane as go-pinecone v5 (API 2025-10), the
+// Node SDK 5.x (2025-01) and 9.x (2026-07, with the documents reads) call it, plus the control plane's index
 // descriptions, which the Node SDK asks the proxy for when its
 // controllerHostUrl names it.
 
@@ -30,6 +30,9 @@ var passRoutes = []restRoute{
 	{http.MethodGet, "/describe_index_stats"},
 	{http.MethodPost, "/describe_index_stats"},
 	{http.MethodPost, "/records/namespaces/{}/search"},
+	{http.MethodPost, "/namespaces/{}/documents/fetch"}, // API 2026-07's documents reads
+	{http.MethodPost, "/namespaces/{}/documents/list"},  //
+	{http.MethodPost, "/namespaces/{}/documents/search"},
 	{http.MethodGet, "/namespaces"},
 	{http.MethodPost, "/namespaces"},        // create a namespace: no records
 	{http.MethodGet, "/namespaces/{}"},      //

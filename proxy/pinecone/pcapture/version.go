@@ -8,10 +8,11 @@ const versionHeader = "X-Pinecone-Api-Version"
 // readVersions are the API versions whose write shapes extract reads: the
 // vector upsert, update and delete bodies and the records upsert are the
 // same in each (2025-10 adds an update's filter and dryRun, which extract
-// reads). go-pinecone v5 sends 2025-10, the Node SDK 5.x 2025-01. A
-// request without the header gets Pinecone's default version, one of
-// these. A later version may change a write's shape (2026-07 brings
-// document indexes), so a write naming any other is unknown (see
+// reads; 2026-07 leaves them as they were, as the generated client of
+// @pinecone-database/pinecone 9.0.0 shows). go-pinecone v5 sends 2025-10,
+// the Node SDK 5.x 2025-01 and 9.x 2026-07. A request without the header
+// gets Pinecone's default version, one of these. A later version may
+// change a write's shape, so a write naming any other is unknown (see
 // classify).
 var readVersions = map[string]bool{
 	"2024-07": true,
@@ -19,6 +20,15 @@ var readVersions = map[string]bool{
 	"2025-01": true,
 	"2025-04": true,
 	"2025-10": true,
+	"2026-07": true,
+}
+
+// documentsVersion reports whether extract reads a documents write of the
+// API version shown: 2026-07, the version that brought document indexes,
+// or no header (the body is then read as 2026-07's). An earlier version
+// has no documents paths, so a documents write naming one is unknown.
+func documentsVersion(shown string) bool {
+	return shown == "2026-07" || shown == "none"
 }
 
 // apiVersion returns r's API version as a message may show it (see

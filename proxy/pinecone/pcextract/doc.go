@@ -6,7 +6,9 @@
 // (extract.CanonicalNamespace) and its id. One method per write and
 // transport takes the whole request body the relay captured: UpsertREST,
 // UpdateREST, DeleteREST and UpsertRecordsREST (NDJSON) in rest.go and
-// records.go; UpsertGRPC, UpdateGRPC and DeleteGRPC (one protobuf message,
+// records.go; UpsertDocumentsREST, UpdateDocumentsREST and
+// DeleteDocumentsREST (API version 2026-07, the namespace from the path,
+// subjects at a document's top level) in documents.go; UpsertGRPC, UpdateGRPC and DeleteGRPC (one protobuf message,
 // unframed) in grpc.go, with metadata Structs read in struct.go and the
 // messages' wire types checked in wire.go. JSON bodies are checked by
 // internal/strictjson first (jsoncheck.go) and then walked, not decoded, so

@@ -43,6 +43,12 @@ const AnyNamespace = "*"
 //     checks the store itself rather than trusting the ledger's view of
 //     deletes. DELETE /namespaces/{namespace} yields nothing for the same
 //     reason, and has no function here.
+//   - documents (API version 2026-07): an upsert is one extract.OpWrite per
+//     document, its subjects the subject fields at the document's top level;
+//     an update by "_id" that sets or removes a subject field, one
+//     extract.OpWrite (it moves the record); by filter, one
+//     extract.OpUnattributed; a delete by ids, one extract.OpDelete per id
+//     (see documents.go).
 //   - bulk import: one extract.OpUnattributed (BulkImport); the records are in
 //     files the proxy never sees.
 //
