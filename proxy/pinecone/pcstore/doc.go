@@ -1,4 +1,4 @@
-// Package pinecone is forget's connector for Pinecone indexes: one
+// Package pcstore is the Pinecone wing's store connector: one
 // connector.Layer per configured namespace rule of an index, talking to the
 // index host itself (never the proxy) with go-pinecone v5 over gRPC.
 //
