@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lethe-privacy/lethe/certificate"
+	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -137,6 +138,9 @@ type LayerStatus struct {
 	// Unverified: the last verification still found records (residual);
 	// the request stays open and the layer is verified again later.
 	Unverified bool `json:"unverified,omitempty"`
+	// Physical is what the layer's page scan found after the delete (a
+	// table with physical: report); absent otherwise.
+	Physical *connector.Physical `json:"physical,omitempty"`
 }
 
 // Status returns the request's progress; ledger.ErrNotFound if none.
@@ -154,7 +158,8 @@ func (e *Engine) Status(ctx context.Context, id string) (Status, error) {
 		Overdue: r.Status == ledger.ForgetReceived && e.cfg.Now().After(r.Deadline), Error: st.Error,
 	}
 	for _, l := range st.Layers {
-		out.Layers = append(out.Layers, LayerStatus{Store: l.Store, Table: l.Table, Deleted: len(l.gone()), Residual: l.Residual, Done: l.Done, Unverified: l.Unverified})
+		out.Layers = append(out.Layers, LayerStatus{Store: l.Store, Table: l.Table, Deleted: len(l.gone()), Residual: l.Residual, Done: l.Done, Unverified: l.Unverified,
+			Physical: l.Physical})
 	}
 	if out.LateWrites, err = e.cfg.Ledger.LateWrites(ctx, id); err != nil {
 		return Status{}, err
