@@ -113,6 +113,14 @@ func New(cfg Config) *Capture {
 	return c
 }
 
+// Recent is Config.Recent, which a WAL follower compares rows with (nil
+// without one).
+func (c *Capture) Recent() *Recent { return c.cfg.Recent }
+
+// Followed is Config.Followed, which a WAL follower keeps up to date (nil
+// when every write takes an intent).
+func (c *Capture) Followed() *Followed { return c.cfg.Followed }
+
 // Mode is the mode in force (Config.Mode, Strict when unset).
 func (c *Capture) Mode() Mode { return c.cfg.Mode }
 

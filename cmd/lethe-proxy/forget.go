@@ -12,38 +12,37 @@ import (
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
-	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/translog"
 )
 
-// forgetting is the forget side of a running proxy.
+// forgetting is the forget side of a running proxy: the engine, over the
+// layers of every wing.
 type forgetting struct {
-	engine   *engine.Engine
-	store    *pgstore.Store
-	pinecone []*pcstore.Index
-	ctx      context.Context
-	stop     context.CancelFunc
+	engine *engine.Engine
+	sides  []connector.ForgetSide
+	stop   context.CancelFunc // ends the tombstones' watch
 }
 
-// Close stops the engine (when built) and closes the stores.
-func (f *forgetting) Close() {
+// close stops the engine and closes the wings' forget connections.
+func (f *forgetting) close() {
 	f.stop()
 	if f.engine != nil {
 		f.engine.Close()
 	}
-	if f.store != nil {
-		f.store.Close()
-	}
-	for _, ix := range f.pinecone {
-		ix.Close()
+	for _, s := range f.sides {
+		if s.Close != nil {
+			s.Close()
+		}
 	}
 }
 
-// newForget builds the engine when forget.signing_key is set; nil when not.
-func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, error) {
+// newForget builds the engine when forget.signing_key is set (nil when
+// not) from the wings' forget sides: their layers in wing order, and a
+// settle that waits for every wing that can lag. The engine registers
+// with the capture core as the sink of the WAL follower's late writes.
+func newForget(cfg *config.Config, c *core, wings []connector.Wing, log *slog.Logger) (*forgetting, error) {
 	fc := cfg.Forget
 	if fc.SigningKey == "" {
 		return nil, nil
@@ -52,45 +51,39 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 		return nil, errors.New("forget needs capture.tables or pinecone.indexes[].namespaces")
 	}
 	ctx, stop := context.WithCancel(context.Background())
+	f := &forgetting{stop: stop}
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	certifier, signer, err := announcedCertifier(octx, cfg, c.ledger, log)
 	if err != nil {
-		stop()
+		f.close()
 		return nil, err
 	}
-	var store *pgstore.Store // nil for a proxy for Pinecone alone
-	var layers []connector.Layer
-	if len(cfg.Capture.Tables) > 0 {
-		if store, err = openStore(octx, cfg.Capture, "forget deletes and verifies"); err != nil {
-			stop()
+	var (
+		layers  []connector.Layer
+		settles []func(context.Context) error
+	)
+	for _, w := range wings {
+		side, err := w.Forget(octx)
+		if err != nil {
+			f.close()
 			return nil, err
 		}
-		if layers, err = pgLayers(octx, store, cfg.Capture.Tables, log); err != nil {
-			store.Close()
-			stop()
-			return nil, err
+		f.sides = append(f.sides, side)
+		layers = append(layers, side.Layers...)
+		if side.Settle != nil {
+			settles = append(settles, side.Settle)
 		}
 	}
-	pcLayers, indexes, err := pineconeLayers(cfg.Pinecone, os.Getenv, log)
-	if err != nil {
-		if store != nil {
-			store.Close()
-		}
-		stop()
-		return nil, err
-	}
-	layers = append(layers, pcLayers...)
-	f := &forgetting{store: store, pinecone: indexes, ctx: ctx, stop: stop}
 	e, err := engine.New(engine.Config{
 		Ledger: c.ledger, Hasher: c.hasher, Layers: layers,
 		Certifier: certifier,
 		Deadline:  fc.Deadline.D(), TokenTTL: fc.TokenTTL.D(),
 		Tombstoned: c.tombstones.Set, Logger: log, Owner: engineOwner(fc.Admin.Listen),
-		Settle: walSettle(cfg.Capture, store, c.ledger),
+		Settle: settleAll(settles),
 	})
 	if err != nil {
-		f.Close()
+		f.close()
 		return nil, err
 	}
 	f.engine = e
@@ -99,6 +92,22 @@ func newForget(cfg *config.Config, c *captured, log *slog.Logger) (*forgetting, 
 	go c.tombstones.Watch(ctx, c.ledger, cfg.Forget.TombstoneRefresh.D(), log)
 	log.Info("forget enabled", "key_id", signer.KeyID(), "log_origin", fc.LogOrigin, "layers", len(layers))
 	return f, nil
+}
+
+// settleAll is forget's wait for every wing that can lag (nil when none
+// can): each in turn, the first error ending it.
+func settleAll(settles []func(context.Context) error) func(context.Context) error {
+	if len(settles) == 0 {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		for _, settle := range settles {
+			if err := settle(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // announcedCertifier is newCertifier once the transparency log has
@@ -178,33 +187,10 @@ func trustedKeys(file, logOrigin string, signer *certificate.Signer) (certificat
 	return keys, nil
 }
 
-// pgLayers prepares every configured table for forget. A table that does
-// not exist yet (an application that creates it on first use) is warned
-// about, not refused: forget counts it as holding nothing until it appears.
-func pgLayers(ctx context.Context, store *pgstore.Store, tables []config.TableRule, log *slog.Logger) ([]connector.Layer, error) {
-	var layers []connector.Layer
-	for _, t := range tables {
-		pt, err := pgstore.ParseTable(t.Table, t.ID, t.Subjects)
-		if err != nil {
-			return nil, err
-		}
-		l, err := pgstore.NewLayer(ctx, store, pt, t.Vacuum)
-		if err != nil {
-			return nil, fmt.Errorf("capture.tables %s: %w", t.Table, err)
-		}
-		if !l.Found() {
-			log.Warn("a configured table does not exist yet: writes to it are captured once it is created; "+
-				"until then forget finds nothing there and its certificates say the table did not exist",
-				"table", t.Table)
-		}
-		layers = append(layers, l)
-	}
-	return layers, nil
-}
-
 // adminConfig is the admin API of this proxy: the engine, the tokens, a
-// readiness check of the ledger and the store, and capture's counters.
-func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logger) (admin.Config, error) {
+// readiness check of the ledger and of every wing's store, and the
+// counters of the core and of every wing.
+func (f *forgetting) adminConfig(cfg *config.Config, c *core, wings []connector.Wing, log *slog.Logger) (admin.Config, error) {
 	tokens, err := admin.LoadTokens(cfg.Forget.Admin.TokensFile)
 	if err != nil {
 		return admin.Config{}, fmt.Errorf("forget.admin.tokens_file: %w", err)
@@ -215,22 +201,18 @@ func (f *forgetting) adminConfig(cfg *config.Config, c *captured, log *slog.Logg
 			if _, err := c.ledger.Tombstones(ctx); err != nil { // small, unlike the tags
 				return fmt.Errorf("ledger: %w", err)
 			}
-			if f.store == nil {
-				return nil
+			for _, w := range wings {
+				if err := w.Ready(ctx); err != nil {
+					return err
+				}
 			}
-			return f.store.Ping(ctx)
+			return nil
 		},
 		Metrics: func() map[string]float64 {
 			m := map[string]float64{"lethe_tombstones": float64(c.tombstones.Len())}
 			c.capture.Stats.Metrics(m)
-			if c.wal != nil {
-				c.wal.follower.Stats.Metrics(m)
-			}
-			if c.followed != nil {
-				m["lethe_capture_followed_tables"] = float64(c.followed.Len())
-			}
-			if c.coverage != nil {
-				m["lethe_coverage_uncovered_tables"] = float64(c.coverage.UncoveredTables())
+			for _, w := range wings {
+				w.Metrics(m)
 			}
 			return m
 		},

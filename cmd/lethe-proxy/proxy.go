@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/lethe-privacy/lethe/admin"
+	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/connector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcwing"
+)
+
+// proxy is a serving proxy: the capture core and its ledger, the wings,
+// forget's engine and the admin API. Each is nil when the config does
+// not ask for it.
+type proxy struct {
+	core   *core
+	wings  []connector.Wing
+	forget *forgetting
+	admin  *admin.Listener
+}
+
+// startProxy builds and starts everything serve runs, in this order: the
+// core and the ledger, the wings, forget, then every wing's listener and
+// the admin API's (a port taken or a file that does not load stops the
+// start here, before anything is made that would have to be undone), and
+// last each wing's Prepare (the WAL follower's slot). On an error what
+// was started is stopped again.
+func startProxy(ctx context.Context, cfg *config.Config, configPath string, log *slog.Logger) (_ *proxy, err error) {
+	p := &proxy{}
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
+	if p.core, err = newCore(cfg, configPath, log); err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	if p.wings, err = newWings(cfg, p.core, log); err != nil {
+		return nil, err
+	}
+	if p.forget, err = newForget(cfg, p.core, p.wings, log); err != nil {
+		return nil, fmt.Errorf("forget: %w", err)
+	}
+	for _, w := range p.wings {
+		if err := w.Listen(); err != nil {
+			return nil, err
+		}
+	}
+	if p.forget != nil {
+		acfg, err := p.forget.adminConfig(cfg, p.core, p.wings, log)
+		if err != nil {
+			return nil, err
+		}
+		a := cfg.Forget.Admin
+		if p.admin, err = admin.Listen(acfg, a.Listen, a.TLS.CertFile, a.TLS.KeyFile); err != nil {
+			return nil, fmt.Errorf("forget.admin: %w", err)
+		}
+	}
+	for _, w := range p.wings {
+		if err := w.Prepare(ctx); err != nil {
+			return nil, fmt.Errorf("%s: %w", w.Name(), err)
+		}
+	}
+	return p, nil
+}
+
+// newWings builds the wing of each store the config names, PostgreSQL
+// first: forget's layers follow this order.
+func newWings(cfg *config.Config, c *core, log *slog.Logger) ([]connector.Wing, error) {
+	var wings []connector.Wing
+	pg, err := pgwing.New(cfg, c.captureCore(), c.ledgerHandle(), log)
+	if err != nil {
+		return nil, err
+	}
+	if pg != nil {
+		wings = append(wings, pg)
+	}
+	if pc := pcwing.New(cfg, c.captureCore(), log); pc != nil {
+		wings = append(wings, pc)
+	}
+	return wings, nil
+}
+
+// serve runs every wing and the admin API until ctx ends (a signal) or
+// one of them fails, then shuts them down within shutdownTimeout. It
+// returns the exit status.
+func (p *proxy) serve(ctx context.Context, stopSignals func(), shutdownTimeout time.Duration, log *slog.Logger) int {
+	names := make([]string, 0, len(p.wings))
+	failed := make(chan error, len(p.wings)+1)
+	served := make([]chan error, len(p.wings))
+	for i, w := range p.wings {
+		names = append(names, w.Name())
+		served[i] = make(chan error, 1)
+		go func() {
+			err := w.Serve()
+			served[i] <- err
+			if err != nil {
+				failed <- fmt.Errorf("%s listener: %w", w.Name(), err)
+			}
+		}()
+	}
+	adminCtx, stopAdmin := context.WithCancel(ctx)
+	defer stopAdmin()
+	if p.admin != nil {
+		go func() {
+			if err := p.admin.Serve(adminCtx); err != nil {
+				failed <- fmt.Errorf("admin API: %w", err)
+			}
+		}()
+	}
+	log.Info("lethe-proxy started", "version", version, "wings", names)
+	code := 0
+	select {
+	case err := <-failed:
+		log.Error("listener failed", "err", err)
+		code = 1
+	case <-ctx.Done():
+	}
+	stopSignals() // a second signal kills the process the default way
+	stopAdmin()
+	log.Info("shutting down: draining sessions", "timeout", shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	// Every wing drains within the same shutdown_timeout.
+	var wg sync.WaitGroup
+	for i, w := range p.wings {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.Shutdown(sctx)
+			if err := <-served[i]; err != nil && code == 0 {
+				log.Error("listener failed", "wing", w.Name(), "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if p.core != nil {
+		// Within what is left of shutdown_timeout: confirmations still
+		// queued after it stay pending for recovery.
+		p.core.capture.Shutdown(sctx)
+	}
+	return code
+}
+
+// close stops what startProxy started, in reverse: forget's engine, the
+// wings (their background work, for a start that did not serve), the core
+// and the ledger.
+func (p *proxy) close() {
+	if p.admin != nil {
+		p.admin.Close() // a listener never served is still open
+	}
+	if p.forget != nil {
+		p.forget.close()
+	}
+	for _, w := range p.wings {
+		w.Close()
+	}
+	if p.core != nil {
+		p.core.close()
+	}
+}
