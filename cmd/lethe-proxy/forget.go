@@ -152,7 +152,7 @@ func newCertifier(cfg *config.Config, l *ledger.Handle) (*engine.Certifier, *cer
 	}
 	return engine.NewCertifier(engine.CertifierConfig{
 		Signer: signer, Keys: keys, Log: tl, ValidFor: fc.CertificateValidity.D(),
-		RulesSHA256: rulesDigest(cfg.Capture.Tables, cfg.Pinecone.Indexes), Tool: "lethe-proxy " + version,
+		RulesSHA256: cfg.RulesDigest(), Tool: "lethe-proxy " + version,
 	}), signer, nil
 }
 
