@@ -352,3 +352,31 @@ func TestPhysical_RawPageFunctionForARoleThatIsNoSuperuser(t *testing.T) {
 	err = role.QueryRow(ctx, `SELECT get_raw_page('pages_wrapper', 'main', 0)`).Scan(&page)
 	require.ErrorContains(t, err, "must be superuser", "pageinspect itself stays closed to the role")
 }
+
+// TestPhysical_SuperuserWithoutPageinspect: in a database without the
+// pageinspect extension, the scan is not possible and says which
+// statement makes it so; the forget completes.
+func TestPhysical_SuperuserWithoutPageinspect(t *testing.T) {
+	db := loadTestDB(t)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	ctx := ctxT(t)
+	_, err := direct.Exec(ctx, `DROP DATABASE IF EXISTS pages_noext`)
+	require.NoError(t, err)
+	_, err = direct.Exec(ctx, `CREATE DATABASE pages_noext`)
+	require.NoError(t, err)
+	t.Cleanup(func() { direct.Exec(context.Background(), `DROP DATABASE IF EXISTS pages_noext WITH (FORCE)`) })
+	other := connect(t, fmt.Sprintf("postgres://%s:%s@%s/pages_noext", db.User, db.Password, db.Addr()))
+	_, err = other.Exec(ctx, `CREATE EXTENSION vector; CREATE TABLE pages_noext_docs (id bigint PRIMARY KEY, owner text, embedding vector(3));
+		INSERT INTO pages_noext_docs VALUES (1, 'pages-noext-subject', '[1,2,3]')`)
+	require.NoError(t, err)
+	other.Close(ctx)
+
+	store, err := pgstore.Open(ctx, fmt.Sprintf("host=%s port=%s user=%s password=%s dbname=pages_noext sslmode=disable",
+		db.Host, db.Port, db.User, db.Password))
+	require.NoError(t, err)
+	defer store.Close()
+	deleted, got := forgetWithScan(t, store, pagesRule("pages_noext_docs"), false, "pages-noext-subject")
+	require.Equal(t, 1, deleted)
+	require.Equal(t, connector.PhysicalNotPossible, got.Status)
+	require.Contains(t, got.Reason, "CREATE EXTENSION pageinspect")
+}

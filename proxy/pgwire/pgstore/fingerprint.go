@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -22,7 +23,8 @@ type fingerprint struct {
 	// compressed counts vector values stored compressed (pglz, lz4): their
 	// bytes do not appear on pages as they are, so the scan cannot see them.
 	compressed int64
-	err        error // reading the bytes failed: the scan is not possible
+	err        error     // reading the bytes failed: the scan is not possible
+	touched    time.Time // when a Delete last added to it
 }
 
 func newFingerprint(subject string) *fingerprint {

@@ -21,19 +21,41 @@ func (l *Layer) ReportPhysical(scan PhysicalScan) {
 	}
 }
 
+// fingerprintKept is how long the bytes read for a forget are kept
+// waiting for its Physical: a forget that never gets there (its layer
+// stays unverified until the request fails) must not keep a person's
+// bytes in memory for good.
+const fingerprintKept = time.Hour
+
+// fingerprintFor returns the fingerprint being built for subject, a new
+// one if none, after dropping those untouched for fingerprintKept; nil
+// when the layer does not report.
+func (l *Layer) fingerprintFor(subject string, now time.Time) *fingerprint {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.physical == nil {
+		return nil
+	}
+	for s, f := range l.prints {
+		if now.Sub(f.touched) > fingerprintKept {
+			delete(l.prints, s)
+		}
+	}
+	f := l.prints[subject]
+	if f == nil {
+		f = newFingerprint(subject)
+		l.prints[subject] = f
+	}
+	f.touched = now
+	return f
+}
+
 // remember reads the bytes of the rows Delete is about to delete for
 // subject, adding them to what an earlier attempt of the same forget read.
 // A failure is kept for Physical to report: it never stops the delete.
 func (l *Layer) remember(ctx context.Context, m *Match, subject string, ids []string) {
-	l.mu.Lock()
-	on := l.physical != nil
-	f := l.prints[subject]
-	if on && f == nil {
-		f = newFingerprint(subject)
-		l.prints[subject] = f
-	}
-	l.mu.Unlock()
-	if !on || f.err != nil {
+	f := l.fingerprintFor(subject, time.Now())
+	if f == nil || f.err != nil {
 		return
 	}
 	if err := l.store.readFingerprint(ctx, *m, subject, ids, f); err != nil {

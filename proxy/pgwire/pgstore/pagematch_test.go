@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
+	"time"
 )
 
 func TestPageMatcher_FindsEachKindAtAnyOffset(t *testing.T) {
@@ -98,5 +99,26 @@ func TestPhysicalScan_BlocksToScan(t *testing.T) {
 	blocks, _ = PhysicalScan{FullScanPages: 2, SamplePages: 100}.blocksToScan(pageRelation{pages: 4}, nil)
 	if len(blocks) != 4 {
 		t.Fatalf("a sample larger than the relation reads it once: %v", blocks)
+	}
+}
+
+func TestLayer_FingerprintsOfForgetsThatNeverScanAreDropped(t *testing.T) {
+	l := &Layer{}
+	if l.fingerprintFor("alice", time.Unix(0, 0)) != nil {
+		t.Fatal("a layer that does not report keeps no bytes")
+	}
+	l.ReportPhysical(DefaultPhysicalScan)
+	t0 := time.Unix(1000, 0)
+	a := l.fingerprintFor("alice", t0)
+	if again := l.fingerprintFor("alice", t0.Add(fingerprintKept)); again != a {
+		t.Fatal("a later attempt of the same forget adds to the same bytes")
+	}
+	l.fingerprintFor("bob", t0.Add(fingerprintKept+time.Second))
+	if len(l.prints) != 2 {
+		t.Fatalf("alice was touched %v ago: kept; got %d fingerprints", time.Second, len(l.prints))
+	}
+	l.fingerprintFor("bob", t0.Add(2*fingerprintKept+time.Second))
+	if _, ok := l.prints["alice"]; ok || len(l.prints) != 1 {
+		t.Fatalf("alice's bytes, untouched for over %v, are still held", fingerprintKept)
 	}
 }

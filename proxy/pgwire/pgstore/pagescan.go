@@ -67,7 +67,7 @@ func (s *Store) rawPageReader(ctx context.Context) (pageReader, error) {
 		return pageReader{method: "pageinspect's get_raw_page (the store role is a superuser)",
 			query: `SELECT b, get_raw_page($1::oid::regclass::text, 'main', b) FROM unnest($2::int8[]) AS b`}, nil
 	case super:
-		return pageReader{}, fmt.Errorf("pgvector store: the pageinspect extension is not installed in the store's database: CREATE EXTENSION pageinspect")
+		return pageReader{}, errors.New("pgvector store: the pageinspect extension is not installed in the store's database: CREATE EXTENSION pageinspect (as a superuser)")
 	}
 	return pageReader{}, fmt.Errorf("pgvector store: %w", ErrNoPageAccess)
 }
