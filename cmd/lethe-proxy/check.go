@@ -11,6 +11,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/capture/coverage"
 	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
 	"github.com/lethe-privacy/lethe/proxy/pinecone/pcwing"
 )
 
@@ -75,20 +76,16 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 
 // checkPostgres judges the tables of the database capture.store names.
 func checkPostgres(ctx context.Context, cfg *config.Config, p coverage.Policy, r *coverage.Report) error {
-	if cfg.Capture.Store == "" && cfg.Postgres.Upstream == "" && len(cfg.Capture.Tables) == 0 {
-		return nil // Pinecone alone
+	w, err := pgwing.New(cfg, nil, nil, nil)
+	if err != nil || w == nil { // nil: Pinecone alone
+		return err
 	}
-	store, err := openStore(ctx, cfg.Capture, "check reads the database's catalog")
+	found, err := w.Coverage(ctx, p)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	tables, findings, err := checkTables(ctx, store, cfg, p)
-	if err != nil {
-		return err
-	}
-	r.TablesChecked += len(tables)
-	r.Findings = append(r.Findings, findings...)
+	r.TablesChecked += found.TablesChecked
+	r.Findings = append(r.Findings, found.Findings...)
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/config/ledgeropen"
 	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
 
@@ -134,7 +135,7 @@ func awaitFollower(ctx context.Context, c config.Capture, timeout time.Duration,
 		return
 	}
 	defer l.Close()
-	store, err := openStore(ctx, c, "the command waits for the WAL follower")
+	store, err := pgwing.OpenStore(ctx, c, "the command waits for the WAL follower")
 	if err != nil {
 		fmt.Fprintf(warn, "lethe-proxy ledger: warning: %v; reading the ledger as it is\n", err)
 		return

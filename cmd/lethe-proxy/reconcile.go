@@ -20,8 +20,8 @@ import (
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/engine/reconcile"
-	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
 	"github.com/lethe-privacy/lethe/proxy/pinecone/pcwing"
 )
 
@@ -166,10 +166,17 @@ func openReconcile(ctx context.Context, cfg *config.Config, configPath string, a
 	}
 	run.closers = append(run.closers, func() { l.Close() })
 	run.ledger = l
-	if len(cfg.Capture.Tables) > 0 {
-		if err := run.addTables(ctx, cfg.Capture, cfg.Compiled().Tables); err != nil {
+	pg, err := pgwing.New(cfg, nil, nil, log)
+	if err != nil {
+		return nil, err
+	}
+	if pg != nil {
+		scanners, closeScanners, err := pg.Scanners(ctx)
+		if err != nil {
 			return nil, err
 		}
+		run.closers = append(run.closers, closeScanners)
+		run.scanners = append(run.scanners, scanners...)
 	}
 	if pc := pcwing.New(cfg, nil, log); pc != nil {
 		scanners, closeScanners, err := pc.Scanners(ctx)
@@ -185,28 +192,6 @@ func openReconcile(ctx context.Context, cfg *config.Config, configPath string, a
 		}
 	}
 	return run, nil
-}
-
-// addTables opens capture.store and adds a scanner per configured table,
-// in the config's order.
-func (r *reconcileRun) addTables(ctx context.Context, c config.Capture, rules *extract.Rules) error {
-	store, err := openStore(ctx, c, "reconcile reads the tables")
-	if err != nil {
-		return err
-	}
-	r.closers = append(r.closers, store.Close)
-	for _, t := range c.Tables {
-		name, err := extract.CanonicalTable(t.Table)
-		if err != nil {
-			return err
-		}
-		st, ok := rules.Stored(name)
-		if !ok {
-			return fmt.Errorf("capture.tables %s: no compiled rule", t.Table)
-		}
-		r.scanners = append(r.scanners, store.Scanner(st))
-	}
-	return nil
 }
 
 // logReport signs the adoption's report, logs its event and writes it to

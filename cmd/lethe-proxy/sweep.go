@@ -11,8 +11,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/engine/retention"
-	"github.com/lethe-privacy/lethe/extract"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
 	"github.com/lethe-privacy/lethe/proxy/pinecone/pcwing"
 )
 
@@ -131,31 +130,17 @@ func sweepLayers(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]r
 			c()
 		}
 	}
-	var store *pgstore.Store
-	for _, t := range cfg.Capture.Tables {
-		if t.Retain == 0 {
-			continue
-		}
-		if store == nil {
-			s, err := openStore(ctx, cfg.Capture, "capture.tables "+t.Table+" has retain, and the sweep deletes")
-			if err != nil {
-				return nil, nil, err
-			}
-			store = s
-			closers = append(closers, s.Close)
-		}
-		pt, err := pgstore.ParseTable(t.Table, t.ID, t.Subjects)
+	pg, err := pgwing.New(cfg, nil, nil, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pg != nil {
+		retainers, closeRetainers, err := pg.Retainers(ctx)
 		if err != nil {
-			closeAll()
 			return nil, nil, err
 		}
-		by, err := extract.ParseSubject(t.RetainBy)
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("capture.tables %s: retain_by %q: %w", t.Table, t.RetainBy, err)
-		}
-		r := pgstore.NewRetention(store, pt, pgstore.Subject{Column: by.Column, Path: by.Path}, t.Vacuum)
-		layers = append(layers, retention.Expiring{Retainer: r, Retain: t.Retain.D(), RetainBy: t.RetainBy})
+		closers = append(closers, closeRetainers)
+		layers = append(layers, retainers...)
 	}
 	if pc := pcwing.New(cfg, nil, log); pc != nil {
 		retainers, closeRetainers, err := pc.Retainers(ctx)

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
 
@@ -40,7 +41,7 @@ func walCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	store, err := openStore(ctx, cfg.Capture, "wal status and drop ask the database about the replication slot")
+	store, err := pgwing.OpenStore(ctx, cfg.Capture, "wal status and drop ask the database about the replication slot")
 	if err != nil {
 		fmt.Fprintln(stderr, "lethe-proxy wal:", err)
 		return 1
