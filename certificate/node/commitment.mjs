@@ -1,18 +1,19 @@
 // commitment.mjs lets a data subject recognise their certificate
 // (docs/certificate.md, "Subject commitment"): the commitment is
 // hex(SHA-256("lethe-subject-commitment-v1" 0x00 secret subject)), over
-// the exact UTF-8 bytes of the subject, never normalised.
+// the exact UTF-8 bytes of the subject, never normalised. Like the
+// verifier's modules it uses only WebCrypto, so a browser can run it too.
 //
 //   node commitment.mjs SECRET_HEX SUBJECT     prints the commitment
 
-import { createHash } from 'node:crypto';
+import { fromHex, hex, sha256, utf8 } from './bytes.mjs';
 
-// subjectCommitment is the commitment to subject (a string, hashed as its
-// UTF-8 bytes) under the 32-byte secret given in hex.
-export function subjectCommitment(secretHex, subject) {
-  const secret = Buffer.from(secretHex, 'hex');
-  if (secret.length !== 32 || secret.toString('hex') !== secretHex.toLowerCase()) throw new Error('the secret is 64 hex digits');
-  return createHash('sha256').update('lethe-subject-commitment-v1\x00').update(secret).update(Buffer.from(subject, 'utf8')).digest('hex');
+// subjectCommitment resolves to the commitment to subject (a string,
+// hashed as its UTF-8 bytes) under the 32-byte secret given in hex.
+export async function subjectCommitment(secretHex, subject) {
+  const secret = fromHex(secretHex);
+  if (secret === null || secret.length !== 32) throw new Error('the secret is 64 hex digits');
+  return hex(await sha256(utf8('lethe-subject-commitment-v1\x00'), secret, utf8(subject)));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -21,6 +22,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.stderr.write('usage: node commitment.mjs SECRET_HEX SUBJECT\n');
     process.exitCode = 2;
   } else {
-    process.stdout.write(subjectCommitment(secretHex, subject) + '\n');
+    process.stdout.write((await subjectCommitment(secretHex, subject)) + '\n');
   }
 }

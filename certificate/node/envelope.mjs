@@ -2,9 +2,10 @@
 // (docs/certificate.md): the trusted keys file, the envelope around signed
 // payload bytes and its Ed25519 signature (checks 1-11 of "Verifying"), and
 // the proof that the operator's log holds a document's event (a C2SP
-// signed checkpoint and an RFC 6962 inclusion proof).
+// signed checkpoint and an RFC 6962 inclusion proof). Hashing and
+// signatures are WebCrypto's, so every check that needs them is async.
 
-import { createHash, createPublicKey, verify as cryptoVerify } from 'node:crypto';
+import { equal, fromBase64, hex, sha256, uint32, utf8 } from './bytes.mjs';
 import { INT64_MAX, STR, NUM, checkShape, int, isObject, nullable, optional, parseJSON, parseTime, JNum } from './jsonsubset.mjs';
 
 export const MAX_SIZE = 1 << 20;
@@ -24,29 +25,25 @@ export const fail = (verdict, reason) => {
   throw new Failure(verdict, reason);
 };
 
-export const sha256 = (...parts) => {
-  const h = createHash('sha256');
-  for (const p of parts) h.update(p);
-  return h.digest();
-};
-
 // base64 decodes canonical standard base64 (re-encoding gives s back) of
 // exactly n bytes, or of any length when n < 0.
 function base64(s, n, what) {
-  const b = Buffer.from(s, 'base64');
-  if (b.toString('base64') !== s) fail('malformed', `${what}: not canonical standard base64`);
+  const b = fromBase64(s);
+  if (b === null) fail('malformed', `${what}: not canonical standard base64`);
   if (n >= 0 && b.length !== n) fail('malformed', `${what}: ${b.length} bytes, want ${n}`);
   return b;
 }
 
 export const isHex256 = (s) => /^[0-9a-f]{64}$/.test(s);
-const keyID = (pub) => 'ed25519:' + sha256(pub).subarray(0, 16).toString('hex');
+const keyID = async (pub) => 'ed25519:' + hex((await sha256(pub)).subarray(0, 16));
 
-function ed25519Verify(pub, msg, sig) {
+// ed25519Verify checks an Ed25519 signature (RFC 8032) with WebCrypto.
+// Only keys loadKeys accepted reach it.
+async function ed25519Verify(pub, msg, sig) {
   if (sig.length !== 64) return false;
   try {
-    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: pub.toString('base64url') }, format: 'jwk' });
-    return cryptoVerify(null, msg, key, sig);
+    const key = await crypto.subtle.importKey('raw', pub, { name: 'Ed25519' }, false, ['verify']);
+    return await crypto.subtle.verify({ name: 'Ed25519' }, key, sig, msg);
   } catch {
     return false; // not a point on the curve
   }
@@ -93,11 +90,11 @@ function onCurve(y) {
 // encoding (y not below 2^255-19), of small order, or no point of the
 // curve; '' otherwise.
 function weakKey(pub) {
-  const y = Buffer.from(pub);
+  const y = Uint8Array.from(pub);
   y[31] &= 0x7f;
-  const le = BigInt('0x' + Buffer.from(y).reverse().toString('hex'));
+  const le = BigInt('0x' + hex(Uint8Array.from(y).reverse()));
   if (le >= P) return 'is not a canonical encoding';
-  if (SMALL_ORDER_Y.includes(y.toString('hex'))) return 'is a point of small order';
+  if (SMALL_ORDER_Y.includes(hex(y))) return 'is a point of small order';
   if (!onCurve(le)) return 'is not a point of edwards25519';
   return '';
 }
@@ -113,7 +110,7 @@ const EPOCH = 0n;
 // loadKeys reads a trusted keys file and refuses what the Go verifier
 // refuses: the JSON subset, exact members, ids that do not match their
 // key, weak keys, duplicates, windows that end before they start.
-export function loadKeys(bytes) {
+export async function loadKeys(bytes) {
   const file = parseJSON(bytes);
   const found = checkShape(file, KEYS_FILE, '');
   if (found.members || found.types) throw new Error(found.members || found.types);
@@ -125,21 +122,23 @@ export function loadKeys(bytes) {
   if (!isNoteName(file.log_origin)) throw new Error(`log origin ${JSON.stringify(file.log_origin)} is not a log name`);
   if (file.keys.length === 0) throw new Error('the set is empty');
   const seen = new Set();
-  const keys = file.keys.map((k, i) => {
+  const keys = [];
+  for (const [i, k] of file.keys.entries()) {
     const where = `key ${i + 1} (${k.key_id})`;
-    const pub = Buffer.from(k.public_key, 'base64');
-    if (pub.toString('base64') !== k.public_key || pub.length !== 32) throw new Error(`${where}: public_key is not 32 bytes of base64`);
+    const pub = fromBase64(k.public_key);
+    if (pub === null || pub.length !== 32) throw new Error(`${where}: public_key is not 32 bytes of base64`);
     const weak = weakKey(pub);
     if (weak) throw new Error(`${where}: public_key ${weak}`);
-    if (keyID(pub) !== k.key_id) throw new Error(`${where}: key_id does not match its public_key, whose id is ${keyID(pub)}`);
+    const id = await keyID(pub);
+    if (id !== k.key_id) throw new Error(`${where}: key_id does not match its public_key, whose id is ${id}`);
     if (seen.has(k.key_id)) throw new Error(`${where}: listed twice`);
     seen.add(k.key_id);
     const notBefore = parseTime(k.not_before);
     const notAfter = Object.hasOwn(k, 'not_after') ? parseTime(k.not_after) : null;
     if (notBefore < EPOCH || (notAfter !== null && notAfter < EPOCH)) throw new Error(`${where}: not_before and not_after are no earlier than 1970`);
     if (notAfter !== null && notAfter < notBefore) throw new Error(`${where}: not_after is before not_before`);
-    return { id: k.key_id, pub, notBefore, notAfter };
-  });
+    keys.push({ id: k.key_id, pub, notBefore, notAfter });
+  }
   return { origin: file.log_origin, keys };
 }
 
@@ -173,7 +172,7 @@ const envelopeShape = (version) => ({
 // version member is version and which is a noun ("certificate", "report"):
 // it returns the signed payload bytes, their hash, the trusted key that
 // signed them, and the log section (null when absent).
-export function openEnvelope(doc, trust, version, noun) {
+export async function openEnvelope(doc, trust, version, noun) {
   // 3-6: members, types, values.
   const v = doc[version];
   if (!(v instanceof JNum && v.text === '1')) {
@@ -205,13 +204,14 @@ export function openEnvelope(doc, trust, version, noun) {
   if (log && log.index < 0n) fail('malformed', `log.index ${log.index} is negative`);
 
   // 7-11: key and signature, before the payload is read.
-  if (sig.key_id !== keyID(publicKey)) fail('key_id_mismatch', `key_id ${sig.key_id}, but the embedded public key's id is ${keyID(publicKey)}`);
+  const embeddedID = await keyID(publicKey);
+  if (sig.key_id !== embeddedID) fail('key_id_mismatch', `key_id ${sig.key_id}, but the embedded public key's id is ${embeddedID}`);
   const trusted = trust.keys.find((k) => k.id === sig.key_id);
   if (!trusted) fail('unknown_key', `key ${sig.key_id} is not in the trusted keys`);
-  if (!trusted.pub.equals(publicKey)) fail('key_mismatch', `the embedded public key differs from the trusted key ${sig.key_id}`);
-  const payloadSHA256 = sha256(payload).toString('hex');
+  if (!equal(trusted.pub, publicKey)) fail('key_mismatch', `the embedded public key differs from the trusted key ${sig.key_id}`);
+  const payloadSHA256 = hex(await sha256(payload));
   if (payloadSHA256 !== doc.payload_sha256) fail('payload_tampered', `payload hashes to ${payloadSHA256}, not to payload_sha256`);
-  if (!ed25519Verify(trusted.pub, payload, signature)) fail('bad_signature', `the signature is not ${sig.key_id}'s signature of the payload`);
+  if (!(await ed25519Verify(trusted.pub, payload, signature))) fail('bad_signature', `the signature is not ${sig.key_id}'s signature of the payload`);
   return { payload, payloadSHA256, trusted, log };
 }
 
@@ -226,29 +226,35 @@ export const inWindow = (k, t) => t >= k.notBefore && (k.notAfter === null || t 
 // trusted key whose window had not ended at signedAt (a checkpoint holding
 // the event was signed after the document), and an inclusion proof from
 // the leaf at its index to the checkpoint's root. It returns the checkpoint.
-export function checkInclusion(log, trust, signedAt, want) {
-  if (!log.leaf.equals(Buffer.from(want))) fail('not_in_log', `log.leaf is not this document's event; want ${want}`);
-  const cp = openCheckpoint(log.checkpoint, trust, (k) => k.notAfter === null || k.notAfter >= signedAt);
+export async function checkInclusion(log, trust, signedAt, want) {
+  if (!equal(log.leaf, utf8(want))) fail('not_in_log', `log.leaf is not this document's event; want ${want}`);
+  const cp = await openCheckpoint(log.checkpoint, trust, (k) => k.notAfter === null || k.notAfter >= signedAt);
   if (log.index >= cp.size) fail('not_in_log', `log.index ${log.index} is beyond the checkpoint's tree of ${cp.size} leaves`);
-  const root = rootFromInclusionProof(log.index, cp.size, sha256(Buffer.from([0]), log.leaf), log.proof);
-  if (!root || !root.equals(cp.root)) fail('not_in_log', 'the inclusion proof does not lead to the checkpoint root');
+  const root = await rootFromInclusionProof(log.index, cp.size, await sha256(LEAF, log.leaf), log.proof);
+  if (!root || !equal(root, cp.root)) fail('not_in_log', 'the inclusion proof does not lead to the checkpoint root');
   return cp;
 }
 
+// The RFC 6962 domain separation prefixes of leaf and interior node hashes.
+const LEAF = new Uint8Array([0]);
+const NODE = new Uint8Array([1]);
+// The signed-note algorithm byte of Ed25519 keys.
+const NOTE_ED25519 = new Uint8Array([1]);
+
 // from a leaf hash up to the root it implies, or null if the path does not
 // fit a tree of this size.
-function rootFromInclusionProof(index, size, leafHash, proof) {
+async function rootFromInclusionProof(index, size, leafHash, proof) {
   let fn = index, sn = size - 1n, r = leafHash;
   for (const p of proof) {
     if (sn === 0n) return null;
     if ((fn & 1n) === 1n || fn === sn) {
-      r = sha256(Buffer.from([1]), p, r);
+      r = await sha256(NODE, p, r);
       while ((fn & 1n) === 0n && fn !== 0n) {
         fn >>= 1n;
         sn >>= 1n;
       }
     } else {
-      r = sha256(Buffer.from([1]), r, p);
+      r = await sha256(NODE, r, p);
     }
     fn >>= 1n;
     sn >>= 1n;
@@ -261,7 +267,7 @@ function rootFromInclusionProof(index, size, leafHash, proof) {
 // golang.org/x/mod/sumdb/note's Open requires); every line by a trusted key
 // under the log's name must verify; at least one of them must be by a key
 // that may vouch for the checkpoint.
-function openCheckpoint(text, trust, mayVouch) {
+async function openCheckpoint(text, trust, mayVouch) {
   const bad = (why) => fail('not_in_log', `checkpoint: ${why}`);
   if (/[\x00-\x09\x0b-\x1f]/.test(text)) bad('control characters');
   const split = text.lastIndexOf('\n\n');
@@ -278,40 +284,41 @@ function openCheckpoint(text, trust, mayVouch) {
     const name = sp < 0 ? rest : rest.slice(0, sp);
     const b64 = sp < 0 ? '' : rest.slice(sp + 1);
     if (!isNoteName(name) || b64 === '' || !STD_BASE64.test(b64)) bad('malformed signature line');
-    const raw = Buffer.from(b64, 'base64');
+    const raw = fromBase64(b64);
     // Canonical base64 only: stray bits after the last byte are refused.
-    if (raw.toString('base64') !== b64 || raw.length < 5) bad('malformed signature line');
-    return { name, hash: raw.readUInt32BE(0), sig: raw.subarray(4) };
+    if (raw === null || raw.length < 5) bad('malformed signature line');
+    return { name, hash: uint32(raw), sig: raw.subarray(4) };
   });
   const origin = body.slice(0, body.indexOf('\n'));
   if (origin !== trust.origin) bad(`the checkpoint is of log ${JSON.stringify(origin)}, but the trusted keys are for log ${JSON.stringify(trust.origin)}`);
   // The key hash names the key in a signature line: SHA-256(name "\n" 0x01 key)[:4].
-  const hashes = trust.keys.map((k) => sha256(Buffer.from(origin + '\n'), Buffer.from([1]), k.pub).readUInt32BE(0));
-  const msg = Buffer.from(body, 'utf8');
+  const hashes = [];
+  for (const k of trust.keys) hashes.push(uint32(await sha256(utf8(origin + '\n'), NOTE_ED25519, k.pub)));
+  const msg = utf8(body);
   let vouched = false;
   for (const s of sigs) {
     if (s.name !== origin) continue; // a witness's cosignature, say
     const signers = trust.keys.filter((_, i) => hashes[i] === s.hash);
     if (signers.length === 0) continue;
     if (signers.length > 1) bad('two trusted keys share a key hash');
-    if (!ed25519Verify(signers[0].pub, msg, s.sig)) bad(`a signature line by trusted key ${signers[0].id} does not verify`);
+    if (!(await ed25519Verify(signers[0].pub, msg, s.sig))) bad(`a signature line by trusted key ${signers[0].id} does not verify`);
     vouched ||= mayVouch(signers[0]);
   }
   if (!vouched) bad(`the checkpoint of "${origin}" is not signed by a trusted key that could have signed it`);
-  return parseCheckpointText(body, bad);
+  return parseCheckpointText(body, bad, await sha256());
 }
 
 // parseCheckpointText reads a checkpoint body: origin, canonical decimal
 // size, base64 root; any further lines are non-empty extension lines,
-// ignored. The empty tree's root is SHA-256("").
-function parseCheckpointText(body, bad) {
+// ignored. The empty tree's root is SHA-256(""), emptyRoot.
+function parseCheckpointText(body, bad, emptyRoot) {
   const parts = body.slice(0, -1).split('\n');
   if (parts.length < 3 || parts[0] === '') bad('the body needs an origin, a size and a root hash line');
   if (parts.slice(3).includes('')) bad('blank extension line');
   if (!/^(0|[1-9][0-9]*)$/.test(parts[1]) || BigInt(parts[1]) > INT64_MAX) bad(`tree size ${JSON.stringify(parts[1])} is not a decimal number`);
-  const root = Buffer.from(parts[2], 'base64');
-  if (root.toString('base64') !== parts[2] || root.length !== 32) bad('the root hash is not 32 bytes of base64');
+  const root = fromBase64(parts[2]);
+  if (root === null || root.length !== 32) bad('the root hash is not 32 bytes of base64');
   const size = BigInt(parts[1]);
-  if (size === 0n && !root.equals(sha256(Buffer.alloc(0)))) bad('the empty tree with a root other than SHA-256("")');
+  if (size === 0n && !equal(root, emptyRoot)) bad('the empty tree with a root other than SHA-256("")');
   return { origin: parts[0], size, root };
 }

@@ -1,7 +1,9 @@
 // jsonsubset.mjs reads the JSON and RFC 3339 subsets of docs/certificate.md
 // ("JSON", "Times"), which every Lethe document is written in, and checks a
-// parsed value against the shape its members must have. verify.mjs and
-// report.mjs share it.
+// parsed value against the shape its members must have. certificate.mjs,
+// report.mjs and envelope.mjs share it.
+
+import { compare, utf8 } from './bytes.mjs';
 
 export const INT64_MAX = 2n ** 63n - 1n;
 const MAX_DEPTH = 64;
@@ -154,7 +156,9 @@ export function parseTime(s) {
 
 // ---- shapes: the members each object must have, exactly, and their types ----
 
-export const STR = 'a string', NUM = 'a number', BOOL = 'a boolean';
+export const STR = 'a string';
+export const NUM = 'a number';
+export const BOOL = 'a boolean';
 // An optional member may be absent; a nullable one may also be null.
 export const optional = (shape) => ({ optional: shape });
 export const nullable = (shape) => ({ optional: shape, nullable: true });
@@ -204,7 +208,7 @@ export function checkShape(value, shape, path, found = {}) {
 }
 
 // byUTF8 orders strings by their UTF-8 bytes, as Go compares strings.
-const byUTF8 = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+const byUTF8 = (a, b) => compare(utf8(a), utf8(b));
 
 // int reads a JSON number written as an integer (no fraction, no
 // exponent) that fits in 64 bits, as a BigInt; null if it is not one.

@@ -19,14 +19,14 @@ const REPORT = {
 };
 
 // verifyReport verifies a parsed document (readDocument) that has a
-// member lethe_report, and returns {verdict, reason}; it throws a Failure
-// for any verdict but valid.
+// member lethe_report, and resolves to {verdict, reason}; it rejects with
+// a Failure for any verdict but valid.
 // now (nanoseconds) is the instant of verification: a report dated after
 // it is not_yet_valid. requireLog makes a report without a log section
 // not_in_log.
-export function verifyReport(doc, trust, now, requireLog) {
+export async function verifyReport(doc, trust, now, requireLog) {
   // R3–R11: as a certificate's envelope, with lethe_report for its version.
-  const { payload, payloadSHA256, trusted, log } = openEnvelope(doc, trust, 'lethe_report', 'report');
+  const { payload, payloadSHA256, trusted, log } = await openEnvelope(doc, trust, 'lethe_report', 'report');
 
   // R12–R15: the payload.
   const r = readReport(payload);
@@ -43,7 +43,7 @@ export function verifyReport(doc, trust, now, requireLog) {
   if (!log && requireLog) fail('not_in_log', 'the report has no log section and the log was required');
   if (!log) return { verdict: 'valid', reason: `${what}; not logged` };
   const want = `{"v":1,"event":"${r.kind}","request_id":"${r.run_id}","report_sha256":"${payloadSHA256}"}`;
-  const cp = checkInclusion(log, trust, at, want);
+  const cp = await checkInclusion(log, trust, at, want);
   return { verdict: 'valid', reason: `${what}; leaf ${log.index} of ${cp.size} in log "${cp.origin}"` };
 }
 

@@ -2,10 +2,14 @@
 // verify.mjs verifies a Lethe deletion certificate, version 1, or a signed
 // report, lethe.report/v1 (docs/certificate.md), independently of the Go
 // code: it reads the same bytes and runs the same checks in the same order,
-// using only node:crypto and node:fs, so an auditor can read it in one
-// sitting. The JSON subset is in jsonsubset.mjs, what certificates and
-// reports share (keys, envelope, signature, log) in envelope.mjs, and the
-// report's own checks in report.mjs.
+// so an auditor can read it in one sitting. This file is the command line
+// (reading files is the only thing it does that a browser could not); the
+// checks are modules every host runs, Node here and a browser in
+// certificate/webverify: document.mjs is their entry point, certificate.mjs
+// and report.mjs the checks of each document, envelope.mjs what they share
+// (keys, envelope, signature, log), jsonsubset.mjs the JSON and time
+// subsets, bytes.mjs byte handling and WebCrypto's SHA-256. Ed25519 is
+// WebCrypto's too (Node 20 or later).
 //
 //   node verify.mjs KEYS.json CERT.json [--now RFC3339] [--require-log]   (CERT.json "-": stdin)
 //
@@ -18,138 +22,8 @@
 // not_in_log (a certificate always needs one).
 
 import { createReadStream } from 'node:fs';
-import { BOOL, INT64_MAX, NUM, STR, checkShape, int, isObject, parseJSON, parseTime } from './jsonsubset.mjs';
-import { Failure, MAX_SIZE, REQUEST_ID, STORES, checkInclusion, fail, inWindow, isHex256, loadKeys, openEnvelope, readDocument } from './envelope.mjs';
-import { verifyReport } from './report.mjs';
-
-const SCHEMA_V1 = 'lethe.certificate/v1';
-
-const PAYLOAD = {
-  schema: STR,
-  request_id: STR,
-  issued_at: STR,
-  valid_until: STR,
-  subject: { hmac_sha256: STR, commitment: STR },
-  scope: [{ store: STR, table: STR }],
-  layers: [{
-    store: STR, table: STR, requested: NUM, deleted: NUM, residual: NUM,
-    verified_absent: BOOL, verify_method: STR, verify_queries: [STR],
-  }],
-  deleted_ids: { count: NUM, root: STR },
-  rules_sha256: STR,
-  tool: STR,
-  claim: { statement: STR, covers: [STR], excludes: [STR] },
-};
-
-// ---- verifying ----
-
-// verify returns {verdict, reason} for a certificate or a signed report;
-// the checks and their order are the tables in docs/certificate.md,
-// "Verifying" and "Verifying a report".
-function verify(data, trust, now, requireLog) {
-  try {
-    const doc = readDocument(data);
-    if (Object.hasOwn(doc, 'lethe_report')) return verifyReport(doc, trust, now, requireLog);
-    return verifyCertificate(doc, trust, now);
-  } catch (e) {
-    if (e instanceof Failure) return { verdict: e.verdict, reason: e.message };
-    return { verdict: 'malformed', reason: `unreadable: ${e.message}` };
-  }
-}
-
-function verifyCertificate(doc, trust, now) {
-  // 3–11: the envelope, the key and the signature.
-  const { payload, payloadSHA256, trusted, log } = openEnvelope(doc, trust, 'lethe_certificate', 'certificate');
-  const keyId = trusted.id;
-
-  // 12–15: the payload, only now that its bytes are known to be signed.
-  const p = readPayload(payload);
-  const issuedAt = parseTime(p.issued_at);
-  const validUntil = parseTime(p.valid_until);
-
-  // 16–18: key window and time.
-  if (!inWindow(trusted, issuedAt)) fail('unknown_key', `issued_at ${p.issued_at} is outside the window of key ${keyId}`);
-  if (now < issuedAt) fail('not_yet_valid', `issued at ${p.issued_at}, after the time of verification: check the clock`);
-  if (now > validUntil) fail('expired', `valid until ${p.valid_until}`);
-
-  // 19: the log.
-  if (!log) fail('not_in_log', 'the certificate has no log section');
-  // Event values need no JSON escaping, so the leaf has exactly one spelling.
-  const want = `{"v":1,"event":"forget.completed","request_id":"${p.request_id}","certificate_sha256":"${payloadSHA256}"}`;
-  const cp = checkInclusion(log, trust, issuedAt, want);
-
-  // 20: what was proven.
-  const where = `request ${p.request_id}, signed by ${keyId} at ${p.issued_at}, valid until ${p.valid_until}; leaf ${log.index} of ${cp.size} in log "${cp.origin}"`;
-  if (p.scope.length === 0) fail('incomplete', `${where}; but the scope is empty: no layer was checked, so the certificate proves no erasure`);
-  const open = p.layers.find((l) => !l.verified_absent || l.residual !== 0n);
-  if (open) {
-    fail('incomplete', `${where}; but layer ${open.store} ${open.table} has ${open.residual} residual records and verified_absent ${open.verified_absent}: the erasure is not proven complete`);
-  }
-  return { verdict: 'valid', reason: `${where}; every layer of the scope verified empty` };
-}
-
-// statements agree with each other. Counts become BigInts.
-function readPayload(payload) {
-  let p;
-  try {
-    p = parseJSON(payload);
-  } catch (e) {
-    fail('malformed', `payload: not JSON of the subset: ${e.message}`);
-  }
-  if (!isObject(p)) fail('malformed', 'payload: not a JSON object');
-  if (p.schema !== SCHEMA_V1) fail('schema_mismatch', `payload: schema is ${JSON.stringify(p.schema)}; this verifier reads ${SCHEMA_V1}`);
-  const shape = checkShape(p, PAYLOAD, '');
-  if (shape.members) fail('schema_mismatch', 'payload: ' + shape.members);
-  if (shape.types) fail('malformed', 'payload: ' + shape.types);
-  for (const l of p.layers) {
-    for (const m of ['requested', 'deleted', 'residual']) {
-      if ((l[m] = int(l[m])) === null) fail('malformed', `payload: a layer's ${m} is not a 64-bit integer`);
-    }
-  }
-  if ((p.deleted_ids.count = int(p.deleted_ids.count)) === null) fail('malformed', 'payload: deleted_ids.count is not a 64-bit integer');
-  const issuedAt = parseTime(p.issued_at);
-  const validUntil = parseTime(p.valid_until);
-  if (issuedAt === null || validUntil === null) fail('malformed', 'payload: issued_at or valid_until is not an RFC 3339 time of the subset');
-  const why = inconsistency(p, issuedAt, validUntil);
-  if (why) fail('malformed', 'payload: ' + why);
-  return p;
-}
-
-// inconsistency is check 15: why the payload's statements contradict each
-// other, or ''.
-function inconsistency(p, issuedAt, validUntil) {
-  // Outside this set no log event can name the request.
-  if (!REQUEST_ID.test(p.request_id)) return `request_id ${JSON.stringify(p.request_id)}: want 1 to 128 of A-Z a-z 0-9 . _ : -`;
-  for (const [name, v] of [['subject.hmac_sha256', p.subject.hmac_sha256], ['subject.commitment', p.subject.commitment],
-    ['deleted_ids.root', p.deleted_ids.root], ['rules_sha256', p.rules_sha256]]) {
-    if (!isHex256(v)) return `${name} is not 64 lowercase hex digits`;
-  }
-  if (validUntil <= issuedAt) return 'valid_until is not after issued_at';
-  if (p.deleted_ids.count < 0n) return 'deleted_ids.count is negative';
-  // Store and table contain no NUL in a valid certificate's ids, but may
-  // here: a JSON pair keeps them apart whatever they hold.
-  const key = (s) => JSON.stringify([s.store, s.table]);
-  const scope = new Set();
-  for (const s of p.scope) {
-    if (!STORES.includes(s.store)) return `scope store ${JSON.stringify(s.store)} is not "postgres" or "pinecone"`;
-    if (scope.has(key(s))) return `scope entry ${s.store} ${s.table} is listed twice`;
-    scope.add(key(s));
-  }
-  let deleted = 0n;
-  for (const l of p.layers) {
-    if (!scope.delete(key(l))) return `layer ${l.store} ${l.table} is not in the scope, or is listed twice`;
-    for (const m of ['requested', 'deleted', 'residual']) {
-      if (l[m] < 0n) return `a layer's ${m} is negative`;
-    }
-    if (l.verified_absent && l.residual !== 0n) return `layer ${l.store} ${l.table} is verified absent but has residual records`;
-    deleted += l.deleted;
-    if (deleted > INT64_MAX) return "the layers' deleted counts overflow";
-  }
-  if (scope.size > 0) return 'a scope entry has no entry in layers';
-  if (deleted !== p.deleted_ids.count) return `deleted_ids.count is ${p.deleted_ids.count}, but the layers deleted ${deleted} records`;
-  return '';
-}
-// ---- command line ----
+import { parseTime } from './jsonsubset.mjs';
+import { MAX_SIZE, loadKeys, verify } from './document.mjs';
 
 // readBounded reads at most limit bytes of a file ("-": stdin) and stops
 // there, so an endless or huge input costs no more than that.
@@ -189,7 +63,7 @@ async function main(argv) {
   }
   let trust;
   try {
-    trust = loadKeys(await readBounded(args[0], MAX_SIZE + 1));
+    trust = await loadKeys(await readBounded(args[0], MAX_SIZE + 1));
   } catch (e) {
     process.stderr.write(`verify.mjs: trusted keys ${args[0]}: ${e.message}; get the operator's keys file\n`);
     return 2;
@@ -201,7 +75,7 @@ async function main(argv) {
     process.stderr.write(`verify.mjs: reading the certificate: ${e.message}\n`);
     return 2;
   }
-  const r = verify(data, trust, now, requireLog);
+  const r = await verify(data, trust, now, requireLog);
   process.stdout.write(`verdict: ${r.verdict}\nreason: ${r.reason}\n`);
   return r.verdict === 'valid' ? 0 : 1;
 }
