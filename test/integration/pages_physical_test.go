@@ -11,11 +11,14 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/connector"
+	"github.com/lethe-privacy/lethe/engine/enginetest"
+	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
 
@@ -379,4 +382,33 @@ func TestPhysical_SuperuserWithoutPageinspect(t *testing.T) {
 	require.Equal(t, 1, deleted)
 	require.Equal(t, connector.PhysicalNotPossible, got.Status)
 	require.Contains(t, got.Reason, "CREATE EXTENSION pageinspect")
+}
+
+// TestPhysical_FullForgetStatusCarriesTheScan runs a whole forget through
+// the engine with a physical: report layer: the request completes, and its
+// status carries the layer's page counts, equal to the test's own reading.
+func TestPhysical_FullForgetStatusCarriesTheScan(t *testing.T) {
+	db := loadTestDB(t)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	ctx := ctxT(t)
+	gone := &pagesPerson{subject: "pages-engine-4c1b0f", vectors: make([][]float32, 12)}
+	kept := &pagesPerson{subject: "pages-engine-kept-e93a", vectors: make([][]float32, 60)}
+	pagesTable(t, direct, "pages_engine", 768, pagesIndexes, gone, kept)
+
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	require.NoError(t, err)
+	defer store.Close()
+	layer, err := pgstore.NewLayer(ctx, store, pagesRule("pages_engine"), false)
+	require.NoError(t, err)
+	layer.ReportPhysical(pgstore.DefaultPhysicalScan)
+	rig := enginetest.New(t, time.Hour, layer)
+	id := rig.Forget(t, gone.subject)
+	st, err := rig.Engine.Status(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, ledger.ForgetCompleted, st.Status, st.Error)
+	require.Len(t, st.Layers, 1)
+	require.Equal(t, 12, st.Layers[0].Deleted)
+	require.NotNil(t, st.Layers[0].Physical)
+	requireSameCounts(t, st.Layers[0].Physical, scanEveryPage(t, direct, "pages_engine", diskRuns(gone.vectors), gone.subject))
+	require.Positive(t, st.Layers[0].Physical.Holding())
 }
