@@ -412,3 +412,54 @@ func TestPhysical_FullForgetStatusCarriesTheScan(t *testing.T) {
 	requireSameCounts(t, st.Layers[0].Physical, scanEveryPage(t, direct, "pages_engine", diskRuns(gone.vectors), gone.subject))
 	require.Positive(t, st.Layers[0].Physical.Holding())
 }
+
+// TestPhysical_HalfvecColumn: a halfvec column's bytes (2-byte elements)
+// are recognised in the heap and its HNSW index. The test reads each
+// vector's stored form from the server (halfvec_send, as written and
+// L2-normalised, turned little-endian here) before the delete and looks
+// for every run of 8 elements on every page itself.
+func TestPhysical_HalfvecColumn(t *testing.T) {
+	db := loadTestDB(t)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	ctx := ctxT(t)
+	_, err := direct.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pageinspect`)
+	if err != nil && !strings.Contains(err.Error(), "already exists") {
+		require.NoError(t, err)
+	}
+	_, err = direct.Exec(ctx, `DROP TABLE IF EXISTS pages_half; CREATE TABLE pages_half (id bigint PRIMARY KEY, owner text, embedding halfvec(256));
+		INSERT INTO pages_half SELECT i, CASE WHEN i <= 10 THEN 'pages-half-gone-81d2' ELSE 'pages-half-kept-' || i END,
+			array(SELECT random() - 0.5 + i * 0 FROM generate_series(1, 256))::real[]::halfvec(256) FROM generate_series(1, 100) AS i;
+		CREATE INDEX ON pages_half USING hnsw (embedding halfvec_cosine_ops)`)
+	require.NoError(t, err)
+	t.Cleanup(func() { direct.Exec(context.Background(), `DROP TABLE IF EXISTS pages_half`) })
+	const subject = "pages-half-gone-81d2"
+	rows, err := direct.Query(ctx, `SELECT halfvec_send(embedding), halfvec_send(l2_normalize(embedding)) FROM pages_half WHERE owner = $1`, subject)
+	require.NoError(t, err)
+	runs := map[string]bool{}
+	var raw, unit []byte
+	_, err = pgx.ForEachRow(rows, []any{&raw, &unit}, func() error {
+		for _, sent := range [][]byte{raw, unit} {
+			disk := make([]byte, len(sent)-4)
+			for i := 0; i+1 < len(disk); i += 2 {
+				disk[i], disk[i+1] = sent[4+i+1], sent[4+i]
+			}
+			for i := 0; i+16 <= len(disk); i += 2 {
+				runs[string(disk[i:i+16])] = true
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	require.NoError(t, err)
+	defer store.Close()
+	deleted, got := forgetWithScan(t, store, pagesRule("pages_half"), false, subject)
+	require.Equal(t, 10, deleted)
+	requireSameCounts(t, got, scanEveryPage(t, direct, "pages_half", runs, subject))
+	for _, r := range got.Relations {
+		if r.Kind == "hnsw" {
+			require.Positive(t, r.HoldingVector, "HNSW keeps the deleted halfvec elements")
+		}
+	}
+}
