@@ -463,3 +463,52 @@ func TestPhysical_HalfvecColumn(t *testing.T) {
 		}
 	}
 }
+
+// TestPhysical_IVFFlatAndGIN: a subject in a jsonb path with a GIN index
+// (jsonb_ops keeps the strings themselves as keys) and vectors in an
+// IVFFlat (cosine) index: the layer's counts equal the test's own reading,
+// and both indexes are seen to keep the deleted person's bytes.
+func TestPhysical_IVFFlatAndGIN(t *testing.T) {
+	db := loadTestDB(t)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	ctx := ctxT(t)
+	_, err := direct.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pageinspect`)
+	if err != nil && !strings.Contains(err.Error(), "already exists") {
+		require.NoError(t, err)
+	}
+	_, err = direct.Exec(ctx, `DROP TABLE IF EXISTS pages_ivf; CREATE TABLE pages_ivf (id bigint PRIMARY KEY, meta jsonb, embedding vector(64))`)
+	require.NoError(t, err)
+	t.Cleanup(func() { direct.Exec(context.Background(), `DROP TABLE IF EXISTS pages_ivf`) })
+	gone := &pagesPerson{subject: "pages-ivf-gone-5a0c77", vectors: make([][]float32, 8)}
+	kept := &pagesPerson{subject: "pages-ivf-kept-2e91d3", vectors: make([][]float32, 200)}
+	rng := rand.New(rand.NewPCG(27, 64))
+	id := 0
+	for _, p := range []*pagesPerson{gone, kept} {
+		for i := range p.vectors {
+			v := make([]float32, 64)
+			for j := range v {
+				v[j] = rng.Float32()*2 - 1
+			}
+			p.vectors[i], id = v, id+1
+			_, err = direct.Exec(ctx, `INSERT INTO pages_ivf VALUES ($1, jsonb_build_object('user', $2::text), $3::text::vector)`, id, p.subject, pagesVectorText(v))
+			require.NoError(t, err)
+		}
+	}
+	_, err = direct.Exec(ctx, `CREATE INDEX ON pages_ivf USING ivfflat (embedding vector_cosine_ops) WITH (lists = 4);
+		CREATE INDEX ON pages_ivf USING gin ((meta->'user'))`)
+	require.NoError(t, err)
+
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	require.NoError(t, err)
+	defer store.Close()
+	rule := pgstore.Table{Schema: "public", Name: "pages_ivf", ID: "id", Subjects: []pgstore.Subject{{Column: "meta", Path: []string{"user"}}}}
+	deleted, got := forgetWithScan(t, store, rule, false, gone.subject)
+	require.Equal(t, 8, deleted)
+	requireSameCounts(t, got, scanEveryPage(t, direct, "pages_ivf", diskRuns(gone.vectors), gone.subject))
+	byKind := map[string]connector.RelationPages{}
+	for _, r := range got.Relations {
+		byKind[r.Kind] = r
+	}
+	require.Positive(t, byKind["ivfflat"].HoldingVector, "IVFFlat keeps the deleted vectors until a vacuum")
+	require.Positive(t, byKind["gin"].HoldingSubject, "a jsonb_ops GIN keeps the subject's string as a key")
+}
