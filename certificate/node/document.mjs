@@ -1,12 +1,13 @@
 // document.mjs is the verifier's one entry point, the same in every host:
 // verify.mjs (Node) and the browser page (certificate/webverify) use
-// loadKeys, verify and MAX_SIZE and nothing else.
+// loadKeys, verify, parseTime and MAX_SIZE and nothing else.
 
 import { Failure, readDocument } from './envelope.mjs';
 import { verifyCertificate } from './certificate.mjs';
 import { verifyReport } from './report.mjs';
 
 export { MAX_SIZE, loadKeys } from './envelope.mjs';
+export { parseTime } from './jsonsubset.mjs';
 
 // verify resolves to {verdict, reason} for a certificate or a signed report;
 // the checks and their order are the tables in docs/certificate.md,

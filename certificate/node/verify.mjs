@@ -22,8 +22,7 @@
 // not_in_log (a certificate always needs one).
 
 import { createReadStream } from 'node:fs';
-import { parseTime } from './jsonsubset.mjs';
-import { MAX_SIZE, loadKeys, verify } from './document.mjs';
+import { MAX_SIZE, loadKeys, parseTime, verify } from './document.mjs';
 
 // readBounded reads at most limit bytes of a file ("-": stdin) and stops
 // there, so an endless or huge input costs no more than that.

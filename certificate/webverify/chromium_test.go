@@ -1,0 +1,268 @@
+package webverify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The page in headless Chromium, against every shared test vector
+// (certificate/testdata/vectors): the verdict each must get, which
+// TestVectors_Go and TestVectors_Node pin for the Go and Node verifiers.
+// One browser and one tab run them all, through the page's own file
+// inputs, as an auditor would.
+
+const vectorsDir = "../testdata/vectors"
+
+// manifest is the part of testdata/vectors/manifest.json the page needs.
+type manifest struct {
+	Certificates []struct {
+		Name, Certificate, Keys, Now, Verdict string
+	} `json:"certificates"`
+	Reports []struct {
+		Name, Report, Keys, Now, Verdict string
+		RequireLog                       bool `json:"require_log"`
+	} `json:"reports"`
+	RefusedKeys []struct {
+		Name, Keys string
+	} `json:"refused_keys"`
+}
+
+func readManifest(t *testing.T) manifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(vectorsDir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Certificates) == 0 || len(m.Reports) == 0 || len(m.RefusedKeys) == 0 {
+		t.Fatal("the manifest lists no vectors")
+	}
+	return m
+}
+
+// chromiumOrSkip finds Chromium ($LETHE_CHROMIUM, else chromium on PATH),
+// or skips; LETHE_REQUIRE_CHROMIUM=1 (scripts/test.sh) makes its absence
+// a failure.
+func chromiumOrSkip(t *testing.T) string {
+	t.Helper()
+	if path := os.Getenv("LETHE_CHROMIUM"); path != "" {
+		return path
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("LETHE_REQUIRE_CHROMIUM") == "1" {
+		t.Fatal("chromium is not on PATH and LETHE_REQUIRE_CHROMIUM=1; install Debian's chromium package (scripts/setup.sh does) or set LETHE_CHROMIUM to a Chromium binary")
+	}
+	t.Skip("chromium is not on PATH; install Debian's chromium package (scripts/setup.sh does), or set LETHE_REQUIRE_CHROMIUM=1 to make this a failure")
+	return ""
+}
+
+// browserTab starts one headless Chromium for the test and returns its
+// tab, and the console messages the page wrote, for failure messages.
+func browserTab(t *testing.T) (context.Context, func() string) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumOrSkip(t)))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to sandbox itself as root
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil { // starts the browser
+		t.Fatalf("starting chromium: %v", err)
+	}
+	var mu sync.Mutex
+	var console []string
+	go func() {
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			console = append(console, m.String())
+			mu.Unlock()
+		}
+	}()
+	return ctx, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(console, "\n")
+	}
+}
+
+// outcome is what the page shows after a verification.
+type outcome struct {
+	State   string `json:"state"` // verdict, keys-refused or error
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+}
+
+// tab is the verifier page open in a browser tab.
+type tab struct {
+	ctx     context.Context
+	console func() string
+	keys    string // the keys file last picked
+}
+
+// open navigates to the page at url and waits for its script to have run.
+func open(t *testing.T, url string) *tab {
+	t.Helper()
+	ctx, console := browserTab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("opening %s: %v", url, err)
+	}
+	ready, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('result').dataset.state + ': ' + document.getElementById('reason').textContent`))
+	if err != nil || !strings.HasPrefix(ready, "idle: Pick") {
+		t.Fatalf("the page's script did not run (%q, %v); console:\n%s", ready, err, console())
+	}
+	return &tab{ctx: ctx, console: console}
+}
+
+// verify picks the files (paths in the vectors directory), sets the
+// options, and returns what the page shows for exactly these inputs.
+func (p *tab) verify(t *testing.T, keys, doc, now string, requireLog bool) outcome {
+	t.Helper()
+	keysPath, err := filepath.Abs(filepath.Join(vectorsDir, keys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docPath, err := filepath.Abs(filepath.Join(vectorsDir, doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []chromedp.Action[chromedp.Void]
+	if keys != p.keys {
+		steps = append(steps, chromedp.SetUploadFiles(chromedp.CSS("#keys"), []string{keysPath}))
+		p.keys = keys
+	}
+	steps = append(steps,
+		chromedp.SetUploadFiles(chromedp.CSS("#document"), []string{docPath}),
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.getElementById('now').value = %q;
+			document.getElementById('require-log').checked = %t;
+			document.getElementById('verify').click();`, now, requireLog)),
+	)
+	if err := chromedp.Do(p.ctx, steps...); err != nil {
+		t.Fatalf("picking %s and %s: %v", keys, doc, err)
+	}
+	return p.await(t, what(doc, keys, now, requireLog))
+}
+
+// what is the line the page shows under a result: which inputs gave it.
+func what(doc, keys, now string, requireLog bool) string {
+	if now == "" {
+		now = "now"
+	}
+	s := fmt.Sprintf("%s against %s, as of %s", doc, keys, now)
+	if requireLog {
+		s += ", log required"
+	}
+	return s
+}
+
+// await waits for the page to show a result for the inputs described by
+// want (its "what" line) and returns it.
+func (p *tab) await(t *testing.T, want string) outcome {
+	t.Helper()
+	wantJSON, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(p.ctx, chromedp.Poll[outcome](fmt.Sprintf(`(() => {
+		const r = document.getElementById('result');
+		if (document.getElementById('what').textContent !== %s || !['verdict', 'keys-refused', 'error'].includes(r.dataset.state)) return null;
+		return { state: r.dataset.state, verdict: r.dataset.verdict, reason: document.getElementById('reason').textContent };
+	})()`, wantJSON), chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(30*time.Second)))
+	if err != nil {
+		t.Fatalf("no result for %s: %v; console:\n%s", want, err, p.console())
+	}
+	return got
+}
+
+// TestPage_VerdictsOfEveryVector: from a file (file://, as an auditor
+// opens a saved copy, offline), the page gives every certificate and
+// report vector its verdict, and refuses every refused keys file.
+func TestPage_VerdictsOfEveryVector(t *testing.T) {
+	m := readManifest(t)
+	path := filepath.Join(t.TempDir(), "lethe-verify.html")
+	if err := os.WriteFile(path, Page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := open(t, "file://"+path)
+	for _, v := range m.Certificates {
+		if got := page.verify(t, v.Keys, v.Certificate, v.Now, false); got.State != "verdict" || got.Verdict != v.Verdict {
+			t.Errorf("certificate %q: the page shows %s %q (%s), want verdict %s", v.Name, got.State, got.Verdict, got.Reason, v.Verdict)
+		}
+	}
+	for _, v := range m.Reports {
+		if got := page.verify(t, v.Keys, v.Report, v.Now, v.RequireLog); got.State != "verdict" || got.Verdict != v.Verdict {
+			t.Errorf("report %q: the page shows %s %q (%s), want verdict %s", v.Name, got.State, got.Verdict, got.Reason, v.Verdict)
+		}
+	}
+	for _, v := range m.RefusedKeys {
+		got := page.verify(t, v.Keys, m.Certificates[0].Certificate, m.Certificates[0].Now, false)
+		if got.State != "keys-refused" || !strings.Contains(got.Reason, "get the operator's keys file") {
+			t.Errorf("keys file %q: the page shows %s %q (%s), want the keys file refused", v.Name, got.State, got.Verdict, got.Reason)
+		}
+	}
+}
+
+// TestPage_ServedAndDropped: served as the admin listener serves it (with
+// its content security policy as a header too), the page runs, verifies
+// picked files, and takes both files dropped on it at once, telling the
+// keys file from the certificate by their contents.
+func TestPage_ServedAndDropped(t *testing.T) {
+	m := readManifest(t)
+	valid := m.Certificates[0]
+	if valid.Verdict != "valid" {
+		t.Fatalf("the first certificate vector is %s, not valid", valid.Verdict)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(Serve))
+	defer srv.Close()
+	page := open(t, srv.URL+"/verify")
+	if got := page.verify(t, valid.Keys, valid.Certificate, valid.Now, false); got.Verdict != "valid" {
+		t.Fatalf("served: the page shows %s %q (%s), want valid", got.State, got.Verdict, got.Reason)
+	}
+
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(vectorsDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	files, err := json.Marshal([][2]string{{"cert.json", read(valid.Certificate)}, {"trusted-keys.json", read(valid.Keys)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := fmt.Sprintf(`(() => {
+		const dt = new DataTransfer();
+		for (const [name, text] of %s) dt.items.add(new File([text], name, { type: 'application/json' }));
+		document.getElementById('now').value = %q;
+		document.getElementById('drop').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+	})()`, files, valid.Now)
+	if err := chromedp.Do(page.ctx, chromedp.Evaluate[chromedp.Void](drop)); err != nil {
+		t.Fatal(err)
+	}
+	if got := page.await(t, what("cert.json", "trusted-keys.json", valid.Now, false)); got.Verdict != "valid" {
+		t.Fatalf("dropped: the page shows %s %q (%s), want valid", got.State, got.Verdict, got.Reason)
+	}
+}
