@@ -1,7 +1,9 @@
 // Package admin is Lethe's HTTP admin API: preview and confirm a forget,
 // follow it, fetch its certificate, lift a tombstone, verify a
 // certificate, and read the transparency log (checkpoint, inclusion and
-// consistency proofs), plus /healthz, /readyz and a Prometheus /metrics.
+// consistency proofs), plus /healthz, /readyz, a Prometheus /metrics and,
+// without a token, /verify: the certificate verifier in the browser
+// (certificate/webverify), a static page that holds no data.
 // docs/openapi.yaml is its contract; a test keeps the two in step.
 //
 // The package holds no forget logic: every call goes to an Engine, and

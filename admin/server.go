@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/lethe-privacy/lethe/certificate/webverify"
 )
 
 // DefaultAddr is where the API listens unless told otherwise: loopback
@@ -90,6 +92,8 @@ func (s *server) routes() []route {
 		{http.MethodGet, "/healthz", nil, s.healthz},
 		{http.MethodGet, "/readyz", nil, s.readyz},
 		{http.MethodGet, "/metrics", reader, s.metrics},
+		// The browser verifier: a static page holding no data, so no token.
+		{http.MethodGet, "/verify", nil, webverify.Serve},
 
 		{http.MethodPost, "/v1/forget/preview", operator, s.preview},
 		{http.MethodPost, "/v1/forget", operator, s.forget},
