@@ -24,7 +24,14 @@ const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 // no byte order mark, no escaped lone surrogate, no member name twice in
 // one object, nesting at most MAX_DEPTH. It throws an Error saying why not.
 export function parseJSON(bytes) {
-  const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes); // throws on invalid UTF-8
+  let text;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    // Each host words TextDecoder's error its own way; the reason is the
+    // verifier's, the same in every host (this is Node's wording).
+    throw new Error('The encoded data was not valid for encoding utf-8');
+  }
   let i = 0;
   const err = (why) => {
     throw new Error(`${why} at offset ${i}`);

@@ -197,30 +197,121 @@ func (p *tab) await(t *testing.T, want string) outcome {
 	return got
 }
 
+// nodeScript verifies, in one Node process, the inputs it reads as JSON
+// lines [keys, document, now, requireLog] from stdin, with the modules
+// the page inlines, and prints for each {verdict, reason}, or {refused}
+// with the message of a refused keys file.
+const nodeScript = `
+import { readFileSync } from 'node:fs';
+import { loadKeys, parseTime, verify } from %s;
+const out = [];
+for (const line of readFileSync(0, 'utf8').split('\n').filter(Boolean)) {
+  const [keys, doc, now, requireLog] = JSON.parse(line);
+  let trust;
+  try {
+    trust = await loadKeys(readFileSync(keys));
+  } catch (e) {
+    out.push({ refused: e.message });
+    continue;
+  }
+  out.push(await verify(readFileSync(doc), trust, parseTime(now), requireLog));
+}
+process.stdout.write(JSON.stringify(out));
+`
+
+// nodeResult is what nodeScript prints for one input.
+type nodeResult struct {
+	Verdict, Reason, Refused string
+}
+
+// nodeVerdicts runs the verifier's modules in Node over inputs
+// ([keys, document, now, requireLog], paths in the vectors directory), or
+// returns nil when there is no Node (a failure with LETHE_REQUIRE_NODE=1).
+func nodeVerdicts(t *testing.T, inputs [][4]any) []nodeResult {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("LETHE_REQUIRE_NODE") == "1" {
+			t.Fatal("node is not on PATH and LETHE_REQUIRE_NODE=1; install Node.js 20 or later")
+		}
+		t.Log("node is not on PATH: the page's reasons are not compared with Node's")
+		return nil
+	}
+	document, err := filepath.Abs("../node/document.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdin strings.Builder
+	for _, in := range inputs {
+		in[0], in[1] = filepath.Join(vectorsDir, in[0].(string)), filepath.Join(vectorsDir, in[1].(string))
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdin.Write(append(b, '\n'))
+	}
+	url, err := json.Marshal("file://" + filepath.ToSlash(document))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "--input-type=module", "-e", fmt.Sprintf(nodeScript, url))
+	cmd.Stdin = strings.NewReader(stdin.String())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var results []nodeResult
+	if err := json.Unmarshal(out, &results); err != nil || len(results) != len(inputs) {
+		t.Fatalf("node printed %d results for %d inputs (%v)", len(results), len(inputs), err)
+	}
+	return results
+}
+
 // TestPage_VerdictsOfEveryVector: from a file (file://, as an auditor
 // opens a saved copy, offline), the page gives every certificate and
-// report vector its verdict, and refuses every refused keys file.
+// report vector its verdict, with the reason Node's verifier gives, and
+// refuses every refused keys file with Node's message.
 func TestPage_VerdictsOfEveryVector(t *testing.T) {
 	m := readManifest(t)
+	type vector struct {
+		name, keys, doc, now string
+		requireLog           bool
+		verdict              string // empty: the keys file must be refused
+	}
+	var vectors []vector
+	for _, v := range m.Certificates {
+		vectors = append(vectors, vector{"certificate " + v.Name, v.Keys, v.Certificate, v.Now, false, v.Verdict})
+	}
+	for _, v := range m.Reports {
+		vectors = append(vectors, vector{"report " + v.Name, v.Keys, v.Report, v.Now, v.RequireLog, v.Verdict})
+	}
+	for _, v := range m.RefusedKeys {
+		vectors = append(vectors, vector{"keys file " + v.Name, v.Keys, m.Certificates[0].Certificate, m.Certificates[0].Now, false, ""})
+	}
+	var inputs [][4]any
+	for _, v := range vectors {
+		inputs = append(inputs, [4]any{v.keys, v.doc, v.now, v.requireLog})
+	}
+	node := nodeVerdicts(t, inputs)
 	path := filepath.Join(t.TempDir(), "lethe-verify.html")
 	if err := os.WriteFile(path, Page, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	page := open(t, "file://"+path)
-	for _, v := range m.Certificates {
-		if got := page.verify(t, v.Keys, v.Certificate, v.Now, false); got.State != "verdict" || got.Verdict != v.Verdict {
-			t.Errorf("certificate %q: the page shows %s %q (%s), want verdict %s", v.Name, got.State, got.Verdict, got.Reason, v.Verdict)
+	for i, v := range vectors {
+		got := page.verify(t, v.keys, v.doc, v.now, v.requireLog)
+		if v.verdict == "" {
+			if got.State != "keys-refused" || !strings.Contains(got.Reason, "get the operator's keys file") {
+				t.Errorf("%s: the page shows %s %q (%s), want the keys file refused", v.name, got.State, got.Verdict, got.Reason)
+			} else if node != nil && !strings.Contains(got.Reason, ": "+node[i].Refused+";") {
+				t.Errorf("%s: the page says %q, Node %q", v.name, got.Reason, node[i].Refused)
+			}
+			continue
 		}
-	}
-	for _, v := range m.Reports {
-		if got := page.verify(t, v.Keys, v.Report, v.Now, v.RequireLog); got.State != "verdict" || got.Verdict != v.Verdict {
-			t.Errorf("report %q: the page shows %s %q (%s), want verdict %s", v.Name, got.State, got.Verdict, got.Reason, v.Verdict)
-		}
-	}
-	for _, v := range m.RefusedKeys {
-		got := page.verify(t, v.Keys, m.Certificates[0].Certificate, m.Certificates[0].Now, false)
-		if got.State != "keys-refused" || !strings.Contains(got.Reason, "get the operator's keys file") {
-			t.Errorf("keys file %q: the page shows %s %q (%s), want the keys file refused", v.Name, got.State, got.Verdict, got.Reason)
+		if got.State != "verdict" || got.Verdict != v.verdict {
+			t.Errorf("%s: the page shows %s %q (%s), want verdict %s", v.name, got.State, got.Verdict, got.Reason, v.verdict)
+		} else if node != nil && (node[i].Verdict != got.Verdict || node[i].Reason != got.Reason) {
+			t.Errorf("%s: the page says %s (%s), Node %s (%s)", v.name, got.Verdict, got.Reason, node[i].Verdict, node[i].Reason)
 		}
 	}
 }

@@ -177,17 +177,21 @@ async function role(file) {
   return 'document';
 }
 
-function choose(which, file) {
+// choose makes file the one of its role. A file input shows the file
+// picked with it; a dropped file is named beside the input, which is
+// emptied, so that only the file in use is shown.
+function choose(which, file, dropped) {
   chosen[which] = file;
-  $(`${which}-name`).textContent = file ? file.name : '';
+  if (dropped) $(which).value = '';
+  $(`${which}-name`).textContent = dropped ? `${file.name} (dropped)` : '';
 }
 
 $('keys').addEventListener('change', (e) => {
-  choose('keys', e.target.files[0] ?? null);
+  choose('keys', e.target.files[0] ?? null, false);
   run();
 });
 $('document').addEventListener('change', (e) => {
-  choose('document', e.target.files[0] ?? null);
+  choose('document', e.target.files[0] ?? null, false);
   run();
 });
 $('now').addEventListener('change', run);
@@ -206,7 +210,7 @@ drop.addEventListener('dragleave', () => drop.classList.remove('over'));
 drop.addEventListener('drop', async (e) => {
   e.preventDefault();
   drop.classList.remove('over');
-  for (const file of e.dataTransfer.files) choose(await role(file), file);
+  for (const file of e.dataTransfer.files) choose(await role(file), file, true);
   run();
 });
 
