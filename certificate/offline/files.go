@@ -50,3 +50,13 @@ func writeNewFile(path string, data []byte) error {
 	}
 	return nil
 }
+
+// WriteReport writes a signed report (of a sweep or a reconcile
+// adoption) to file, by default <run id>.json in the current directory,
+// and returns the file it wrote.
+func WriteReport(file, runID string, signed []byte) (string, error) {
+	if file == "" {
+		file = runID + ".json"
+	}
+	return file, WriteFile(file, signed)
+}

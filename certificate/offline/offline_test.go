@@ -93,3 +93,20 @@ func TestReportLogIndex(t *testing.T) {
 	_, ok = ReportLogIndex([]byte(`{"report":{}}`))
 	assert.False(t, ok)
 }
+
+// A report is written where asked, or as <run id>.json in the current
+// directory.
+func TestWriteReport_DefaultsToTheRunID(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	file, err := WriteReport("", "sweep-1", []byte("signed"))
+	require.NoError(t, err)
+	assert.Equal(t, "sweep-1.json", file)
+	got, err := os.ReadFile(filepath.Join(dir, "sweep-1.json"))
+	require.NoError(t, err)
+	assert.Equal(t, "signed", string(got))
+	named := filepath.Join(dir, "r.json")
+	file, err = WriteReport(named, "sweep-2", []byte("signed"))
+	require.NoError(t, err)
+	assert.Equal(t, named, file)
+}

@@ -16,7 +16,7 @@ const benchNoSyncEnv = "LETHE_BENCH_PROXY_NOSYNC"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(benchNoSyncEnv) == "1" {
-		benchIntentSync = ledger.IntentNoSync
+		coreOptions.UnfollowedSync = ledger.IntentNoSync
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

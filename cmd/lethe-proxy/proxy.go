@@ -9,20 +9,28 @@ import (
 
 	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/config/coreopen"
+	"github.com/lethe-privacy/lethe/config/forgetopen"
 	"github.com/lethe-privacy/lethe/connector"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
-	"github.com/lethe-privacy/lethe/proxy/pinecone/pcwing"
 )
 
 // proxy is a serving proxy: the capture core and its ledger, the wings,
 // forget's engine and the admin API. Each is nil when the config does
 // not ask for it.
 type proxy struct {
-	core   *core
+	core   *coreopen.Core
 	wings  []connector.Wing
-	forget *forgetting
+	forget *forgetopen.Forget
 	admin  *admin.Listener
 }
+
+// coreOptions are the capture core's: the zero value, except in this
+// package's test binary run as bench/small.sh's nosync proxy
+// (nosync_bench_test.go).
+var coreOptions coreopen.Options
+
+// tool names this program in what it signs.
+func tool() string { return "lethe-proxy " + version }
 
 // startProxy builds and starts everything serve runs, in this order: the
 // core and the ledger, the wings, forget, then every wing's listener and
@@ -37,13 +45,13 @@ func startProxy(ctx context.Context, cfg *config.Config, configPath string, log 
 			p.close()
 		}
 	}()
-	if p.core, err = newCore(cfg, configPath, log); err != nil {
+	if p.core, err = coreopen.Open(cfg, configPath, log, coreOptions); err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
 	if p.wings, err = newWings(cfg, p.core, log); err != nil {
 		return nil, err
 	}
-	if p.forget, err = newForget(cfg, p.core, p.wings, log); err != nil {
+	if p.forget, err = forgetopen.Open(cfg, p.core, p.wings, tool(), log); err != nil {
 		return nil, fmt.Errorf("forget: %w", err)
 	}
 	for _, w := range p.wings {
@@ -52,7 +60,7 @@ func startProxy(ctx context.Context, cfg *config.Config, configPath string, log 
 		}
 	}
 	if p.forget != nil {
-		acfg, err := p.forget.adminConfig(cfg, p.core, p.wings, log)
+		acfg, err := p.adminConfig(cfg, log)
 		if err != nil {
 			return nil, err
 		}
@@ -67,23 +75,6 @@ func startProxy(ctx context.Context, cfg *config.Config, configPath string, log 
 		}
 	}
 	return p, nil
-}
-
-// newWings builds the wing of each store the config names, PostgreSQL
-// first: forget's layers follow this order.
-func newWings(cfg *config.Config, c *core, log *slog.Logger) ([]connector.Wing, error) {
-	var wings []connector.Wing
-	pg, err := pgwing.New(cfg, c.captureCore(), c.ledgerHandle(), log)
-	if err != nil {
-		return nil, err
-	}
-	if pg != nil {
-		wings = append(wings, pg)
-	}
-	if pc := pcwing.New(cfg, c.captureCore(), log); pc != nil {
-		wings = append(wings, pc)
-	}
-	return wings, nil
 }
 
 // serve runs every wing and the admin API until ctx ends (a signal) or
@@ -142,7 +133,7 @@ func (p *proxy) serve(ctx context.Context, stopSignals func(), shutdownTimeout t
 	if p.core != nil {
 		// Within what is left of shutdown_timeout: confirmations still
 		// queued after it stay pending for recovery.
-		p.core.capture.Shutdown(sctx)
+		p.core.Capture.Shutdown(sctx)
 	}
 	return code
 }
@@ -154,13 +145,41 @@ func (p *proxy) close() {
 	if p.admin != nil {
 		p.admin.Close() // a listener never served is still open
 	}
-	if p.forget != nil {
-		p.forget.close()
-	}
+	p.forget.Close()
 	for _, w := range p.wings {
 		w.Close()
 	}
-	if p.core != nil {
-		p.core.close()
+	p.core.Close()
+}
+
+// adminConfig is the admin API of this proxy: forget's engine, the
+// tokens, a readiness check of the ledger and of every wing's store, and
+// the counters of the core and of every wing.
+func (p *proxy) adminConfig(cfg *config.Config, log *slog.Logger) (admin.Config, error) {
+	tokens, err := admin.LoadTokens(cfg.Forget.Admin.TokensFile)
+	if err != nil {
+		return admin.Config{}, fmt.Errorf("forget.admin.tokens_file: %w", err)
 	}
+	return admin.Config{
+		Engine: p.forget.Engine, Tokens: tokens, Logger: log,
+		Ready: func(ctx context.Context) error {
+			if _, err := p.core.Ledger.Tombstones(ctx); err != nil { // small, unlike the tags
+				return fmt.Errorf("ledger: %w", err)
+			}
+			for _, w := range p.wings {
+				if err := w.Ready(ctx); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Metrics: func() map[string]float64 {
+			m := map[string]float64{"lethe_tombstones": float64(p.core.Tombstones.Len())}
+			p.core.Capture.Stats.Metrics(m)
+			for _, w := range p.wings {
+				w.Metrics(m)
+			}
+			return m
+		},
+	}, nil
 }

@@ -2,27 +2,21 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
-	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/certificate/offline"
+	"github.com/lethe-privacy/lethe/config/forgetopen"
+	"github.com/lethe-privacy/lethe/config/ledgeropen"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/engine/reconcile"
 	"github.com/lethe-privacy/lethe/ledger"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
-	"github.com/lethe-privacy/lethe/proxy/pinecone/pcwing"
 )
 
 const reconcileUsage = `Usage:
@@ -78,44 +72,58 @@ func reconcileCmd(args []string, stdout, stderr io.Writer) int {
 	if *adopt && cfg.Forget.SigningKey == "" {
 		return fail("--adopt signs a report and logs it, which needs forget configured: set forget.signing_key (and forget.log_origin) as for forget (docs/forget.md)")
 	}
+	if !cfg.HasRules() {
+		return fail("nothing to reconcile: the config has no capture.tables and no pinecone.indexes[].namespaces")
+	}
 	log := newLogger(cfg.Log, stderr)
 	ctx, cancel := signalContext()
 	defer cancel()
-	run, err := openReconcile(ctx, cfg, *path, *adopt, log)
+	hasher, err := ledgeropen.SubjectHasher()
 	if err != nil {
 		return fail("%v", err)
 	}
-	defer run.close()
-	counts, err := reconcile.Run(ctx, reconcile.Config{Ledger: run.ledger, Hasher: run.hasher, Scanners: run.scanners, Adopt: *adopt})
+	// --adopt writes subject hashes, so it records the salt as serve does;
+	// it opens the ledger under a fresh owner name, as inspection commands do.
+	l, where, err := ledgeropen.Open(cfg.Capture.Ledger, *path, ledger.Options{Logger: log}, ledgeropen.Salt{Hasher: hasher, Record: *adopt})
+	if err != nil {
+		return fail("opening the ledger %s: %v", where, err)
+	}
+	defer l.Close()
+	wings, err := newWings(cfg, nil, log)
 	if err != nil {
 		return fail("%v", err)
 	}
-	out := reconcileOutput{Tables: counts, ForgottenBy: []string{}}
-	for _, c := range counts {
-		out.Unknown += c.Unknown
-		out.Adopted += c.Adopted
-		out.Forgotten += c.Forgotten
-		for _, id := range c.ForgottenBy {
-			if !slices.Contains(out.ForgottenBy, id) {
-				out.ForgottenBy = append(out.ForgottenBy, id)
-			}
+	defer closeWings(wings)
+	scanners, closeScanners, err := fromWings(ctx, wings, connector.Wing.Scanners)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer closeScanners()
+	rc := reconcile.Config{Ledger: l, Hasher: hasher, Scanners: scanners, Adopt: *adopt}
+	var certifier *engine.Certifier
+	if *adopt {
+		if certifier, _, err = forgetopen.Certifier(ctx, cfg, l, tool(), log); err != nil {
+			return fail("%v", err)
 		}
 	}
-	slices.Sort(out.ForgottenBy)
+	counts, err := reconcile.Run(ctx, rc)
+	if err != nil {
+		return fail("%v", err)
+	}
+	out := reconcile.Summarize(counts)
 	if out.Adopted > 0 {
-		if out.Report, out.RunID, err = run.logReport(ctx, counts, *reportFile); err != nil {
+		if out.RunID, out.Report, err = logAdoption(ctx, certifier, counts, *reportFile); err != nil {
 			// The adopted records are in the ledger; a second run finds
 			// them known and has nothing to report.
 			return fail("the records were adopted, but their report was not: %v", err)
 		}
 	}
 	if *format == "json" {
-		b, _ := json.MarshalIndent(out, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", b)
+		out.WriteJSON(stdout)
 	} else {
-		out.text(stdout, *adopt)
+		out.WriteText(stdout, *adopt)
 	}
-	if out.Unknown > out.Adopted || out.Forgotten > 0 {
+	if !out.Clean() {
 		return 1
 	}
 	return 0
@@ -127,130 +135,19 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 }
 
-// reconcileRun is what one reconcile reads and writes: the ledger, the
-// stores' scanners and, with --adopt, the certifier that signs and logs.
-type reconcileRun struct {
-	ledger    reconcile.Ledger
-	hasher    *ledger.Hasher
-	scanners  []connector.Scanner
-	certifier *engine.Certifier
-	closers   []func()
-}
-
-func (r *reconcileRun) close() {
-	for i := len(r.closers) - 1; i >= 0; i-- {
-		r.closers[i]()
-	}
-}
-
-// openReconcile opens the ledger (under a fresh owner name, as inspection
-// commands do), the store of capture.tables and the Pinecone index hosts,
-// and with adopt the engine.
-func openReconcile(ctx context.Context, cfg *config.Config, configPath string, adopt bool, log *slog.Logger) (_ *reconcileRun, err error) {
-	run := &reconcileRun{}
-	defer func() {
-		if err != nil {
-			run.close()
-		}
-	}()
-	if !cfg.HasRules() {
-		return nil, errors.New("nothing to reconcile: the config has no capture.tables and no pinecone.indexes[].namespaces")
-	}
-	if run.hasher, err = subjectHasher(); err != nil {
-		return nil, err
-	}
-	// --adopt writes subject hashes, so it records the salt as serve does.
-	l, where, err := openLedgerWith(cfg.Capture.Ledger, configPath, ledger.Options{Logger: log}, ledgerSalt{hasher: run.hasher, record: adopt})
+// logAdoption signs and logs the adoption's report and writes it to file
+// (default reconcile-<run id>.json here); it returns the run id and the
+// file's absolute path.
+func logAdoption(ctx context.Context, certifier *engine.Certifier, counts []reconcile.Count, file string) (string, string, error) {
+	id, signed, err := reconcile.LogAdoption(ctx, certifier, counts, time.Now())
 	if err != nil {
-		return nil, fmt.Errorf("opening the ledger %s: %w", where, err)
+		return id, "", err
 	}
-	run.closers = append(run.closers, func() { l.Close() })
-	run.ledger = l
-	pg, err := pgwing.New(cfg, nil, nil, log)
-	if err != nil {
-		return nil, err
-	}
-	if pg != nil {
-		scanners, closeScanners, err := pg.Scanners(ctx)
-		if err != nil {
-			return nil, err
-		}
-		run.closers = append(run.closers, closeScanners)
-		run.scanners = append(run.scanners, scanners...)
-	}
-	if pc := pcwing.New(cfg, nil, log); pc != nil {
-		scanners, closeScanners, err := pc.Scanners(ctx)
-		if err != nil {
-			return nil, err
-		}
-		run.closers = append(run.closers, closeScanners)
-		run.scanners = append(run.scanners, scanners...)
-	}
-	if adopt {
-		if run.certifier, _, err = announcedCertifier(ctx, cfg, l, log); err != nil {
-			return nil, err
-		}
-	}
-	return run, nil
-}
-
-// logReport signs the adoption's report, logs its event and writes it to
-// file (default reconcile-<run id>.json here); it returns the file and the
-// run id.
-func (r *reconcileRun) logReport(ctx context.Context, counts []reconcile.Count, file string) (string, string, error) {
-	now := time.Now()
-	id := engine.NewRunID("reconcile", now)
-	signed, err := r.certifier.LogReport(ctx, reconcile.Report(id, now, counts))
-	if err != nil {
-		return "", id, err
-	}
-	if file, err = writeReport(file, id, signed); err != nil {
-		return "", id, fmt.Errorf("writing the report (its event is in the log as run %s): %w", id, err)
+	if file, err = offline.WriteReport(file, id, signed); err != nil {
+		return id, "", fmt.Errorf("writing the report (its event is in the log as run %s): %w", id, err)
 	}
 	if abs, err := filepath.Abs(file); err == nil {
 		file = abs
 	}
-	return file, id, nil
-}
-
-// reconcileOutput is what reconcile prints: counts only.
-type reconcileOutput struct {
-	Tables      []reconcile.Count `json:"tables"`
-	Unknown     int64             `json:"unknown"`
-	Adopted     int64             `json:"adopted"`
-	Forgotten   int64             `json:"forgotten"`
-	ForgottenBy []string          `json:"forgotten_by"` // forget request ids
-	RunID       string            `json:"run_id,omitempty"`
-	Report      string            `json:"report,omitempty"`
-}
-
-func (o reconcileOutput) text(w io.Writer, adopt bool) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STORE\tTABLE\tSCANNED\tKNOWN\tUNKNOWN\tUNREADABLE\tFORGOTTEN\tADOPTED")
-	var absent []string
-	for _, c := range o.Tables {
-		if c.Absent {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\n", c.Store, c.Table)
-			absent = append(absent, c.Table)
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", c.Store, c.Table, c.Scanned, c.Known, c.Unknown, c.Unreadable, c.Forgotten, c.Adopted)
-	}
-	tw.Flush()
-	for _, t := range absent {
-		fmt.Fprintf(w, "%s does not exist (yet): it holds nothing\n", t)
-	}
-	if o.Forgotten > 0 {
-		fmt.Fprintf(w, "%d records name a subject already forgotten, written after the forget where nothing caught them; "+
-			"they are not adopted: forget the subject of request %s again to delete them and certify it (docs/reconcile.md)\n",
-			o.Forgotten, strings.Join(o.ForgottenBy, ", "))
-	}
-	switch {
-	case o.Unknown == 0 && o.Forgotten == 0:
-		fmt.Fprintln(w, "every record is known to the ledger")
-	case o.Unknown > 0 && o.Adopted == o.Unknown:
-		fmt.Fprintf(w, "adopted %d records into the ledger; signed report (run %s) written to %s and its reconcile.adopted event appended to the transparency log\n", o.Adopted, o.RunID, o.Report)
-	case o.Unknown > 0 && !adopt:
-		fmt.Fprintf(w, "%d records name a subject the ledger does not know under their id; run again with --adopt to record them (docs/reconcile.md)\n", o.Unknown)
-	}
+	return id, file, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lethe-privacy/lethe/config/ledgeropen"
 	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
 )
 
@@ -28,7 +29,7 @@ capture:
     - {table: public.docs, id: id, subjects: [user_id]}
 `)
 	bare := write("bare.yaml", "postgres: {upstream: 127.0.0.1:5432}\n")
-	t.Setenv(envSalt, strings.Repeat("ab", 32))
+	t.Setenv(ledgeropen.EnvSalt, strings.Repeat("ab", 32))
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -63,7 +64,7 @@ capture:
 func TestReconcileCmd_LogsByTheConfigsLogSettings(t *testing.T) {
 	url := startEmulator(t, emulator.Config{})
 	dir := t.TempDir()
-	t.Setenv(envSalt, strings.Repeat("ab", 32))
+	t.Setenv(ledgeropen.EnvSalt, strings.Repeat("ab", 32))
 	t.Setenv("RECONCILE_LOG_TEST_KEY", "")
 	for _, tc := range []struct {
 		level, format string

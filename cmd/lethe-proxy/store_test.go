@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lethe-privacy/lethe/config/ledgeropen"
 )
 
 // Every command that works through capture.store says the same when it
 // cannot connect, and when it is not set: which key, and what to do.
 func TestStoreCommands_SameWordsForAStoreNotSetOrUnreachable(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(envSalt, strings.Repeat("ab", 32))
+	t.Setenv(ledgeropen.EnvSalt, strings.Repeat("ab", 32))
 	config := func(name, store string) string {
 		p := filepath.Join(dir, name)
 		yaml := "postgres: {upstream: 127.0.0.1:5432}\n" +

@@ -5,14 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"text/tabwriter"
 	"time"
 
-	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/certificate/offline"
+	"github.com/lethe-privacy/lethe/config/forgetopen"
+	"github.com/lethe-privacy/lethe/config/ledgeropen"
+	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine/retention"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
-	"github.com/lethe-privacy/lethe/proxy/pinecone/pcwing"
+	"github.com/lethe-privacy/lethe/ledger"
 )
 
 const sweepUsage = `Usage:
@@ -64,43 +64,47 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-
-	layers, closeStores, err := sweepLayers(octx, cfg, log)
+	wings, err := newWings(cfg, nil, log)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	defer closeStores()
+	defer closeWings(wings)
+	layers, closeRetainers, err := fromWings(octx, wings, connector.Wing.Retainers)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	defer closeRetainers()
 	if len(layers) == 0 {
 		fmt.Fprintf(stdout, "no table or namespace rule in %s has retain: nothing to sweep\n", *path)
 		return 0
 	}
 	sc := retention.Config{Layers: layers, Batch: *batch, DryRun: *dryRun, Logger: log}
 	if !*dryRun {
-		hasher, err := optionalSubjectHasher() // the sweep hashes nothing, but is refused a wrong salt
+		hasher, err := ledgeropen.OptionalSubjectHasher() // the sweep hashes nothing, but is refused a wrong salt
 		if err != nil {
 			return fail(2, "%v", err)
 		}
-		l, where, err := openLedger(cfg.Capture.Ledger, *path, ledgerSalt{hasher: hasher})
+		l, where, err := ledgeropen.Open(cfg.Capture.Ledger, *path, ledger.Options{}, ledgeropen.Salt{Hasher: hasher})
 		if err != nil {
 			return fail(2, "opening the ledger %s: %v", where, err)
 		}
 		defer l.Close()
-		if sc.Certifier, _, err = announcedCertifier(octx, cfg, l, log); err != nil {
+		if sc.Certifier, _, err = forgetopen.Certifier(octx, cfg, l, tool(), log); err != nil {
 			return fail(2, "%v", err)
 		}
 		sc.Ledger = l
 	}
 	res, err := retention.Sweep(ctx, sc)
-	printSweep(stdout, res, *dryRun)
+	res.WriteText(stdout, *dryRun)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
 	if !*dryRun {
-		file, err := writeReport(*reportFile, res.RunID, res.Report)
+		file, err := offline.WriteReport(*reportFile, res.RunID, res.Report)
 		if err != nil {
 			return fail(1, "writing the report (the sweep is done and logged): %v", err)
 		}
-		if index, ok := reportLogIndex(res.Report); ok {
+		if index, ok := offline.ReportLogIndex(res.Report); ok {
 			fmt.Fprintf(stdout, "report %s: signed, transparency log index %d (check it: lethe-proxy verify --keys KEYS.json %s)\n", file, index, file)
 		}
 	}
@@ -116,65 +120,4 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		return fail(1, "expired records are left or a table failed (see above); run the sweep again")
 	}
 	return 0
-}
-
-// sweepLayers opens the stores of the rules with retain and returns their
-// layers, and a function that closes the stores.
-func sweepLayers(ctx context.Context, cfg *config.Config, log *slog.Logger) ([]retention.Expiring, func(), error) {
-	var (
-		layers  []retention.Expiring
-		closers []func()
-	)
-	closeAll := func() {
-		for _, c := range closers {
-			c()
-		}
-	}
-	pg, err := pgwing.New(cfg, nil, nil, log)
-	if err != nil {
-		return nil, nil, err
-	}
-	if pg != nil {
-		retainers, closeRetainers, err := pg.Retainers(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		closers = append(closers, closeRetainers)
-		layers = append(layers, retainers...)
-	}
-	if pc := pcwing.New(cfg, nil, log); pc != nil {
-		retainers, closeRetainers, err := pc.Retainers(ctx)
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		closers = append(closers, closeRetainers)
-		layers = append(layers, retainers...)
-	}
-	return layers, closeAll, nil
-}
-
-// printSweep writes the counts per table.
-func printSweep(w io.Writer, res retention.Result, dryRun bool) {
-	if dryRun {
-		fmt.Fprintf(w, "dry run %s at %s: nothing was deleted\n", res.RunID, res.At.Format(time.RFC3339))
-	} else {
-		fmt.Fprintf(w, "sweep %s at %s\n", res.RunID, res.At.Format(time.RFC3339))
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STORE\tTABLE\tCUTOFF\tEXPIRED\tDELETED\tRESIDUAL\tKEPT (NO TIME)\tSTATUS")
-	for _, l := range res.Layers {
-		status := "ok"
-		switch {
-		case l.Err != nil:
-			status = "failed"
-		case l.Residual > 0:
-			status = "left"
-		case dryRun:
-			status = "counted"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", l.Store, l.Table, l.Cutoff.Format(time.RFC3339),
-			l.Expired, l.Deleted, l.Residual, l.Unreadable, status)
-	}
-	tw.Flush()
 }

@@ -14,10 +14,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
-	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/ledger"
 )
@@ -224,16 +222,4 @@ func namesSubject(entries []ledger.Entry, h ledger.SubjectHash) bool {
 // neither compared nor adopted.
 func storableID(id string) bool {
 	return id != "" && utf8.ValidString(id) && !strings.ContainsRune(id, 0)
-}
-
-// Report is the signed report of an adoption: per table, the
-// unknown records found and those adopted, and how they were read.
-func Report(runID string, at time.Time, counts []Count) certificate.Report {
-	r := certificate.Report{Kind: certificate.EventReconcileAdopted, RunID: runID, At: at}
-	for _, c := range counts {
-		r.Layers = append(r.Layers, certificate.ReportLayer{
-			Store: string(c.Store), Table: c.Table, Found: c.Unknown, Done: c.Adopted, Method: c.Method,
-		})
-	}
-	return r
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -185,4 +186,17 @@ func TestReconcileReport_SignedAndLogged(t *testing.T) {
 	assert.Equal(t, certificate.EventReconcileAdopted, r.Kind)
 	assert.Equal(t, id, r.RunID)
 	assert.Equal(t, []certificate.ReportLayer{{Store: "postgres", Table: "public.docs", Found: 4, Done: 4, Method: "scan"}}, r.Layers)
+}
+
+// LogAdoption signs and logs the report under a fresh reconcile run id.
+func TestLogAdoption_SignsAndLogsUnderARunID(t *testing.T) {
+	te := enginetest.New(t, 0)
+	counts := []Count{{Store: ledger.StorePostgres, Table: "public.docs", Scanned: 3, Unknown: 3, Adopted: 3, Method: "scan"}}
+	id, signed, err := LogAdoption(context.Background(), te.Certifier, counts, te.Now())
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(id, "reconcile-"), id)
+	r, err := certificate.VerifyReport(signed, te.Keys)
+	require.NoError(t, err)
+	assert.Equal(t, id, r.RunID)
+	assert.Equal(t, int64(3), r.Layers[0].Done)
 }

@@ -1,4 +1,4 @@
-package main
+package coreopen
 
 import (
 	"context"
@@ -9,34 +9,43 @@ import (
 
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/config/ledgeropen"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
-// core is the capture core of a serving proxy, with its ledger: every
-// wing records through it, and forget reads and writes the same ledger.
-type core struct {
-	capture    *capture.Capture
-	ledger     *ledger.Handle
-	hasher     *ledger.Hasher
-	tombstones *capture.Tombstones
+// Core is the capture core of a serving proxy with its ledger, the
+// subject hasher and the tombstones the core refuses by.
+type Core struct {
+	Capture    *capture.Capture
+	Ledger     *ledger.Handle
+	Hasher     *ledger.Hasher
+	Tombstones *capture.Tombstones
 }
 
-// newCore opens the ledger and builds the capture core when tables or
+// Options adjusts Open for a test binary; the zero value is the proxy's.
+type Options struct {
+	// UnfollowedSync is what intents wait for when the WAL follower is
+	// off (default ledger.IntentDurable). Only bench/small.sh's nosync
+	// proxy sets another; the shipped command never does.
+	UnfollowedSync ledger.IntentSync
+}
+
+// Open opens the ledger and builds the capture core when tables or
 // Pinecone namespace rules are configured; it returns nil (a pure relay)
-// when none are.
-func newCore(cfg *config.Config, configPath string, log *slog.Logger) (*core, error) {
+// when none are. The salt from the environment is recorded in the ledger
+// when it holds none, for the core, forget and the WAL follower alike.
+// configPath places the default SQLite ledger.
+func Open(cfg *config.Config, configPath string, log *slog.Logger, opts Options) (*Core, error) {
 	if !cfg.HasRules() {
 		return nil, nil
 	}
-	hasher, err := subjectHasher()
+	hasher, err := ledgeropen.SubjectHasher()
 	if err != nil {
 		return nil, err
 	}
-	// Forget (the admin API) and the WAL follower use this ledger and
-	// hasher too: serve records the salt for all of them.
-	l, where, err := openLedgerWith(cfg.Capture.Ledger, configPath,
-		ledger.Options{Logger: log, Owner: ledgerOwner(cfg), LeaseDuration: cfg.Capture.Ledger.Lease.D(), IntentSync: intentSync(cfg.Capture)},
-		ledgerSalt{hasher: hasher, record: true})
+	l, where, err := ledgeropen.Open(cfg.Capture.Ledger, configPath,
+		ledger.Options{Logger: log, Owner: Owner(cfg), LeaseDuration: cfg.Capture.Ledger.Lease.D(), IntentSync: IntentSync(cfg.Capture, opts.UnfollowedSync)},
+		ledgeropen.Salt{Hasher: hasher, Record: true})
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +73,34 @@ func newCore(cfg *config.Config, configPath string, log *slog.Logger) (*core, er
 		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == config.ForgottenFlag, Recent: recent, Followed: followed,
 		DeleteLateWrites: deletesLateWrites(cfg, log),
 	})
-	return &core{capture: c, ledger: l, hasher: hasher, tombstones: tombs}, nil
+	return &Core{Capture: c, Ledger: l, Hasher: hasher, Tombstones: tombs}, nil
+}
+
+// Close stops the core, its queued decisions reaching the ledger first,
+// then closes the ledger. A nil Core (a pure relay) closes nothing.
+func (c *Core) Close() {
+	if c == nil {
+		return
+	}
+	c.Capture.Close()
+	c.Ledger.Close()
+}
+
+// CaptureCore and LedgerHandle are the core's parts for the wings; nil
+// for a pure relay.
+func (c *Core) CaptureCore() *capture.Capture {
+	if c == nil {
+		return nil
+	}
+	return c.Capture
+}
+
+// LedgerHandle is the core's ledger; nil for a pure relay.
+func (c *Core) LedgerHandle() *ledger.Handle {
+	if c == nil {
+		return nil
+	}
+	return c.Ledger
 }
 
 // deletesLateWrites reports whether the WAL follower's late writes are
@@ -83,56 +119,31 @@ func deletesLateWrites(cfg *config.Config, log *slog.Logger) bool {
 	return true
 }
 
-// intentSync is what the proxy's intents wait for. With the WAL follower
+// IntentSync is what the proxy's intents wait for. With the WAL follower
 // on, the server's own WAL (through the slot, which the follower confirms
 // only once the ledger has the rows) is the durable record of every
 // committed row: an intent need not wait for the disk, and survives a
 // crash of the proxy but not of the machine, whose lost intents the
 // follower stands in for. Without the follower the intent is the only
-// record, and waits for fsync.
-func intentSync(c config.Capture) ledger.IntentSync {
+// record, and waits as unfollowed says (ledger.IntentDurable, the zero
+// value, waits for fsync).
+func IntentSync(c config.Capture, unfollowed ledger.IntentSync) ledger.IntentSync {
 	if c.Follows() {
 		return ledger.IntentNoSync
 	}
-	return benchIntentSync
+	return unfollowed
 }
 
-// benchIntentSync is ledger.IntentDurable, except in this package's test
-// binary run as bench/small.sh's nosync proxy (nosync_bench_test.go).
-var benchIntentSync = ledger.IntentDurable
-
-// ledgerOwner is this proxy's name in the ledger: capture.ledger.owner, or
-// the host name and listen address, which a restarted proxy keeps (so its
+// Owner is this proxy's name in the ledger: capture.ledger.owner, or the
+// host name and listen address, which a restarted proxy keeps (so its
 // intents left by a crash are its own, resolved at start) and which no
 // other live proxy can have. Inspection commands open the ledger under a
-// fresh random name instead (openLedger), never the proxy's.
-func ledgerOwner(cfg *config.Config) string {
+// fresh random name instead (ledger.Options without Owner), never the
+// proxy's.
+func Owner(cfg *config.Config) string {
 	if cfg.Capture.Ledger.Owner != "" {
 		return cfg.Capture.Ledger.Owner
 	}
 	host, _ := os.Hostname()
 	return host + "/" + cfg.Postgres.Listen
-}
-
-// close stops the core, its queued decisions reaching the ledger first,
-// then closes the ledger.
-func (c *core) close() {
-	c.capture.Close()
-	c.ledger.Close()
-}
-
-// captureCore and ledgerHandle are the core's parts for the wings; nil
-// for a pure relay.
-func (c *core) captureCore() *capture.Capture {
-	if c == nil {
-		return nil
-	}
-	return c.capture
-}
-
-func (c *core) ledgerHandle() *ledger.Handle {
-	if c == nil {
-		return nil
-	}
-	return c.ledger
 }

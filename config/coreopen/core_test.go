@@ -1,0 +1,21 @@
+package coreopen
+
+import (
+	"testing"
+
+	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+func TestIntentSync_DurableUnlessTheWALFollowerRecordsCommittedRows(t *testing.T) {
+	tables := []config.TableRule{{Table: "public.notes", ID: "id", Subjects: []string{"user_id"}}}
+	if got := IntentSync(config.Capture{WAL: "on", Tables: tables}, ledger.IntentDurable); got != ledger.IntentNoSync {
+		t.Fatalf("with the follower: %v, want IntentNoSync", got)
+	}
+	if got := IntentSync(config.Capture{WAL: "off", Tables: tables}, ledger.IntentDurable); got != ledger.IntentDurable {
+		t.Fatalf("without it: %v, want IntentDurable", got)
+	}
+	if got := IntentSync(config.Capture{WAL: "off", Tables: tables}, ledger.IntentNoSync); got != ledger.IntentNoSync {
+		t.Fatalf("without it, for the nosync bench: %v, want IntentNoSync", got)
+	}
+}

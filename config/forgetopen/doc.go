@@ -1,0 +1,10 @@
+// Package forgetopen builds forget from a configuration: the certifier
+// (forget.signing_key, forget.trusted_keys, the transparency log kept in
+// the ledger under forget.log_origin), whose key the log records before
+// anything it signs, and the engine over the layers of every wing.
+// Everything that signs and logs (forget in the proxy, lethe-proxy sweep,
+// reconcile --adopt) gets its certifier here.
+//
+// It is where config and engine meet: it imports both, and engine never
+// imports config.
+package forgetopen
