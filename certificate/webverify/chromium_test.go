@@ -1,6 +1,7 @@
 package webverify
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -137,18 +138,26 @@ func open(t *testing.T, url string) *tab {
 	return &tab{ctx: ctx, console: console}
 }
 
-// verify picks the files (paths in the vectors directory), sets the
-// options, and returns what the page shows for exactly these inputs.
+// vectorPath is the absolute path of a file of the vectors directory, or
+// path itself when it is absolute.
+func vectorPath(t *testing.T, path string) string {
+	t.Helper()
+	if filepath.IsAbs(path) {
+		return path
+	}
+	abs, err := filepath.Abs(filepath.Join(vectorsDir, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// verify picks the files (names in the vectors directory, or absolute
+// paths), sets the options, and returns what the page shows for exactly
+// these inputs.
 func (p *tab) verify(t *testing.T, keys, doc, now string, requireLog bool) outcome {
 	t.Helper()
-	keysPath, err := filepath.Abs(filepath.Join(vectorsDir, keys))
-	if err != nil {
-		t.Fatal(err)
-	}
-	docPath, err := filepath.Abs(filepath.Join(vectorsDir, doc))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keysPath, docPath := vectorPath(t, keys), vectorPath(t, doc)
 	var steps []chromedp.Action[chromedp.Void]
 	if keys != p.keys {
 		steps = append(steps, chromedp.SetUploadFiles(chromedp.CSS("#keys"), []string{keysPath}))
@@ -163,7 +172,7 @@ func (p *tab) verify(t *testing.T, keys, doc, now string, requireLog bool) outco
 	if err := chromedp.Do(p.ctx, steps...); err != nil {
 		t.Fatalf("picking %s and %s: %v", keys, doc, err)
 	}
-	return p.await(t, what(doc, keys, now, requireLog))
+	return p.await(t, what(filepath.Base(doc), filepath.Base(keys), now, requireLog))
 }
 
 // what is the line the page shows under a result: which inputs gave it.
@@ -313,6 +322,31 @@ func TestPage_VerdictsOfEveryVector(t *testing.T) {
 		} else if node != nil && (node[i].Verdict != got.Verdict || node[i].Reason != got.Reason) {
 			t.Errorf("%s: the page says %s (%s), Node %s (%s)", v.name, got.Verdict, got.Reason, node[i].Verdict, node[i].Reason)
 		}
+	}
+}
+
+// TestPage_FileOverTheLimitIsOversized: a file of more than 1 MiB is
+// oversized, as the command-line verifiers say. Its first MiB is a valid
+// certificate followed by spaces, so a page that read one byte fewer than
+// MAX_SIZE+1 would call it valid.
+func TestPage_FileOverTheLimitIsOversized(t *testing.T) {
+	m := readManifest(t)
+	valid := m.Certificates[0]
+	cert, err := os.ReadFile(filepath.Join(vectorsDir, valid.Certificate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(t.TempDir(), "big-cert.json")
+	if err := os.WriteFile(big, append(cert, bytes.Repeat([]byte(" "), 1<<20)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "lethe-verify.html")
+	if err := os.WriteFile(path, Page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := open(t, "file://"+path)
+	if got := page.verify(t, valid.Keys, big, valid.Now, false); got.Verdict != "oversized" {
+		t.Fatalf("the page shows %s %q (%s), want oversized", got.State, got.Verdict, got.Reason)
 	}
 }
 
