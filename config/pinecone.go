@@ -69,6 +69,25 @@ type PineconeIndex struct {
 	// Default DefaultPineconeAPIKeyEnv. The key itself never goes in the
 	// file.
 	APIKeyEnv string `yaml:"api_key_env"`
+	// API is the index's data plane: "vectors" (the default: the vectors
+	// and records APIs) or "documents" (API version 2026-07's document
+	// index). Capture reads every API's writes whatever it says; forget,
+	// reconcile and sweep reach the index through this one.
+	API string `yaml:"api"`
+}
+
+// The values of a Pinecone index's api key.
+const (
+	PineconeAPIVectors   = "vectors"
+	PineconeAPIDocuments = "documents"
+)
+
+// DataPlane is the index's api, "vectors" when unset.
+func (ix *PineconeIndex) DataPlane() string {
+	if ix.API == "" {
+		return PineconeAPIVectors
+	}
+	return ix.API
 }
 
 // KeyEnv is the environment variable holding the index's API key.
@@ -147,6 +166,19 @@ func (c *Config) validatePinecone() []error {
 		seen[ix.Name] = true
 		errs = append(errs, c.validateIndexHost(at, ix)...)
 		errs = append(errs, validateNamespaces(at, ix.Namespaces)...)
+		switch ix.DataPlane() {
+		case PineconeAPIVectors:
+		case PineconeAPIDocuments:
+			for j, r := range ix.Namespaces {
+				for _, f := range r.Subjects {
+					if strings.HasPrefix(f, "_") {
+						errs = append(errs, at("namespaces[%d]: subject %q starts with '_', a name a document index reserves (its fields are top-level names like user_id)", j, f))
+					}
+				}
+			}
+		default:
+			errs = append(errs, at("api %q is neither vectors nor documents (write api: documents for an API 2026-07 document index; the default is vectors)", ix.API))
+		}
 		if ix.APIKeyEnv != "" && !envName.MatchString(ix.APIKeyEnv) {
 			errs = append(errs, at("api_key_env %q is not an environment variable name (write e.g. api_key_env: PINECONE_DOCS_KEY; the key itself goes in that variable, never in this file)", ix.APIKeyEnv))
 		}

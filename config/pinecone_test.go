@@ -110,6 +110,8 @@ func TestParse_PineconeErrorsNameFileLineAndFix(t *testing.T) {
 		"key env":            {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', api_key_env: 'pcsk_123-abc'}]\n", `api_key_env "pcsk_123-abc" is not an environment variable name`},
 		"tiny limit":         {"pinecone:\n  max_request_size: 1KiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "outside 64KiB..1GiB"},
 		"buffer below one":   {"pinecone:\n  max_buffered_size: 1MiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.max_buffered_size: 1048576 bytes must be larger than pinecone.max_request_size"},
+		"unknown api":        {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', api: document}]\n", `cfg.yaml:3: pinecone.indexes[0]: api "document" is neither vectors nor documents`},
+		"reserved field":     {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', api: documents, namespaces: [{namespace: '*', subjects: [_id]}]}]\n", `subject "_id" starts with '_', a name a document index reserves`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse("cfg.yaml", []byte(pineconeBase+tc.src))
@@ -134,4 +136,13 @@ func TestParse_PineconeAloneNeedsNoPostgresUpstream(t *testing.T) {
 func TestPineconeIndex_KeyEnvDefaultsToOneVariableForAllIndexes(t *testing.T) {
 	assert.Equal(t, "LETHE_PINECONE_API_KEY", (&PineconeIndex{}).KeyEnv())
 	assert.Equal(t, "DOCS_KEY", (&PineconeIndex{APIKeyEnv: "DOCS_KEY"}).KeyEnv())
+}
+
+// An index's api says which data plane forget, reconcile and sweep use:
+// vectors unless it says documents.
+func TestParse_PineconeIndexAPI(t *testing.T) {
+	cfg, err := Parse("cfg.yaml", []byte("pinecone:\n  indexes:\n    - {name: a, host: 'http://h:1', api: documents, namespaces: [{namespace: '*', subjects: [user_id]}]}\n    - {name: b, host: 'http://h:2', namespaces: [{namespace: '*', subjects: [_owner]}]}\n"))
+	require.NoError(t, err, "a vectors index may name a metadata field starting with '_'")
+	assert.Equal(t, PineconeAPIDocuments, cfg.Pinecone.Indexes[0].DataPlane())
+	assert.Equal(t, PineconeAPIVectors, cfg.Pinecone.Indexes[1].DataPlane())
 }

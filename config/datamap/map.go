@@ -6,9 +6,9 @@ import (
 
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
-	"github.com/lethe-privacy/lethe/extract"
 )
 
 // Schema names the JSON rendering's format.
@@ -137,7 +137,7 @@ func Build(cfg *config.Config) (Map, error) {
 			rules[i] = pcstore.Rule{Namespace: r.Namespace, Fields: r.Subjects}
 		}
 		for i, r := range ix.Namespaces {
-			plan := pcstore.PlanFor(rules[i], rules, cfg.Pinecone.VerifyDeadline.D())
+			plan := pcstore.PlanFor(rules[i], rules, pcstore.API(ix.DataPlane()), cfg.Pinecone.VerifyDeadline.D())
 			m.Namespaces = append(m.Namespaces, Namespace{
 				Index: ix.Name, Namespace: extract.CanonicalNamespace(r.Namespace), Description: r.Description, Subjects: r.Subjects,
 				Retention: retention(r.Retention, "metadata field "+r.RetainBy+" (seconds since the Unix epoch)"),

@@ -18,6 +18,9 @@ func (ix *Index) search(ctx context.Context, ns string, fields []string, subject
 	if !utf8.ValidString(subject) {
 		return nil, nil // metadata strings are UTF-8: no record can name it
 	}
+	if ix.docs != nil {
+		return ix.searchDocuments(ctx, ns, fields, subject, ids)
+	}
 	conn := ix.namespace(ns)
 	candidates := map[string]bool{}
 	for _, id := range ids {

@@ -29,7 +29,23 @@ type Config struct {
 	RootCAs *x509.CertPool
 	// VerifyDeadline bounds Residual's polling (default 60s).
 	VerifyDeadline time.Duration
+	// API is the index's data plane: APIVectors (the default when empty)
+	// or APIDocuments.
+	API API
 }
+
+// API names an index's data plane, as the index's api key in the config
+// file spells it.
+type API string
+
+const (
+	// APIVectors is the vectors API (upsert, query, fetch, list, delete of
+	// vectors with metadata), reached over gRPC with go-pinecone.
+	APIVectors API = "vectors"
+	// APIDocuments is API version 2026-07's document index, reached over
+	// REST under /namespaces/{namespace}/documents/ (documents.go).
+	APIDocuments API = "documents"
+)
 
 // ErrNoAPIKey is returned by Open for an https host without an API key.
 var ErrNoAPIKey = errors.New("pinecone: no API key for an https index host")
@@ -52,9 +68,11 @@ const (
 // It is safe for concurrent use.
 type Index struct {
 	name     string
-	conn     *pinecone.IndexConnection
+	conn     *pinecone.IndexConnection // nil for a document index
+	docs     *documentsAPI             // nil for a vectors index
 	deadline time.Duration
 	topK     uint32 // maxTopK; smaller in tests
+	docPage  int    // documentPage; smaller in tests
 
 	mu        sync.Mutex
 	dimension uint32            // the index's dense dimension, once known
@@ -75,6 +93,18 @@ func Open(cfg Config) (*Index, error) {
 		}
 		key = localAPIKey
 	}
+	if cfg.VerifyDeadline <= 0 {
+		cfg.VerifyDeadline = defaultVerify
+	}
+	ix := &Index{name: cfg.Name, deadline: cfg.VerifyDeadline, topK: maxTopK, docPage: documentPage, deletes: map[string]uint64{}}
+	switch cfg.API {
+	case APIDocuments:
+		ix.docs = newDocumentsAPI(u, key, cfg.RootCAs)
+		return ix, nil
+	case APIVectors, "":
+	default:
+		return nil, fmt.Errorf("pinecone: index %q: api %q is neither %q nor %q", cfg.Name, cfg.API, APIVectors, APIDocuments)
+	}
 	pc, err := pinecone.NewClient(pinecone.NewClientParams{ApiKey: key, SourceTag: "lethe"})
 	if err != nil {
 		return nil, fmt.Errorf("pinecone: index %q: %w", cfg.Name, err)
@@ -83,18 +113,20 @@ func Open(cfg Config) (*Index, error) {
 	if u.Scheme == "https" {
 		opts = append(opts, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12})))
 	}
-	conn, err := pc.Index(pinecone.NewIndexConnParams{Host: cfg.Host}, opts...)
-	if err != nil {
+	if ix.conn, err = pc.Index(pinecone.NewIndexConnParams{Host: cfg.Host}, opts...); err != nil {
 		return nil, fmt.Errorf("pinecone: index %q: %w", cfg.Name, err)
 	}
-	if cfg.VerifyDeadline <= 0 {
-		cfg.VerifyDeadline = defaultVerify
-	}
-	return &Index{name: cfg.Name, conn: conn, deadline: cfg.VerifyDeadline, topK: maxTopK, deletes: map[string]uint64{}}, nil
+	return ix, nil
 }
 
 // Close releases the connection.
-func (ix *Index) Close() error { return ix.conn.Close() }
+func (ix *Index) Close() error {
+	if ix.docs != nil {
+		ix.docs.close()
+		return nil
+	}
+	return ix.conn.Close()
+}
 
 // Name is the index's name.
 func (ix *Index) Name() string { return ix.name }
@@ -104,6 +136,10 @@ func (ix *Index) namespace(ns string) *pinecone.IndexConnection { return ix.conn
 // stats returns the namespaces holding records and the index's dense
 // dimension (0 while it holds none).
 func (ix *Index) stats(ctx context.Context) (namespaces []string, dimension uint32, err error) {
+	if ix.docs != nil {
+		namespaces, err = ix.docs.namespaces(ctx, ix.name)
+		return namespaces, 0, err
+	}
 	st, err := ix.conn.DescribeIndexStats(ctx)
 	if err != nil {
 		return nil, 0, ix.failed("describe_index_stats", "", err)
@@ -152,8 +188,12 @@ func (ix *Index) deleteLSN(ns string) uint64 {
 }
 
 // Namespaces returns the namespaces the index reports holding records
-// (DescribeIndexStats), the default one spelled "__default__".
+// (DescribeIndexStats; GET /namespaces for a document index), the default
+// one spelled "__default__".
 func (ix *Index) Namespaces(ctx context.Context) ([]string, error) {
+	if ix.docs != nil {
+		return ix.docs.namespaces(ctx, ix.name)
+	}
 	st, err := ix.conn.DescribeIndexStats(ctx)
 	if err != nil {
 		return nil, ix.failed("describe_index_stats", "", err)

@@ -138,17 +138,12 @@ func (l *layer) Delete(ctx context.Context, subject string, ids []string, before
 		if err != nil {
 			return deleted, err
 		}
-		conn := l.ix.namespace(ns)
 		for chunk := range slices.Chunk(found, chunkSize) {
 			if err := beforeCommit(chunk); err != nil {
 				return deleted, err
 			}
-			dctx, seen := withLSN(ctx)
-			if err := conn.DeleteVectorsById(dctx, chunk); err != nil {
-				return deleted, l.ix.failed("delete", ns, err)
-			}
-			if lsn, ok := seen.deleteRequestLSN(); ok {
-				l.ix.deleted(ns, lsn)
+			if err := l.ix.deleteIDs(ctx, ns, chunk); err != nil {
+				return deleted, err
 			}
 			deleted = append(deleted, chunk...)
 		}

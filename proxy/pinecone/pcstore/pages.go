@@ -2,6 +2,7 @@ package pcstore
 
 import (
 	"context"
+	"slices"
 
 	"github.com/pinecone-io/go-pinecone/v5/pinecone"
 )
@@ -15,7 +16,13 @@ const listPage = 100
 // order. One page is held at a time, whatever the namespace's size.
 // Pinecone cannot filter a listing by metadata, so reading metadata means
 // fetching every record.
-func (ix *Index) eachPage(ctx context.Context, ns string, fn func(page []*pinecone.Vector) error) error {
+//
+// fields are the metadata fields fn reads: a document index's fetch asks
+// for those only; the vectors API has no such choice.
+func (ix *Index) eachPage(ctx context.Context, ns string, fields []string, fn func(page []*pinecone.Vector) error) error {
+	if ix.docs != nil {
+		return ix.eachDocumentPage(ctx, ns, fields, fn)
+	}
 	conn := ix.namespace(ns)
 	limit := uint32(listPage)
 	records := make([]*pinecone.Vector, 0, listPage)
@@ -53,5 +60,35 @@ func (ix *Index) eachPage(ctx context.Context, ns string, fn func(page []*pineco
 			return nil
 		}
 		token = listed.NextPaginationToken
+	}
+}
+
+// eachDocumentPage is eachPage on a document index: list, then fetch the
+// page's ids with only fields.
+func (ix *Index) eachDocumentPage(ctx context.Context, ns string, fields []string, fn func(page []*pinecone.Vector) error) error {
+	token := ""
+	for {
+		ids, next, err := ix.listDocuments(ctx, ns, token)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		page, err := ix.fetchDocuments(ctx, ns, ids, fields)
+		if err != nil {
+			return err
+		}
+		order := make(map[string]int, len(ids))
+		for i, id := range ids {
+			order[id] = i
+		}
+		slices.SortFunc(page, func(a, b *pinecone.Vector) int { return order[a.Id] - order[b.Id] })
+		if len(page) > 0 {
+			if err := fn(page); err != nil {
+				return err
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		token = next
 	}
 }

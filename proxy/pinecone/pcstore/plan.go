@@ -31,27 +31,32 @@ var deleteMethod = "fetch the ids the ledger holds for the subject and the ids f
 	"A record the ledger lists that now names another person is kept"
 
 // PlanFor is the plan of rule r, one of its index's rules (a "*" rule
-// covers the namespaces the others do not); verifyDeadline is
-// pinecone.verify_deadline (0: the default).
-func PlanFor(r Rule, rules []Rule, verifyDeadline time.Duration) Plan {
+// covers the namespaces the others do not), on an index of api (empty:
+// APIVectors); verifyDeadline is pinecone.verify_deadline (0: the
+// default).
+func PlanFor(r Rule, rules []Rule, api API, verifyDeadline time.Duration) Plan {
 	if verifyDeadline <= 0 {
 		verifyDeadline = defaultVerify
 	}
-	s := searchSpec{namespace: extract.CanonicalNamespace(r.Namespace), fields: r.Fields, topK: maxTopK}
+	s := searchSpec{namespace: extract.CanonicalNamespace(r.Namespace), fields: r.Fields, topK: maxTopK, page: documentPage, documents: api == APIDocuments}
+	method, listing := deleteMethod, "describe_index_stats"
+	if s.documents {
+		method, listing = documentsDeleteMethod, "GET /namespaces"
+	}
 	scope := "namespace " + strconv.Quote(s.namespace)
 	if s.namespace == pcextract.AnyNamespace {
 		s.namespace = ""
 		for _, o := range rules {
 			s.others = s.others || extract.CanonicalNamespace(o.Namespace) != pcextract.AnyNamespace
 		}
-		scope = "every namespace describe_index_stats lists when forget runs"
+		scope = "every namespace " + listing + " lists when forget runs"
 		if s.others {
 			scope += ", except those with a rule of their own"
 		}
 	}
 	return Plan{
 		Scope:         scope,
-		Method:        deleteMethod,
+		Method:        method,
 		VerifyMethod:  s.verifyMethod("ids", verifyDeadline),
 		VerifyQueries: s.queries(),
 	}

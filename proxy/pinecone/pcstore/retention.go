@@ -110,7 +110,7 @@ func (r *Retention) Expired(ctx context.Context, cutoff time.Time) (connector.Ex
 // the expired records and how many records have no readable time.
 func (r *Retention) expiredIn(ctx context.Context, ns string, cutoff time.Time) (expired []string, unreadable int64, err error) {
 	before := float64(cutoff.UnixNano()) / 1e9
-	err = r.ix.eachPage(ctx, ns, func(page []*pinecone.Vector) error {
+	err = r.ix.eachPage(ctx, ns, []string{r.field}, func(page []*pinecone.Vector) error {
 		for _, v := range page {
 			at, ok := epochSeconds(v.Metadata, r.field)
 			switch {
@@ -164,17 +164,12 @@ func (r *Retention) DeleteExpired(ctx context.Context, cutoff time.Time, batch i
 	}
 	var total int64
 	for _, ns := range sortedKeys(found) {
-		conn := r.ix.namespace(ns)
 		for chunk := range slices.Chunk(found[ns], batch) {
 			if err := beforeCommit(r.ix.name+"/"+ns, chunk); err != nil {
 				return total, err
 			}
-			dctx, seen := withLSN(ctx)
-			if err := conn.DeleteVectorsById(dctx, chunk); err != nil {
-				return total, r.ix.failed("delete", ns, err)
-			}
-			if lsn, ok := seen.deleteRequestLSN(); ok {
-				r.ix.deleted(ns, lsn)
+			if err := r.ix.deleteIDs(ctx, ns, chunk); err != nil {
+				return total, err
 			}
 			r.mu.Lock()
 			r.deleted[ns] = append(r.deleted[ns], chunk...)
@@ -200,13 +195,12 @@ func (r *Retention) ResidualExpired(ctx context.Context, cutoff time.Time) (conn
 		lk := look{caughtUp: true, stamped: true}
 		for _, ns := range sortedKeys(deleted) {
 			rctx, seen := withLSN(ctx)
-			conn := r.ix.namespace(ns)
 			for chunk := range slices.Chunk(deleted[ns], chunkSize) {
-				got, err := conn.FetchVectors(rctx, chunk)
+				n, err := r.ix.present(rctx, ns, chunk)
 				if err != nil {
-					return look{}, r.ix.failed("fetch", ns, err)
+					return look{}, err
 				}
-				lk.present += len(got.Vectors)
+				lk.present += n
 			}
 			lk.searched++
 			target := r.ix.deleteLSN(ns)
@@ -229,8 +223,13 @@ func (r *Retention) ResidualExpired(ctx context.Context, cutoff time.Time) (conn
 func (r *Retention) method(res look, deleted, attempts int, took time.Duration) string {
 	m := fmt.Sprintf("every id listed (pages of %d) and fetched; a record is expired when its metadata field %q is a number of "+
 		"seconds since the Unix epoch before the cutoff, and kept when the field is missing or not a number", listPage, r.field)
+	if r.ix.docs != nil {
+		m = fmt.Sprintf("every document id listed (POST /namespaces/{namespace}/documents/list, pages of %d) and fetched with include_fields [%q]; "+
+			"a document is expired when its field %q is a number of seconds since the Unix epoch before the cutoff, and kept when the field "+
+			"is missing or not a number", listPage, r.field, r.field)
+	}
 	if r.namespace == "" {
-		m += "; in each namespace describe_index_stats listed"
+		m += "; in each namespace " + r.ix.listing() + " listed"
 		if len(r.except) > 0 {
 			m += " except those with a rule of their own"
 		}
@@ -249,6 +248,9 @@ func (r *Retention) method(res look, deleted, attempts int, took time.Duration) 
 }
 
 func (r *Retention) queries() []string {
+	if r.ix.docs != nil {
+		return r.documentsQueries()
+	}
 	ns := r.namespace
 	var out []string
 	if ns == "" {

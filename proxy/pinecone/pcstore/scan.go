@@ -22,6 +22,11 @@ func (l *layer) ScanMethod() string {
 	if l.namespace == "" {
 		where = "every namespace describe_index_stats lists without a rule of its own"
 	}
+	if l.ix.docs != nil {
+		return fmt.Sprintf("POST /namespaces/{namespace}/documents/list page by page (%d ids) in %s, documents fetch of each page's ids "+
+			"with include_fields %s; subjects from those fields (a string, a number's JSON text, or each string of a list)",
+			listPage, strings.Replace(where, "describe_index_stats", "GET /namespaces", 1), strings.Join(l.fields, ", "))
+	}
 	return fmt.Sprintf("list_vectors page by page (%d ids) in %s, fetch_vectors of each page's ids; "+
 		"subjects from metadata fields %s (a string, a number's JSON text, or each string of a list)",
 		listPage, where, strings.Join(l.fields, ", "))
@@ -48,7 +53,7 @@ func (l *layer) Scan(ctx context.Context, fn func([]connector.Record) error) err
 func (l *layer) scanNamespace(ctx context.Context, ns string, fn func([]connector.Record) error) error {
 	table := l.ix.name + "/" + extract.CanonicalNamespace(ns)
 	batch := make([]connector.Record, 0, listPage)
-	return l.ix.eachPage(ctx, ns, func(page []*pinecone.Vector) error {
+	return l.ix.eachPage(ctx, ns, l.fields, func(page []*pinecone.Vector) error {
 		batch = batch[:0]
 		for _, v := range page {
 			batch = append(batch, connector.Record{Table: table, ID: v.Id, Subjects: subjectsOf(v.Metadata, l.fields)})

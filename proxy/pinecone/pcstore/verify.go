@@ -96,7 +96,7 @@ func (l *layer) method(r look, ledgerIDs, attempts int, took time.Duration) stri
 	}
 	fmt.Fprintf(&b, " at attempt %d, %.1f s after verification began", attempts, took.Seconds())
 	if r.searched == 0 {
-		b.WriteString("; describe_index_stats listed no namespace to search")
+		b.WriteString("; " + l.ix.listing() + " listed no namespace to search")
 	} else {
 		b.WriteString(r.lsnNote())
 	}
@@ -119,22 +119,28 @@ func (r look) lsnNote() string {
 // search is what a layer looks for and where, which is all that verifying
 // absence states apart from a run's outcome.
 func (l *layer) search() searchSpec {
-	return searchSpec{namespace: l.namespace, others: len(l.except) > 0, fields: l.fields, topK: l.ix.topK}
+	return searchSpec{namespace: l.namespace, others: len(l.except) > 0, fields: l.fields, topK: l.ix.topK, page: l.ix.docPage, documents: l.ix.docs != nil}
 }
 
 // searchSpec is one layer's search: its namespace ("" for every namespace
 // without a rule of its own, others telling whether some have one), the
-// subject fields and the query size.
+// subject fields, the query size, and whether the index is a document
+// index (searched by fetches filtered on the subject fields instead).
 type searchSpec struct {
 	namespace string
 	others    bool
 	fields    []string
 	topK      uint32
+	page      int // a document index's fetch page
+	documents bool
 }
 
 // verifyMethod says how absence is looked for, up to the outcome;
 // ledgerIDs names the ids fetched ("3 ids").
 func (s searchSpec) verifyMethod(ledgerIDs string, deadline time.Duration) string {
+	if s.documents {
+		return s.documentsVerifyMethod(ledgerIDs, deadline)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "fetch of the ledger's %s and of the ids found by queries filtered on metadata %s "+
 		"(topK %d, repeated with other probe vectors while a query returned topK matches), "+
@@ -152,6 +158,9 @@ func (s searchSpec) verifyMethod(ledgerIDs string, deadline time.Duration) strin
 // queries are the requests each attempt makes, with placeholders for the
 // subject, ids and probe vectors.
 func (s searchSpec) queries() []string {
+	if s.documents {
+		return s.documentsQueries()
+	}
 	ns := s.namespace
 	var out []string
 	if ns == "" {

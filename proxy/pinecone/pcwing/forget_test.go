@@ -2,7 +2,11 @@ package pcwing
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,5 +81,41 @@ func TestClose_ClosesForgetsIndexes(t *testing.T) {
 	w.Close()
 	if len(w.opened) != 0 {
 		t.Fatal("Close left forget's index connections open")
+	}
+}
+
+// An index with api: documents gets layers that reach it through the
+// documents endpoints (REST), not go-pinecone's gRPC.
+func TestForget_DocumentIndexLayersUseTheDocumentsAPI(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		paths []string
+	)
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.Method+" "+r.URL.Path+" "+r.Header.Get("X-Pinecone-Api-Version"))
+		mu.Unlock()
+		w.Write([]byte(`{"documents":{},"namespace":"notes","usage":{"read_units":1}}`))
+	}))
+	defer host.Close()
+	w := newWing(t, parse(t, `pinecone:
+  indexes:
+    - {name: notes, host: "`+host.URL+`", api: documents, namespaces: [{namespace: notes, subjects: [user_id]}]}
+`), nil)
+	side, err := w.Forget(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer side.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := side.Layers[0].Matching(ctx, "alice", []string{"a1"}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := "POST /namespaces/notes/documents/fetch 2026-07"
+	if len(paths) == 0 || !slices.Contains(paths, want) {
+		t.Fatalf("requests %v; want %q among them", paths, want)
 	}
 }

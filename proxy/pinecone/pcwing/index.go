@@ -11,9 +11,11 @@ import (
 // openIndex opens forget's (or reconcile's, or sweep's) connection to the
 // index host of ic. The API key is read from the index's api_key_env
 // variable; an https host without one is refused, an http:// host
-// (Pinecone Local) is sent a placeholder.
+// (Pinecone Local) is sent a placeholder. The index's api decides which
+// data plane the connection speaks (vectors over gRPC, or documents).
 func (w *Wing) openIndex(ic config.PineconeIndex) (*pcstore.Index, error) {
-	cfg := pcstore.Config{Name: ic.Name, Host: ic.Host, APIKey: w.getenv(ic.KeyEnv()), VerifyDeadline: w.settings.VerifyDeadline.D()}
+	cfg := pcstore.Config{Name: ic.Name, Host: ic.Host, APIKey: w.getenv(ic.KeyEnv()), VerifyDeadline: w.settings.VerifyDeadline.D(),
+		API: pcstore.API(ic.DataPlane())}
 	if cfg.APIKey == "" {
 		if u, err := url.Parse(ic.Host); err == nil && u.Scheme == "https" {
 			return nil, fmt.Errorf("pinecone index %q: forget and sweep need an API key for %s: set the environment variable %s (the key never goes in the config file)", ic.Name, ic.Host, ic.KeyEnv())
