@@ -10,9 +10,6 @@ import (
 	"time"
 
 	"github.com/lethe-privacy/lethe/capture/coverage"
-	"github.com/lethe-privacy/lethe/config"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
-	"github.com/lethe-privacy/lethe/proxy/pinecone/pcwing"
 )
 
 const checkUsage = `Usage:
@@ -55,14 +52,22 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	policy := cfg.Compiled().Coverage
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
-	var report coverage.Report
-	if err := checkPostgres(ctx, cfg, policy, &report); err != nil {
+	wings, err := newWings(cfg, nil, nil)
+	if err != nil {
 		fmt.Fprintln(stderr, "lethe-proxy check:", err)
 		return 2
 	}
-	if err := checkPinecone(ctx, cfg, policy, &report); err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy check:", err)
-		return 2
+	defer closeWings(wings)
+	var report coverage.Report
+	for _, w := range wings { // the tables of capture.store's database, then each index's namespaces
+		found, err := w.Coverage(ctx, policy)
+		if err != nil {
+			fmt.Fprintln(stderr, "lethe-proxy check:", err)
+			return 2
+		}
+		report.TablesChecked += found.TablesChecked
+		report.NamespacesChecked += found.NamespacesChecked
+		report.Findings = append(report.Findings, found.Findings...)
 	}
 	if err := coverage.Write(stdout, *format, report); err != nil {
 		fmt.Fprintln(stderr, "lethe-proxy check:", err)
@@ -72,35 +77,4 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// checkPostgres judges the tables of the database capture.store names.
-func checkPostgres(ctx context.Context, cfg *config.Config, p coverage.Policy, r *coverage.Report) error {
-	w, err := pgwing.New(cfg, nil, nil, nil)
-	if err != nil || w == nil { // nil: Pinecone alone
-		return err
-	}
-	found, err := w.Coverage(ctx, p)
-	if err != nil {
-		return err
-	}
-	r.TablesChecked += found.TablesChecked
-	r.Findings = append(r.Findings, found.Findings...)
-	return nil
-}
-
-// checkPinecone judges the namespaces each configured index reports.
-func checkPinecone(ctx context.Context, cfg *config.Config, p coverage.Policy, r *coverage.Report) error {
-	w := pcwing.New(cfg, nil, nil)
-	if w == nil {
-		return nil
-	}
-	defer w.Close()
-	found, err := w.Coverage(ctx, p)
-	if err != nil {
-		return err
-	}
-	r.NamespacesChecked += found.NamespacesChecked
-	r.Findings = append(r.Findings, found.Findings...)
-	return nil
 }

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/admin/adminclient"
@@ -17,7 +14,6 @@ import (
 	"github.com/lethe-privacy/lethe/config/ledgeropen"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
 
 const ledgerUsage = `Usage:
@@ -75,7 +71,7 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	open := func() (*ledger.Handle, string, error) {
 		return ledgeropen.Open(cfg.Capture.Ledger, *path, ledger.Options{}, ledgeropen.Salt{Hasher: hasher})
 	}
-	awaitFollower(ctx, cfg.Capture, *wait, open, stderr)
+	awaitFollower(cfg.Capture, *wait, open, stderr)
 	// The ledger is read through a handle opened after the wait: an SQLite
 	// ledger counts, at open, the follower's changes still waiting to be
 	// written into its index, and a reader drains only those it counted.
@@ -115,19 +111,16 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// awaitFollower waits, up to timeout, until the WAL follower has recorded
-// every row committed before the call (forget's preview waits the same
-// way, walSettle), so that a row written a moment ago is listed. Without
-// the follower it returns at once. When no proxy follows the slot (after
-// followerGrace, for a proxy that has just started), or the wait times
-// out, it says so on warn and the ledger is read as it is, as preview
-// counts it. It opens the ledger with open for the wait alone (the slot's
-// initial read is marked there) and closes it again.
-func awaitFollower(ctx context.Context, c config.Capture, timeout time.Duration, open func() (*ledger.Handle, string, error), warn io.Writer) {
+// awaitFollower waits, up to timeout (none when 0), until the WAL
+// follower has recorded every row committed before the call, so that a
+// row written a moment ago is listed; when it cannot, it warns and the
+// ledger is read as it is, as preview counts it. It opens the ledger with
+// open for the wait alone (the slot's initial read is marked there).
+func awaitFollower(c config.Capture, timeout time.Duration, open func() (*ledger.Handle, string, error), warn io.Writer) {
 	if !c.Follows() || timeout <= 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	l, where, err := open()
 	if err != nil {
@@ -135,20 +128,8 @@ func awaitFollower(ctx context.Context, c config.Capture, timeout time.Duration,
 		return
 	}
 	defer l.Close()
-	store, err := pgwing.OpenStore(ctx, c, "the command waits for the WAL follower")
-	if err != nil {
-		fmt.Fprintf(warn, "lethe-proxy ledger: warning: %v; reading the ledger as it is\n", err)
-		return
-	}
-	defer store.Close()
-	err = store.WithConn(ctx, func(conn *pgx.Conn) error {
-		return walfollow.AwaitFollowed(ctx, conn, c.WALSlot, l, followerGrace)
-	})
-	switch {
-	case errors.Is(err, walfollow.ErrNotFollowed):
-		fmt.Fprintf(warn, "lethe-proxy ledger: warning: no proxy follows slot %s: rows committed since one last did are not listed until a proxy runs (lethe-proxy wal status --config FILE)\n", c.WALSlot)
-	case err != nil:
-		fmt.Fprintf(warn, "lethe-proxy ledger: warning: the WAL follower has not recorded every row committed so far (%v); reading the ledger as it is\n", err)
+	if err := pgwing.AwaitFollower(ctx, c, l, followerGrace); err != nil {
+		fmt.Fprintf(warn, "lethe-proxy ledger: warning: %v\n", err)
 	}
 }
 

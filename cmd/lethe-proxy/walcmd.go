@@ -8,11 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/walfollow"
 )
 
 const walUsage = `Usage:
@@ -39,14 +36,6 @@ func walCmd(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitConfig
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	store, err := pgwing.OpenStore(ctx, cfg.Capture, "wal status and drop ask the database about the replication slot")
-	if err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy wal:", err)
-		return 1
-	}
-	defer store.Close()
 	name := cfg.Capture.WALSlot
 	if *slot != "" {
 		if err := config.ValidSlotName(*slot); err != nil {
@@ -55,19 +44,17 @@ func walCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		name = *slot
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	if args[0] == "drop" {
-		if err := store.WithConn(ctx, func(conn *pgx.Conn) error { return walfollow.Drop(ctx, conn, name) }); err != nil {
+		if err := pgwing.DropSlot(ctx, cfg.Capture, name); err != nil {
 			fmt.Fprintln(stderr, "lethe-proxy wal:", err)
 			return 1
 		}
 		fmt.Fprintf(stdout, "dropped replication slot %s and publications %s, %s_inserts; a proxy that follows it makes them again at its next start, with the rows the tables hold then (rows written and deleted in between are not in the ledger)\n", name, name, name)
 		return 0
 	}
-	var s walfollow.Slot
-	err = store.WithConn(ctx, func(conn *pgx.Conn) (err error) {
-		s, err = walfollow.SlotStatus(ctx, conn, name)
-		return err
-	})
+	s, err := pgwing.SlotStatus(ctx, cfg.Capture, name)
 	if err != nil {
 		fmt.Fprintln(stderr, "lethe-proxy wal:", err)
 		return 1
