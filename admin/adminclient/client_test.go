@@ -140,3 +140,29 @@ func TestPrintAnswer_IndentsAndSaysTheNextStep(t *testing.T) {
 	assert.Equal(t, "not json", out.String(), "what is not JSON is printed as it came")
 	assert.Empty(t, errOut.String())
 }
+
+// Each forget subcommand reaches its endpoint with what it takes; an
+// unknown one reaches none.
+func TestDo_EachForgetSubcommandReachesItsEndpoint(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Method+" "+r.URL.EscapedPath())
+		w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	t.Setenv(EnvToken, "t")
+	c, err := New(srv.URL, "")
+	require.NoError(t, err)
+	f := Forget{ID: "r/1", Subject: "alice", ConfirmToken: "tok"}
+	for _, sub := range []string{"preview", "confirm", "lift", "reverify", "status", "certificate"} {
+		_, err := c.Do(context.Background(), sub, f)
+		require.NoError(t, err, sub)
+	}
+	assert.Equal(t, []string{"POST /v1/forget/preview", "POST /v1/forget", "POST /v1/tombstones/lift",
+		"POST /v1/forget/r%2F1/reverify", "GET /v1/forget/r%2F1", "GET /v1/forget/r%2F1/certificate"}, got)
+	_, err = c.Do(context.Background(), "erase", f)
+	assert.ErrorContains(t, err, `unknown forget subcommand "erase"`)
+	assert.Len(t, got, 6)
+	assert.True(t, TakesSubject("reverify"))
+	assert.False(t, TakesSubject("status"))
+}

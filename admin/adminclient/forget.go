@@ -2,6 +2,7 @@ package adminclient
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 
@@ -43,4 +44,41 @@ func (c *Client) Status(ctx context.Context, id string) ([]byte, error) {
 // as the server sent it: the signature covers those bytes.
 func (c *Client) Certificate(ctx context.Context, id string) ([]byte, error) {
 	return c.call(ctx, http.MethodGet, "/v1/forget/"+url.PathEscape(id)+"/certificate", nil)
+}
+
+// Forget is what a lethe-proxy forget subcommand sends: the request id
+// (status, certificate, reverify), the subject (preview, confirm, lift,
+// reverify), and confirm's token and nothing-found flag.
+type Forget struct {
+	ID, Subject, ConfirmToken string
+	NothingFound              bool
+}
+
+// TakesSubject reports whether the forget subcommand sub reads a subject.
+func TakesSubject(sub string) bool {
+	switch sub {
+	case "preview", "confirm", "lift", "reverify":
+		return true
+	}
+	return false
+}
+
+// Do makes the call of the forget subcommand sub (preview, confirm, lift,
+// reverify, status, certificate) with what f holds.
+func (c *Client) Do(ctx context.Context, sub string, f Forget) ([]byte, error) {
+	switch sub {
+	case "preview":
+		return c.Preview(ctx, f.Subject)
+	case "confirm":
+		return c.Confirm(ctx, f.Subject, f.ConfirmToken, f.NothingFound)
+	case "lift":
+		return c.Lift(ctx, f.Subject)
+	case "reverify":
+		return c.Reverify(ctx, f.ID, f.Subject)
+	case "status":
+		return c.Status(ctx, f.ID)
+	case "certificate":
+		return c.Certificate(ctx, f.ID)
+	}
+	return nil, fmt.Errorf("unknown forget subcommand %q", sub)
 }

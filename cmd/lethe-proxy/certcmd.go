@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -22,9 +21,7 @@ const keygenUsage = `Usage:
 
 // keygenCmd makes the operator's certificate signing key.
 func keygenCmd(args []string, stdout, stderr io.Writer) int {
-	fset := flag.NewFlagSet("keygen", flag.ContinueOnError)
-	fset.SetOutput(stderr)
-	fset.Usage = func() { fmt.Fprint(stderr, keygenUsage) }
+	fset := newFlagSet("keygen", keygenUsage, stderr)
 	out := fset.String("out", "", "where to write the private key")
 	origin := fset.String("log-origin", "lethe.local/forget-log", "the transparency log's origin (forget.log_origin)")
 	if err := fset.Parse(args); err != nil {
@@ -69,22 +66,14 @@ const verifyUsage = `Usage:
 
 // verifyCmd verifies a certificate against a trusted keys file.
 func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fset := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fset.SetOutput(stderr)
-	fset.Usage = func() { fmt.Fprint(stderr, verifyUsage) }
+	fset := newFlagSet("verify", verifyUsage, stderr)
 	keysFile := fset.String("keys", "", "the operator's trusted keys file")
 	nowFlag := fset.String("now", "", "verify as of this RFC 3339 time instead of now")
 	requireLog := fset.Bool("require-log", false, "a report without a log section is not_in_log (a certificate always needs one)")
 	// Flags may follow the certificate: `verify cert.json --keys k.json`.
-	var certs []string
-	for {
-		if err := fset.Parse(args); err != nil {
-			return 2
-		}
-		if fset.NArg() == 0 {
-			break
-		}
-		certs, args = append(certs, fset.Arg(0)), fset.Args()[1:]
+	certs, err := parseInterspersed(fset, args)
+	if err != nil {
+		return 2
 	}
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "lethe-proxy verify: "+format+"\n\n"+verifyUsage, a...)
@@ -98,7 +87,6 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	now := time.Now()
 	if *nowFlag != "" {
-		var err error
 		if now, err = certificate.ParseTime(*nowFlag); err != nil {
 			return usageErr("--now %q is not an RFC 3339 time; write it like 2026-07-01T00:00:00Z", *nowFlag)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -29,9 +28,7 @@ See docs/coverage.md.
 const checkTimeout = 2 * time.Minute
 
 func checkCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, checkUsage) }
+	fs := newFlagSet("check", checkUsage, stderr)
 	path := fs.String("config", "", "configuration file")
 	format := fs.String("format", coverage.FormatText, "output format: "+strings.Join(coverage.Formats, ", "))
 	if err := fs.Parse(args); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -29,9 +28,7 @@ Exit 2: the configuration is invalid, or a file cannot be read or written.
 // exportCmd renders the data map of a configuration, or checks a committed
 // copy of it.
 func exportCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, exportUsage) }
+	fs := newFlagSet("export", exportUsage, stderr)
 	path := fs.String("config", "", "configuration file")
 	format := fs.String("format", "", "markdown or json")
 	out := fs.String("out", "", "write to this file")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,9 +19,7 @@ const adminTokenUsage = `Usage:
 
 // adminTokenCmd makes a bearer token for the admin API.
 func adminTokenCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("admin-token", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, adminTokenUsage) }
+	fs := newFlagSet("admin-token", adminTokenUsage, stderr)
 	name := fs.String("name", "", "who holds the token (appears in the access log)")
 	role := fs.String("role", "", "operator (everything) or auditor (read, verify, log)")
 	if err := fs.Parse(args); err != nil {
@@ -70,9 +67,7 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	sub := args[0]
-	fs := flag.NewFlagSet("forget "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, forgetUsage) }
+	fs := newFlagSet("forget "+sub, forgetUsage, stderr)
 	client := adminClientFlags(fs)
 	var confirmToken, out *string
 	var nothingFound *bool
@@ -104,80 +99,44 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if confirmToken != nil && *confirmToken == "" {
-		fmt.Fprint(stderr, "lethe-proxy forget confirm: --token CONFIRM_TOKEN is required; run `lethe-proxy forget preview` first and pass its confirm_token\n")
-		return 2
+	call := adminclient.Forget{}
+	if confirmToken != nil {
+		if call.ConfirmToken, call.NothingFound = *confirmToken, *nothingFound; call.ConfirmToken == "" {
+			fmt.Fprint(stderr, "lethe-proxy forget confirm: --token CONFIRM_TOKEN is required; run `lethe-proxy forget preview` first and pass its confirm_token\n")
+			return 2
+		}
 	}
 	c, err := client()
 	if err != nil {
 		fmt.Fprintf(stderr, "lethe-proxy forget %s: %v\n", sub, err)
 		return 2
 	}
-	ctx := context.Background()
-	var subject string
-	switch sub {
-	case "preview", "confirm", "lift", "reverify":
-		if subject, err = adminclient.ReadSubject(stdin); err != nil {
+	if wantArgs == 1 {
+		call.ID = pos[0]
+	}
+	if adminclient.TakesSubject(sub) {
+		if call.Subject, err = adminclient.ReadSubject(stdin); err != nil {
 			fmt.Fprintf(stderr, "lethe-proxy forget %s: %v\n", sub, err)
 			return 2
 		}
 	}
-	var body []byte
-	switch sub {
-	case "preview":
-		body, err = c.Preview(ctx, subject)
-	case "confirm":
-		body, err = c.Confirm(ctx, subject, *confirmToken, *nothingFound)
-	case "lift":
-		body, err = c.Lift(ctx, subject)
-	case "reverify":
-		body, err = c.Reverify(ctx, pos[0], subject)
-	case "status":
-		body, err = c.Status(ctx, pos[0])
-	case "certificate":
-		body, err = c.Certificate(ctx, pos[0])
-	}
+	body, err := c.Do(context.Background(), sub, call)
 	if err != nil {
 		fmt.Fprintf(stderr, "lethe-proxy forget %s: %v\n", sub, err)
 		return 1
 	}
-	if sub == "certificate" && *out != "" {
+	switch {
+	case sub == "certificate" && *out != "":
 		// Byte for byte: the signature covers what the server sent.
 		if err := os.WriteFile(*out, body, 0o644); err != nil {
 			fmt.Fprintf(stderr, "lethe-proxy forget certificate: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stderr, "certificate of request %s written to %s\n", pos[0], *out)
-		return 0
-	}
-	if sub == "certificate" {
+		fmt.Fprintf(stderr, "certificate of request %s written to %s\n", call.ID, *out)
+	case sub == "certificate":
 		stdout.Write(body)
-		return 0
+	default:
+		adminclient.PrintAnswer(sub, body, stdout, stderr)
 	}
-	adminclient.PrintAnswer(sub, body, stdout, stderr)
 	return 0
-}
-
-// parseInterspersed parses flags placed before, between or after the
-// positional arguments, which it returns.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
-
-// adminClientFlags defines --admin and --token-file on fs; the returned
-// function, called after parsing, builds the client.
-func adminClientFlags(fs *flag.FlagSet) func() (*adminclient.Client, error) {
-	adminURL := fs.String("admin", adminclient.URLFromEnv(), "admin API URL (env LETHE_ADMIN_URL)")
-	tokenFile := fs.String("token-file", "", "file holding the admin API bearer token (default: env LETHE_ADMIN_TOKEN)")
-	return func() (*adminclient.Client, error) { return adminclient.New(*adminURL, *tokenFile) }
 }

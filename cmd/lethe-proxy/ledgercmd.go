@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -32,8 +31,7 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, ledgerUsage)
 		return 2
 	}
-	fs := flag.NewFlagSet("ledger "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("ledger "+args[0], "", stderr)
 	path := fs.String("config", "", "configuration file")
 	wait := fs.Duration("wait", 30*time.Second, "how long to wait for the WAL follower to record every row committed so far (0: not at all)")
 	if err := fs.Parse(args[1:]); err != nil {

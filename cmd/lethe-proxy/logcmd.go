@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,9 +32,7 @@ func logCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	sub := args[0]
-	fs := flag.NewFlagSet("log "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, logUsage) }
+	fs := newFlagSet("log "+sub, logUsage, stderr)
 	client := adminClientFlags(fs)
 	var keysFile, since, save *string
 	if sub == "verify" {

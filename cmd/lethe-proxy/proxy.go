@@ -60,13 +60,8 @@ func startProxy(ctx context.Context, cfg *config.Config, configPath string, log 
 		}
 	}
 	if p.forget != nil {
-		acfg, err := p.adminConfig(cfg, log)
-		if err != nil {
+		if p.admin, err = p.forget.ListenAdmin(cfg, p.core, p.wings, log); err != nil {
 			return nil, err
-		}
-		a := cfg.Forget.Admin
-		if p.admin, err = admin.Listen(acfg, a.Listen, a.TLS.CertFile, a.TLS.KeyFile); err != nil {
-			return nil, fmt.Errorf("forget.admin: %w", err)
 		}
 	}
 	for _, w := range p.wings {
@@ -150,36 +145,4 @@ func (p *proxy) close() {
 		w.Close()
 	}
 	p.core.Close()
-}
-
-// adminConfig is the admin API of this proxy: forget's engine, the
-// tokens, a readiness check of the ledger and of every wing's store, and
-// the counters of the core and of every wing.
-func (p *proxy) adminConfig(cfg *config.Config, log *slog.Logger) (admin.Config, error) {
-	tokens, err := admin.LoadTokens(cfg.Forget.Admin.TokensFile)
-	if err != nil {
-		return admin.Config{}, fmt.Errorf("forget.admin.tokens_file: %w", err)
-	}
-	return admin.Config{
-		Engine: p.forget.Engine, Tokens: tokens, Logger: log,
-		Ready: func(ctx context.Context) error {
-			if _, err := p.core.Ledger.Tombstones(ctx); err != nil { // small, unlike the tags
-				return fmt.Errorf("ledger: %w", err)
-			}
-			for _, w := range p.wings {
-				if err := w.Ready(ctx); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-		Metrics: func() map[string]float64 {
-			m := map[string]float64{"lethe_tombstones": float64(p.core.Tombstones.Len())}
-			p.core.Capture.Stats.Metrics(m)
-			for _, w := range p.wings {
-				w.Metrics(m)
-			}
-			return m
-		},
-	}, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os/signal"
@@ -43,9 +42,7 @@ were found and not adopted, or records name a subject already forgotten,
 // reconcileCmd is `lethe-proxy reconcile`: wiring only, the work is
 // reconcile.Run's.
 func reconcileCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, reconcileUsage) }
+	fs := newFlagSet("reconcile", reconcileUsage, stderr)
 	path := fs.String("config", "", "configuration file")
 	adopt := fs.Bool("adopt", false, "record the unknown records in the ledger and log a signed report")
 	reportFile := fs.String("report", "", "where --adopt writes the signed report")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
 	"log/slog"
 	"os/signal"
@@ -16,8 +15,7 @@ const serveUsage = `Usage:
 `
 
 func serve(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", "", stderr)
 	path := fs.String("config", "", "configuration file (see config.example.yaml)")
 	if err := fs.Parse(args); err != nil {
 		return 2

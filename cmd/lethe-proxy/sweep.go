@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -32,9 +31,7 @@ or a store cannot be reached.
 
 // sweepCmd runs one retention sweep (docs/retention.md).
 func sweepCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, sweepUsage) }
+	fs := newFlagSet("sweep", sweepUsage, stderr)
 	path := fs.String("config", "", "configuration file")
 	dryRun := fs.Bool("dry-run", false, "count only")
 	batch := fs.Int("batch", retention.DefaultBatch, "records per statement or delete request")

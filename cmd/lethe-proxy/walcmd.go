@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -25,8 +24,7 @@ func walCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, walUsage)
 		return 2
 	}
-	fs := flag.NewFlagSet("wal "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("wal "+args[0], "", stderr)
 	path := fs.String("config", "", "configuration file")
 	slot := fs.String("slot", "", "the slot to show or drop (default capture.wal_slot)")
 	if err := fs.Parse(args[1:]); err != nil {

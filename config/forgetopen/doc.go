@@ -1,7 +1,8 @@
 // Package forgetopen builds forget from a configuration: the certifier
 // (forget.signing_key, forget.trusted_keys, the transparency log kept in
 // the ledger under forget.log_origin), whose key the log records before
-// anything it signs, and the engine over the layers of every wing.
+// anything it signs, the engine over the layers of every wing, and the
+// admin API over the engine.
 // Everything that signs and logs (forget in the proxy, lethe-proxy sweep,
 // reconcile --adopt) gets its certifier here.
 //
