@@ -1,6 +1,11 @@
 // Package pcstore is the Pinecone wing's store connector: one
 // connector.Layer per configured namespace rule of an index, talking to the
-// index host itself (never the proxy) with go-pinecone v5 over gRPC.
+// index host itself (never the proxy) with go-pinecone v5 over gRPC, or,
+// for a document index (Config.API APIDocuments, API version 2026-07),
+// over REST through /namespaces/{namespace}/documents/ (documents.go). A
+// document index is searched by fetches filtered on each subject field,
+// page by page, with only the subject fields (no probe vector); its
+// deletes, LSN headers and verification are otherwise the vectors' below.
 //
 // Finding a subject's records. Pinecone cannot list records by metadata, so
 // a layer looks in two places and keeps only records whose metadata names
