@@ -20,7 +20,7 @@ const keygenUsage = `Usage:
 `
 
 // keygenCmd makes the operator's certificate signing key.
-func keygenCmd(args []string, stdout, stderr io.Writer) int {
+func keygenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset := newFlagSet("keygen", keygenUsage, stderr)
 	out := fset.String("out", "", "where to write the private key")
 	origin := fset.String("log-origin", "lethe.local/forget-log", "the transparency log's origin (forget.log_origin)")

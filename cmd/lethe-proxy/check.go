@@ -27,7 +27,7 @@ See docs/coverage.md.
 // asking each index.
 const checkTimeout = 2 * time.Minute
 
-func checkCmd(args []string, stdout, stderr io.Writer) int {
+func checkCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("check", checkUsage, stderr)
 	path := fs.String("config", "", "configuration file")
 	format := fs.String("format", coverage.FormatText, "output format: "+strings.Join(coverage.Formats, ", "))

@@ -27,7 +27,7 @@ Exit 2: the configuration is invalid, or a file cannot be read or written.
 
 // exportCmd renders the data map of a configuration, or checks a committed
 // copy of it.
-func exportCmd(args []string, stdout, stderr io.Writer) int {
+func exportCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("export", exportUsage, stderr)
 	path := fs.String("config", "", "configuration file")
 	format := fs.String("format", "", "markdown or json")

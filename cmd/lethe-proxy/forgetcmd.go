@@ -18,7 +18,7 @@ const adminTokenUsage = `Usage:
 `
 
 // adminTokenCmd makes a bearer token for the admin API.
-func adminTokenCmd(args []string, stdout, stderr io.Writer) int {
+func adminTokenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("admin-token", adminTokenUsage, stderr)
 	name := fs.String("name", "", "who holds the token (appears in the access log)")
 	role := fs.String("role", "", "operator (everything) or auditor (read, verify, log)")

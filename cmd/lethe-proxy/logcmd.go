@@ -26,7 +26,7 @@ Client flags:
 `
 
 // logCmd reads and checks the transparency log through the admin API.
-func logCmd(args []string, stdout, stderr io.Writer) int {
+func logCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "checkpoint" && args[0] != "verify") {
 		fmt.Fprint(stderr, logUsage)
 		return 2

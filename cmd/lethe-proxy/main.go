@@ -50,36 +50,25 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
+// command is one subcommand: its arguments, the process's streams, and
+// the exit status it returns.
+type command func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+
+var commands = map[string]command{
+	"serve": serveCmd, "check": checkCmd, "ledger": ledgerCmd, "forget": forgetCmd, "wal": walCmd,
+	"sweep": sweepCmd, "reconcile": reconcileCmd, "log": logCmd, "export": exportCmd,
+	"admin-token": adminTokenCmd, "keygen": keygenCmd, "verify": verifyCmd,
+}
+
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	if cmd, ok := commands[args[0]]; ok {
+		return cmd(args[1:], stdin, stdout, stderr)
+	}
 	switch args[0] {
-	case "serve":
-		return serve(args[1:], stderr)
-	case "check":
-		return checkCmd(args[1:], stdout, stderr)
-	case "ledger":
-		return ledgerCmd(args[1:], stdin, stdout, stderr)
-	case "forget":
-		return forgetCmd(args[1:], stdin, stdout, stderr)
-	case "wal":
-		return walCmd(args[1:], stdout, stderr)
-	case "sweep":
-		return sweepCmd(args[1:], stdout, stderr)
-	case "reconcile":
-		return reconcileCmd(args[1:], stdout, stderr)
-	case "log":
-		return logCmd(args[1:], stdout, stderr)
-	case "export":
-		return exportCmd(args[1:], stdout, stderr)
-	case "admin-token":
-		return adminTokenCmd(args[1:], stdout, stderr)
-	case "keygen":
-		return keygenCmd(args[1:], stdout, stderr)
-	case "verify":
-		return verifyCmd(args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "lethe-proxy", version)
 		return 0

@@ -7,13 +7,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
-	"time"
 
 	"github.com/lethe-privacy/lethe/certificate/offline"
 	"github.com/lethe-privacy/lethe/config/forgetopen"
 	"github.com/lethe-privacy/lethe/config/ledgeropen"
 	"github.com/lethe-privacy/lethe/connector"
-	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/engine/reconcile"
 	"github.com/lethe-privacy/lethe/ledger"
 )
@@ -41,7 +39,7 @@ were found and not adopted, or records name a subject already forgotten,
 
 // reconcileCmd is `lethe-proxy reconcile`: wiring only, the work is
 // reconcile.Run's.
-func reconcileCmd(args []string, stdout, stderr io.Writer) int {
+func reconcileCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("reconcile", reconcileUsage, stderr)
 	path := fs.String("config", "", "configuration file")
 	adopt := fs.Bool("adopt", false, "record the unknown records in the ledger and log a signed report")
@@ -72,7 +70,7 @@ func reconcileCmd(args []string, stdout, stderr io.Writer) int {
 	if !cfg.HasRules() {
 		return fail("nothing to reconcile: the config has no capture.tables and no pinecone.indexes[].namespaces")
 	}
-	log := newLogger(cfg.Log, stderr)
+	log := cfg.Log.NewLogger(stderr)
 	ctx, cancel := signalContext()
 	defer cancel()
 	hasher, err := ledgeropen.SubjectHasher()
@@ -86,33 +84,27 @@ func reconcileCmd(args []string, stdout, stderr io.Writer) int {
 		return fail("opening the ledger %s: %v", where, err)
 	}
 	defer l.Close()
-	wings, err := newWings(cfg, nil, log)
+	scanners, closeStores, err := fromWings(ctx, cfg, log, connector.Wing.Scanners)
 	if err != nil {
 		return fail("%v", err)
 	}
-	defer closeWings(wings)
-	scanners, closeScanners, err := fromWings(ctx, wings, connector.Wing.Scanners)
-	if err != nil {
-		return fail("%v", err)
-	}
-	defer closeScanners()
+	defer closeStores()
 	rc := reconcile.Config{Ledger: l, Hasher: hasher, Scanners: scanners, Adopt: *adopt}
-	var certifier *engine.Certifier
 	if *adopt {
-		if certifier, _, err = forgetopen.Certifier(ctx, cfg, l, tool(), log); err != nil {
+		if rc.Certifier, _, err = forgetopen.Certifier(ctx, cfg, l, tool(), log); err != nil {
 			return fail("%v", err)
 		}
 	}
-	counts, err := reconcile.Run(ctx, rc)
+	out, signed, err := reconcile.Reconcile(ctx, rc)
 	if err != nil {
 		return fail("%v", err)
 	}
-	out := reconcile.Summarize(counts)
-	if out.Adopted > 0 {
-		if out.RunID, out.Report, err = logAdoption(ctx, certifier, counts, *reportFile); err != nil {
-			// The adopted records are in the ledger; a second run finds
-			// them known and has nothing to report.
-			return fail("the records were adopted, but their report was not: %v", err)
+	if signed != nil {
+		if out.Report, err = offline.WriteReport(*reportFile, out.RunID, signed); err != nil {
+			return fail("the records were adopted, but their report was not: writing the report (its event is in the log as run %s): %v", out.RunID, err)
+		}
+		if abs, err := filepath.Abs(out.Report); err == nil {
+			out.Report = abs
 		}
 	}
 	if *format == "json" {
@@ -130,21 +122,4 @@ func reconcileCmd(args []string, stdout, stderr io.Writer) int {
 // cleanly (its transaction rolled back).
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-}
-
-// logAdoption signs and logs the adoption's report and writes it to file
-// (default reconcile-<run id>.json here); it returns the run id and the
-// file's absolute path.
-func logAdoption(ctx context.Context, certifier *engine.Certifier, counts []reconcile.Count, file string) (string, string, error) {
-	id, signed, err := reconcile.LogAdoption(ctx, certifier, counts, time.Now())
-	if err != nil {
-		return id, "", err
-	}
-	if file, err = offline.WriteReport(file, id, signed); err != nil {
-		return id, "", fmt.Errorf("writing the report (its event is in the log as run %s): %w", id, err)
-	}
-	if abs, err := filepath.Abs(file); err == nil {
-		file = abs
-	}
-	return id, file, nil
 }

@@ -30,7 +30,7 @@ or a store cannot be reached.
 `
 
 // sweepCmd runs one retention sweep (docs/retention.md).
-func sweepCmd(args []string, stdout, stderr io.Writer) int {
+func sweepCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("sweep", sweepUsage, stderr)
 	path := fs.String("config", "", "configuration file")
 	dryRun := fs.Bool("dry-run", false, "count only")
@@ -57,20 +57,15 @@ func sweepCmd(args []string, stdout, stderr io.Writer) int {
 		return fail(2, "the sweep signs its report with the forget key, and %s sets no forget.signing_key: "+
 			"configure forget (lethe-proxy keygen), or pass --dry-run to count only", *path)
 	}
-	log := newLogger(cfg.Log, stderr)
+	log := cfg.Log.NewLogger(stderr)
 	ctx := context.Background()
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	wings, err := newWings(cfg, nil, log)
+	layers, closeStores, err := fromWings(octx, cfg, log, connector.Wing.Retainers)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	defer closeWings(wings)
-	layers, closeRetainers, err := fromWings(octx, wings, connector.Wing.Retainers)
-	if err != nil {
-		return fail(2, "%v", err)
-	}
-	defer closeRetainers()
+	defer closeStores()
 	if len(layers) == 0 {
 		fmt.Fprintf(stdout, "no table or namespace rule in %s has retain: nothing to sweep\n", *path)
 		return 0

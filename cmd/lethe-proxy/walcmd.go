@@ -19,7 +19,7 @@ const walUsage = `Usage:
                                          (e.g. lethe, the default name of earlier versions)
 `
 
-func walCmd(args []string, stdout, stderr io.Writer) int {
+func walCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "status" && args[0] != "drop") {
 		fmt.Fprint(stderr, walUsage)
 		return 2

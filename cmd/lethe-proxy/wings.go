@@ -29,15 +29,20 @@ func newWings(cfg *config.Config, c *coreopen.Core, log *slog.Logger) ([]connect
 	return wings, nil
 }
 
-// fromWings gathers what open returns of every wing (its scanners or its
-// retainers) and one function that closes what they opened; on an error
+// fromWings builds the wing of each store the config names without a
+// core, and gathers what open returns of every wing (its scanners or its
+// retainers); done closes what they opened and the wings. On an error
 // what was opened is closed again.
-func fromWings[T any](ctx context.Context, wings []connector.Wing, open func(connector.Wing, context.Context) ([]T, func(), error)) ([]T, func(), error) {
+func fromWings[T any](ctx context.Context, cfg *config.Config, log *slog.Logger, open func(connector.Wing, context.Context) ([]T, func(), error)) (_ []T, done func(), err error) {
+	wings, err := newWings(cfg, nil, log)
+	if err != nil {
+		return nil, nil, err
+	}
 	var (
 		all     []T
-		closers []func()
+		closers = []func(){func() { closeWings(wings) }}
 	)
-	closeAll := func() {
+	done = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
@@ -45,13 +50,13 @@ func fromWings[T any](ctx context.Context, wings []connector.Wing, open func(con
 	for _, w := range wings {
 		got, closeGot, err := open(w, ctx)
 		if err != nil {
-			closeAll()
+			done()
 			return nil, nil, err
 		}
 		closers = append(closers, closeGot)
 		all = append(all, got...)
 	}
-	return all, closeAll, nil
+	return all, done, nil
 }
 
 // closeWings closes every wing.

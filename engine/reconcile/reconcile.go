@@ -14,9 +14,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/lethe-privacy/lethe/connector"
+	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -41,6 +43,10 @@ type Config struct {
 	// the WAL follower records a committed row: a confirmed fact with
 	// intent 0 (ledger.Observer).
 	Adopt bool
+	// Certifier signs and logs the report of an adoption (Reconcile);
+	// needed with Adopt. Now dates it (default time.Now).
+	Certifier *engine.Certifier
+	Now       func() time.Time
 }
 
 // Count is what reconcile found in one table or namespace. It

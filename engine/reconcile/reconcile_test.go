@@ -188,15 +188,31 @@ func TestReconcileReport_SignedAndLogged(t *testing.T) {
 	assert.Equal(t, []certificate.ReportLayer{{Store: "postgres", Table: "public.docs", Found: 4, Done: 4, Method: "scan"}}, r.Layers)
 }
 
-// LogAdoption signs and logs the report under a fresh reconcile run id.
-func TestLogAdoption_SignsAndLogsUnderARunID(t *testing.T) {
+// Reconcile signs and logs the report of an adoption under a fresh
+// reconcile run id; with nothing adopted it signs nothing, and adopting
+// without a certifier is refused before anything is read.
+func TestReconcile_SignsAndLogsAnAdoption(t *testing.T) {
 	te := enginetest.New(t, 0)
-	counts := []Count{{Store: ledger.StorePostgres, Table: "public.docs", Scanned: 3, Unknown: 3, Adopted: 3, Method: "scan"}}
-	id, signed, err := LogAdoption(context.Background(), te.Certifier, counts, te.Now())
+	docs := fakeScanner{store: ledger.StorePostgres, name: "public.docs", records: []connector.Record{
+		{Table: "public.docs", ID: "1", Subjects: []string{"alice"}},
+		{Table: "public.docs", ID: "2", Subjects: []string{"bob"}},
+	}}
+	cfg := Config{Ledger: te.Ledger, Hasher: te.Hasher, Scanners: []connector.Scanner{docs}, Adopt: true, Now: te.Now}
+	_, _, err := Reconcile(context.Background(), cfg)
+	require.ErrorContains(t, err, "needs a Certifier")
+	cfg.Certifier = te.Certifier
+	out, signed, err := Reconcile(context.Background(), cfg)
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(id, "reconcile-"), id)
+	assert.Equal(t, int64(2), out.Adopted)
+	assert.True(t, strings.HasPrefix(out.RunID, "reconcile-"), out.RunID)
 	r, err := certificate.VerifyReport(signed, te.Keys)
 	require.NoError(t, err)
-	assert.Equal(t, id, r.RunID)
-	assert.Equal(t, int64(3), r.Layers[0].Done)
+	assert.Equal(t, out.RunID, r.RunID)
+	assert.Equal(t, []certificate.ReportLayer{{Store: "postgres", Table: "public.docs", Found: 2, Done: 2, Method: docs.ScanMethod()}}, r.Layers)
+
+	out, signed, err = Reconcile(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.Nil(t, signed, "a second run finds them known: nothing to report")
+	assert.Empty(t, out.RunID)
+	assert.True(t, out.Clean())
 }
