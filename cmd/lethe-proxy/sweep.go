@@ -100,14 +100,7 @@ func sweepCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "report %s: signed, transparency log index %d (check it: lethe-proxy verify --keys KEYS.json %s)\n", file, index, file)
 		}
 	}
-	for _, l := range res.Layers {
-		if l.Err != nil {
-			fmt.Fprintf(stderr, "lethe-proxy sweep: %s: %v\n", l.Table, l.Err)
-		}
-		if l.Unreadable > 0 {
-			fmt.Fprintf(stderr, "lethe-proxy sweep: warning: %s: %d records have no readable retain_by (NULL, or not a time) and are kept; fix them or delete them yourself\n", l.Table, l.Unreadable)
-		}
-	}
+	res.WriteWarnings(stderr, "lethe-proxy sweep: ")
 	if !res.Clean() {
 		return fail(1, "expired records are left or a table failed (see above); run the sweep again")
 	}

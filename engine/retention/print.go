@@ -38,3 +38,17 @@ func (l Layer) status(dryRun bool) string {
 	}
 	return "ok"
 }
+
+// WriteWarnings writes, a line each beginning with prefix, why a layer's
+// sweep stopped and how many of its records have no readable retain_by
+// (kept: the sweep cannot tell their age).
+func (r Result) WriteWarnings(w io.Writer, prefix string) {
+	for _, l := range r.Layers {
+		if l.Err != nil {
+			fmt.Fprintf(w, "%s%s: %v\n", prefix, l.Table, l.Err)
+		}
+		if l.Unreadable > 0 {
+			fmt.Fprintf(w, "%swarning: %s: %d records have no readable retain_by (NULL, or not a time) and are kept; fix them or delete them yourself\n", prefix, l.Table, l.Unreadable)
+		}
+	}
+}

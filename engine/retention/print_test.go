@@ -36,3 +36,17 @@ func TestResult_WriteTextStatusPerLayer(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out.String(), "dry run sweep-1 at 2026-06-01T12:00:00Z: nothing was deleted\n"), out.String())
 	assert.True(t, strings.HasSuffix(strings.TrimSpace(out.String()), " counted"), out.String())
 }
+
+// A failed layer says why, and records without a readable retain_by are
+// counted as kept.
+func TestResult_WriteWarnings(t *testing.T) {
+	res := Result{Layers: []Layer{
+		{Table: "public.a"},
+		{Table: "public.b", Err: errors.New("connection reset")},
+		{Table: "public.c", Unreadable: 2},
+	}}
+	var out bytes.Buffer
+	res.WriteWarnings(&out, "lethe-proxy sweep: ")
+	assert.Equal(t, "lethe-proxy sweep: public.b: connection reset\n"+
+		"lethe-proxy sweep: warning: public.c: 2 records have no readable retain_by (NULL, or not a time) and are kept; fix them or delete them yourself\n", out.String())
+}
