@@ -18,8 +18,9 @@ import (
 // elements. Unknown fields are stepped over by wire type, as every parser
 // does.
 
-// wireMsg is the schema of one message: its known fields.
-type wireMsg map[protowire.Number]wireField
+// wireMsg is the schema of one message: its known fields, indexed by
+// field number (a field with no types is not known).
+type wireMsg []wireField
 
 // wireField is one known field: its name, the wire types it may take,
 // when it is a message, that message's schema, and what a packed run of
@@ -99,12 +100,13 @@ func checkWire(msg []byte, schema *wireMsg, depth int) error {
 		if !ok {
 			break
 		}
-		f, known := (*schema)[num]
-		if !known {
-			continue
+		if num < 0 || int(num) >= len(*schema) || (*schema)[num].types == nil {
+			continue // unknown: stepped over by wire type
 		}
+		f := &(*schema)[num]
+		element := -1 // the element's index in a repeated field, named only in an error
 		if f.repeated && num < protowire.Number(len(seen)) {
-			f.name = fmt.Sprintf("%s[%d]", f.name, seen[num])
+			element = seen[num]
 			seen[num]++
 		}
 		allowed := false
@@ -112,27 +114,36 @@ func checkWire(msg []byte, schema *wireMsg, depth int) error {
 			allowed = allowed || t == typ
 		}
 		if !allowed {
-			return fmt.Errorf("%s: %w (%s, wire type %d)", f.name, errWireType, wireTypeNames[f.types[0]], typ)
+			return fmt.Errorf("%s: %w (%s, wire type %d)", f.label(element), errWireType, wireTypeNames[f.types[0]], typ)
 		}
 		switch {
 		case typ != bytesT:
 		case f.msg != nil:
 			if err := checkWire(val, f.msg, depth+1); err != nil {
-				return fmt.Errorf("%s: %w", f.name, err)
+				return fmt.Errorf("%s: %w", f.label(element), err)
 			}
 		case f.packed == packedFloats && len(val)%4 != 0:
-			return fmt.Errorf("%s: %w: %d bytes, not a whole number of 4-byte floats", f.name, errPackedRun, len(val))
+			return fmt.Errorf("%s: %w: %d bytes, not a whole number of 4-byte floats", f.label(element), errPackedRun, len(val))
 		case f.packed == packedVarints:
 			for b := val; len(b) > 0; {
 				_, n := protowire.ConsumeVarint(b)
 				if n < 0 {
-					return fmt.Errorf("%s: %w: it ends inside a varint", f.name, errPackedRun)
+					return fmt.Errorf("%s: %w: it ends inside a varint", f.label(element), errPackedRun)
 				}
 				b = b[n:]
 			}
 		}
 	}
 	return p.err
+}
+
+// label names the field in an error: its name, and for an element of a
+// repeated field (element ≥ 0) its index, as "vectors[3]".
+func (f wireField) label(element int) string {
+	if element < 0 {
+		return f.name
+	}
+	return fmt.Sprintf("%s[%d]", f.name, element)
 }
 
 // errPackedRun is a packed repeated scalar whose bytes do not hold whole
