@@ -63,6 +63,11 @@ func checkConsistent(p *Payload) string {
 		if l.VerifiedAbsent && l.Residual != 0 {
 			return fmt.Sprintf("layers[%d] is verified absent but has %d residual records", i, l.Residual)
 		}
+		if l.Physical != nil {
+			if why := checkPhysical(fmt.Sprintf("layers[%d].physical", i), l.Physical); why != "" {
+				return why
+			}
+		}
 		if deleted += l.Deleted; deleted < 0 {
 			return "the layers' deleted counts overflow"
 		}

@@ -8,8 +8,14 @@ import (
 	"time"
 )
 
-// SchemaV1 is the payload schema this package writes and accepts.
-const SchemaV1 = "lethe.certificate/v1"
+// The payload schemas this package writes and accepts. A v2 payload is a
+// v1 payload whose every layer also has a physical section (Layer.Physical);
+// Sign writes v2 only when some layer has one, so every other certificate
+// stays v1 byte for byte.
+const (
+	SchemaV1 = "lethe.certificate/v1"
+	SchemaV2 = "lethe.certificate/v2"
+)
 
 // Payload is what a certificate states. Sign writes it with encoding/json in
 // field order; verifiers read those exact bytes and never re-serialise them.
@@ -53,6 +59,10 @@ type Layer struct {
 	VerifiedAbsent bool     `json:"verified_absent"`
 	VerifyMethod   string   `json:"verify_method"`
 	VerifyQueries  []string `json:"verify_queries"`
+	// Physical is what the layer's pages still hold: in a v2 payload every
+	// layer has one (PhysicalNotScanned when none was looked at); a v1
+	// payload has none.
+	Physical *Physical `json:"physical,omitempty"`
 }
 
 // IDsDigest commits to the deleted record ids: their count and the RFC 6962
@@ -88,11 +98,25 @@ var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 // normalize fills defaults and checks p before signing, so every issued
 // certificate is one a verifier accepts.
 func (p *Payload) normalize() error {
+	physical := 0
+	for _, l := range p.Layers {
+		if l.Physical != nil {
+			physical++
+		}
+	}
 	if p.Schema == "" {
 		p.Schema = SchemaV1
+		if physical > 0 {
+			p.Schema = SchemaV2
+		}
 	}
-	if p.Schema != SchemaV1 {
-		return fmt.Errorf("schema %q: this package signs only %q", p.Schema, SchemaV1)
+	switch {
+	case p.Schema == SchemaV1 && physical > 0:
+		return fmt.Errorf("schema %q has no physical section; leave the schema empty or write %q", SchemaV1, SchemaV2)
+	case p.Schema == SchemaV2 && physical < len(p.Layers):
+		return fmt.Errorf("schema %q: every layer needs a physical section (status %q when its pages were not scanned)", SchemaV2, PhysicalNotScanned)
+	case p.Schema != SchemaV1 && p.Schema != SchemaV2:
+		return fmt.Errorf("schema %q: this package signs only %q and %q", p.Schema, SchemaV1, SchemaV2)
 	}
 	if !requestIDPattern.MatchString(p.RequestID) {
 		return fmt.Errorf("request_id %q: want 1-128 of A-Z a-z 0-9 . _ : -", p.RequestID)
@@ -119,6 +143,10 @@ func (p *Payload) normalize() error {
 	p.Layers = nonNil(p.Layers)
 	for i := range p.Layers {
 		p.Layers[i].VerifyQueries = nonNil(p.Layers[i].VerifyQueries)
+		if ph := p.Layers[i].Physical; ph != nil {
+			ph.At = ph.At.UTC()
+			ph.Relations = nonNil(ph.Relations)
+		}
 	}
 	p.Claim.Covers = nonNil(p.Claim.Covers)
 	if p.Claim.Excludes == nil {

@@ -1,9 +1,12 @@
 package certificate
 
-// The members of each object of a v1 certificate, in the order of the Go
+import "slices"
+
+// The members of each object of a certificate, in the order of the Go
 // struct fields (TestSchema_MembersMatchStructs keeps them in step with the
 // json tags), and the decoders that read them member for member with a
-// jsonReader: checks 3–4 and 13–14 of docs/certificate.md.
+// jsonReader: checks 3–4 and 13–14 of docs/certificate.md. A v2 layer has
+// one member more than a v1 layer, physical, and it is required there.
 var (
 	envelopeMembers  = []string{"lethe_certificate", "payload", "payload_sha256", "signature", "log"}
 	signatureMembers = []string{"alg", "key_id", "public_key", "sig"}
@@ -15,6 +18,10 @@ var (
 	scopeMembers   = []string{"store", "table"}
 	layerMembers   = []string{"store", "table", "requested", "deleted", "residual",
 		"verified_absent", "verify_method", "verify_queries"}
+	layerMembersV2  = append(slices.Clip(layerMembers), "physical")
+	physicalMembers = []string{"status", "reason", "method", "at", "relations"}
+	relationMembers = []string{"relation", "kind", "pages", "scanned", "holding", "holding_vector",
+		"holding_subject", "coverage", "took_ms"}
 	idsDigestMembers = []string{"count", "root"}
 	claimMembers     = []string{"statement", "covers", "excludes"}
 )
@@ -65,8 +72,13 @@ func readEnvelope(r *jsonReader, f *jsonFields) (w wireEnvelope) {
 	return w
 }
 
-// readPayload reads the members of the payload f, the document's object.
-func readPayload(r *jsonReader, f *jsonFields) *Payload {
+// readPayload reads the members of the payload f, the document's object,
+// whose schema is v1 or v2.
+func readPayload(r *jsonReader, f *jsonFields, schema string) *Payload {
+	readLayer := readLayerV1
+	if schema == SchemaV2 {
+		readLayer = readLayerV2
+	}
 	p := &Payload{
 		Schema:      r.str(r.get(f, 0)),
 		RequestID:   r.str(r.get(f, 1)),
@@ -100,21 +112,71 @@ func readScope(r *jsonReader, t int32) (s Scope) {
 	return s
 }
 
-func readLayer(r *jsonReader, t int32) (l Layer) {
+func readLayerV1(r *jsonReader, t int32) (l Layer) {
 	if f, ok := r.object(t, layerMembers); ok {
-		l = Layer{
-			Store:          r.str(r.get(&f, 0)),
-			Table:          r.str(r.get(&f, 1)),
-			Requested:      r.int(r.get(&f, 2)),
-			Deleted:        r.int(r.get(&f, 3)),
-			Residual:       r.int(r.get(&f, 4)),
-			VerifiedAbsent: r.bool(r.get(&f, 5)),
-			VerifyMethod:   r.str(r.get(&f, 6)),
-			VerifyQueries:  r.stringList(r.get(&f, 7)),
-		}
+		l = readLayerFields(r, &f)
 		r.done(&f)
 	}
 	return l
+}
+
+func readLayerV2(r *jsonReader, t int32) (l Layer) {
+	if f, ok := r.object(t, layerMembersV2); ok {
+		l = readLayerFields(r, &f)
+		l.Physical = readPhysical(r, r.get(&f, 8))
+		r.done(&f)
+	}
+	return l
+}
+
+// readLayerFields reads the members v1 and v2 layers share.
+func readLayerFields(r *jsonReader, f *jsonFields) Layer {
+	return Layer{
+		Store:          r.str(r.get(f, 0)),
+		Table:          r.str(r.get(f, 1)),
+		Requested:      r.int(r.get(f, 2)),
+		Deleted:        r.int(r.get(f, 3)),
+		Residual:       r.int(r.get(f, 4)),
+		VerifiedAbsent: r.bool(r.get(f, 5)),
+		VerifyMethod:   r.str(r.get(f, 6)),
+		VerifyQueries:  r.stringList(r.get(f, 7)),
+	}
+}
+
+// readPhysical reads a v2 layer's physical section; nil when it is absent
+// or not an object (a problem already recorded).
+func readPhysical(r *jsonReader, t int32) *Physical {
+	f, ok := r.object(t, physicalMembers)
+	if !ok {
+		return nil
+	}
+	ph := &Physical{
+		Status:    r.str(r.get(&f, 0)),
+		Reason:    r.str(r.get(&f, 1)),
+		Method:    r.str(r.get(&f, 2)),
+		At:        r.time(r.get(&f, 3)),
+		Relations: readArray(r, r.get(&f, 4), func(t int32) RelationPages { return readRelation(r, t) }),
+	}
+	r.done(&f)
+	return ph
+}
+
+func readRelation(r *jsonReader, t int32) (rp RelationPages) {
+	if f, ok := r.object(t, relationMembers); ok {
+		rp = RelationPages{
+			Relation:       r.str(r.get(&f, 0)),
+			Kind:           r.str(r.get(&f, 1)),
+			Pages:          r.int(r.get(&f, 2)),
+			Scanned:        r.int(r.get(&f, 3)),
+			Holding:        r.int(r.get(&f, 4)),
+			HoldingVector:  r.int(r.get(&f, 5)),
+			HoldingSubject: r.int(r.get(&f, 6)),
+			Coverage:       r.str(r.get(&f, 7)),
+			TookMS:         r.int(r.get(&f, 8)),
+		}
+		r.done(&f)
+	}
+	return rp
 }
 
 func readIDsDigest(r *jsonReader, t int32) (d IDsDigest) {

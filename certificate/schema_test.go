@@ -16,7 +16,8 @@ func TestSchema_MembersMatchStructs(t *testing.T) {
 	}{
 		{Envelope{}, envelopeMembers}, {Signature{}, signatureMembers}, {LogProof{}, logMembers},
 		{Payload{}, payloadMembers}, {Subject{}, subjectMembers}, {Scope{}, scopeMembers},
-		{Layer{}, layerMembers}, {IDsDigest{}, idsDigestMembers}, {Claim{}, claimMembers},
+		{Layer{}, layerMembersV2}, {Physical{}, physicalMembers}, {RelationPages{}, relationMembers},
+		{IDsDigest{}, idsDigestMembers}, {Claim{}, claimMembers},
 		{SignedReport{}, reportEnvelopeMembers}, {Report{}, reportMembers}, {ReportLayer{}, reportLayerMembers},
 	} {
 		typ := reflect.TypeOf(tc.v)

@@ -40,6 +40,10 @@ type Result struct {
 	// decoded, so expired or unlogged certificates can still be read.
 	// Trust it as a statement only when Verdict is VerdictValid.
 	Payload *Payload
+	// Physical is the physical state of each layer (PhysicalSummary),
+	// set beside a valid verdict on a v2 certificate; "" otherwise.
+	// It never changes the verdict: valid is a verified logical erasure.
+	Physical string
 }
 
 // Valid reports whether the certificate is genuine, current, logged, and
@@ -85,7 +89,7 @@ func Verify(data []byte, keys KeySet, now time.Time) Result {
 		return Result{Verdict: VerdictIncomplete, Payload: p, Reason: fmt.Sprintf(
 			"%s; but layer %s %s has %d residual records and verified_absent %t: the erasure is not proven complete", where, l.Store, l.Table, l.Residual, l.VerifiedAbsent)}
 	}
-	return Result{Verdict: VerdictValid, Payload: p, Reason: where + "; every layer of the scope verified empty"}
+	return Result{Verdict: VerdictValid, Payload: p, Reason: where + "; every layer of the scope verified empty", Physical: PhysicalSummary(p)}
 }
 
 // checkSignature runs checks 7–11: sig is a trusted key's signature of
@@ -110,7 +114,7 @@ func checkSignature(sig Signature, payload []byte, payloadSHA256 string, keys Ke
 	return trusted, "", ""
 }
 
-// parsePayload runs checks 12–15: the signed bytes must be a v1
+// parsePayload runs checks 12–15: the signed bytes must be a v1 or v2
 // payload, spelled member for member, that does not contradict itself.
 func parsePayload(data []byte) (*Payload, Verdict, string) {
 	// One copy of the payload text backs all the strings of the Payload.
@@ -120,10 +124,14 @@ func parsePayload(data []byte) (*Payload, Verdict, string) {
 		return nil, VerdictMalformed, err.Error()
 	}
 	f := r.fields(0, payloadMembers)
-	if t := f.vals[0]; t == 0 || r.toks[t].kind != jsonString || r.stringAt(t) != SchemaV1 {
-		return nil, VerdictSchemaMismatch, fmt.Sprintf("schema is %v; this verifier reads %q", r.generic(t), SchemaV1)
+	var schema string
+	if t := f.vals[0]; t != 0 && r.toks[t].kind == jsonString {
+		schema = r.stringAt(t)
 	}
-	p := readPayload(&r, &f)
+	if schema != SchemaV1 && schema != SchemaV2 {
+		return nil, VerdictSchemaMismatch, fmt.Sprintf("schema is %v; this verifier reads %q and %q", r.generic(f.vals[0]), SchemaV1, SchemaV2)
+	}
+	p := readPayload(&r, &f, schema)
 	if v, why := r.verdict(); v != "" {
 		return nil, v, why
 	}

@@ -19,6 +19,9 @@ type verifyCase struct {
 	// commit); TestNodeVerifier_StopsReadingAtTheLimit covers it in Node.
 	noVector bool
 	want     Verdict
+	// physical is the physical line a valid v2 certificate gets
+	// (PhysicalSummary); "" for every other case.
+	physical string
 }
 
 // operatorCert is the operator's valid certificate, edited by edit.
@@ -223,7 +226,7 @@ func verifyCases() []verifyCase {
 		{name: "checkpoint with a bad signature line before the good one", want: VerdictNotInLog, cert: operatorCert(func(e *Envelope) {
 			e.Log.Checkpoint = withCorruptSignature(e.Log.Checkpoint, true)
 		})},
-	}, append(strictCases(), settledCases()...)...)
+	}, append(append(strictCases(), settledCases()...), physicalCases()...)...)
 }
 
 // withCorruptSignature adds a copy of the checkpoint's signature line with
@@ -258,6 +261,9 @@ func TestVerify_Verdicts(t *testing.T) {
 			}
 			if got.Reason == "" {
 				t.Error("no reason given")
+			}
+			if got.Physical != tc.physical {
+				t.Errorf("physical %q, want %q", got.Physical, tc.physical)
 			}
 			if (got.Verdict == VerdictValid || got.Verdict == VerdictExpired) && got.Payload == nil {
 				t.Error("payload not returned")

@@ -1,14 +1,16 @@
-// certificate.mjs verifies a Lethe deletion certificate, version 1
-// (docs/certificate.md, "Verifying"): after the envelope (envelope.mjs),
-// the payload, the key's window, the time, the log and what was proven,
-// in the order of the table there.
+// certificate.mjs verifies a Lethe deletion certificate, payload schema
+// v1 or v2 (docs/certificate.md, "Verifying"): after the envelope
+// (envelope.mjs), the payload, the key's window, the time, the log and what
+// was proven, in the order of the table there. A v2 payload's layers each
+// have a physical section (physical.mjs).
 
 import { BOOL, INT64_MAX, NUM, STR, checkShape, int, isObject, parseJSON, parseTime } from './jsonsubset.mjs';
 import { REQUEST_ID, STORES, checkInclusion, fail, inWindow, isHex256, openEnvelope } from './envelope.mjs';
+import { PHYSICAL, SCHEMA_V2, physicalInconsistency, physicalSummary, readCounts } from './physical.mjs';
 
 const SCHEMA_V1 = 'lethe.certificate/v1';
 
-const PAYLOAD = {
+const PAYLOAD_V1 = {
   schema: STR,
   request_id: STR,
   issued_at: STR,
@@ -25,9 +27,13 @@ const PAYLOAD = {
   claim: { statement: STR, covers: [STR], excludes: [STR] },
 };
 
+// PAYLOAD_V2 is PAYLOAD_V1 whose layers have one member more, physical.
+const PAYLOAD_V2 = { ...PAYLOAD_V1, layers: [{ ...PAYLOAD_V1.layers[0], physical: PHYSICAL }] };
+
 // verifyCertificate verifies a parsed document (readDocument) that is no
 // report at the instant now (nanoseconds) and resolves to {verdict,
-// reason}; it rejects with a Failure for any verdict but valid.
+// reason}, and for a v2 certificate physical, the physical line; it
+// rejects with a Failure for any verdict but valid.
 export async function verifyCertificate(doc, trust, now) {
   // 3–11: the envelope, the key and the signature.
   const { payload, payloadSHA256, trusted, log } = await openEnvelope(doc, trust, 'lethe_certificate', 'certificate');
@@ -56,7 +62,10 @@ export async function verifyCertificate(doc, trust, now) {
   if (open) {
     fail('incomplete', `${where}; but layer ${open.store} ${open.table} has ${open.residual} residual records and verified_absent ${open.verified_absent}: the erasure is not proven complete`);
   }
-  return { verdict: 'valid', reason: `${where}; every layer of the scope verified empty` };
+  const valid = { verdict: 'valid', reason: `${where}; every layer of the scope verified empty` };
+  // Beside the verdict, never in it: valid is the logical erasure.
+  if (p.schema === SCHEMA_V2) valid.physical = physicalSummary(p);
+  return valid;
 }
 
 // readPayload runs checks 12-15 on the signed payload bytes: JSON of the
@@ -70,14 +79,20 @@ function readPayload(payload) {
     fail('malformed', `payload: not JSON of the subset: ${e.message}`);
   }
   if (!isObject(p)) fail('malformed', 'payload: not a JSON object');
-  if (p.schema !== SCHEMA_V1) fail('schema_mismatch', `payload: schema is ${JSON.stringify(p.schema)}; this verifier reads ${SCHEMA_V1}`);
-  const shape = checkShape(p, PAYLOAD, '');
+  if (p.schema !== SCHEMA_V1 && p.schema !== SCHEMA_V2) {
+    fail('schema_mismatch', `payload: schema is ${JSON.stringify(p.schema)}; this verifier reads ${SCHEMA_V1} and ${SCHEMA_V2}`);
+  }
+  const shape = checkShape(p, p.schema === SCHEMA_V2 ? PAYLOAD_V2 : PAYLOAD_V1, '');
   if (shape.members) fail('schema_mismatch', 'payload: ' + shape.members);
   if (shape.types) fail('malformed', 'payload: ' + shape.types);
-  for (const l of p.layers) {
+  for (const [i, l] of p.layers.entries()) {
     for (const m of ['requested', 'deleted', 'residual']) {
       if ((l[m] = int(l[m])) === null) fail('malformed', `payload: a layer's ${m} is not a 64-bit integer`);
     }
+    if (!l.physical) continue;
+    const bad = readCounts(l.physical, `layers[${i}].physical`);
+    if (bad) fail('malformed', `payload: ${bad} is not a 64-bit integer`);
+    if (parseTime(l.physical.at) === null) fail('malformed', `payload: layers[${i}].physical.at is not an RFC 3339 time of the subset`);
   }
   if ((p.deleted_ids.count = int(p.deleted_ids.count)) === null) fail('malformed', 'payload: deleted_ids.count is not a 64-bit integer');
   const issuedAt = parseTime(p.issued_at);
@@ -109,12 +124,16 @@ function inconsistency(p, issuedAt, validUntil) {
     scope.add(key(s));
   }
   let deleted = 0n;
-  for (const l of p.layers) {
+  for (const [i, l] of p.layers.entries()) {
     if (!scope.delete(key(l))) return `layer ${l.store} ${l.table} is not in the scope, or is listed twice`;
     for (const m of ['requested', 'deleted', 'residual']) {
       if (l[m] < 0n) return `a layer's ${m} is negative`;
     }
     if (l.verified_absent && l.residual !== 0n) return `layer ${l.store} ${l.table} is verified absent but has residual records`;
+    if (l.physical) {
+      const why = physicalInconsistency(l.physical, `layers[${i}].physical`);
+      if (why) return why;
+    }
     deleted += l.deleted;
     if (deleted > INT64_MAX) return "the layers' deleted counts overflow";
   }

@@ -9,7 +9,8 @@ import { verifyReport } from './report.mjs';
 export { MAX_SIZE, loadKeys } from './envelope.mjs';
 export { parseTime } from './jsonsubset.mjs';
 
-// verify resolves to {verdict, reason} for a certificate or a signed report;
+// verify resolves to {verdict, reason} for a certificate or a signed report,
+// and for a valid v2 certificate physical, the physical line;
 // the checks and their order are the tables in docs/certificate.md,
 // "Verifying" and "Verifying a report".
 export async function verify(data, trust, now, requireLog) {

@@ -110,3 +110,26 @@ func TestWriteReport_DefaultsToTheRunID(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, named, file)
 }
+
+// TestVerify_PrintsThePhysicalLineBesideAValidVerdict: `lethe-proxy verify`
+// prints a valid v2 certificate's physical line between the verdict and
+// the reason, as node verify.mjs does, and a v1 certificate's output has
+// no such line.
+func TestVerify_PrintsThePhysicalLineBesideAValidVerdict(t *testing.T) {
+	vectors := filepath.Join("..", "testdata", "vectors")
+	keysFile, err := os.ReadFile(filepath.Join(vectors, "keys.json"))
+	require.NoError(t, err)
+	keys, err := certificate.ParseKeySet(keysFile)
+	require.NoError(t, err)
+	now := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	for file, want := range map[string]string{
+		"cert-v2-pages-scanned-still-hold-the-bytes.json": "verdict: valid\nphysical: postgres public.langchain_pg_embedding: 13 of 27 pages scanned still hold the bytes; pinecone docs/default: not scanned\nreason: ",
+		"cert-valid.json": "verdict: valid\nreason: ",
+	} {
+		data, err := os.ReadFile(filepath.Join(vectors, file))
+		require.NoError(t, err)
+		var out bytes.Buffer
+		assert.True(t, Verify(data, keys, certificate.ReportPolicy{Now: now}, &out))
+		assert.True(t, strings.HasPrefix(out.String(), want), "%s: %s", file, out.String())
+	}
+}

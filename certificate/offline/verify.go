@@ -28,8 +28,10 @@ func ReadEvidence(name string, stdin io.Reader) ([]byte, error) {
 }
 
 // Verify verifies data, a deletion certificate or a signed report, against
-// keys under policy, prints the verdict on stdout (for a genuine report,
-// what it says, layer by layer) and says whether data is valid.
+// keys under policy, prints the verdict on stdout (for a valid v2
+// certificate, the physical state of each layer on the next line; for a
+// genuine report, what it says, layer by layer) and says whether data is
+// valid.
 // policy.RequireLog applies to reports: a certificate always needs its
 // log proof.
 func Verify(data []byte, keys certificate.KeySet, policy certificate.ReportPolicy, stdout io.Writer) bool {
@@ -37,7 +39,12 @@ func Verify(data []byte, keys certificate.KeySet, policy certificate.ReportPolic
 		return verifyReport(data, keys, policy, stdout)
 	}
 	r := certificate.Verify(data, keys, policy.Now)
-	fmt.Fprintf(stdout, "verdict: %s\nreason: %s\n", r.Verdict, r.Reason)
+	fmt.Fprintf(stdout, "verdict: %s\n", r.Verdict)
+	// Beside the verdict, never in it: valid is the logical erasure.
+	if r.Physical != "" {
+		fmt.Fprintf(stdout, "physical: %s\n", r.Physical)
+	}
+	fmt.Fprintf(stdout, "reason: %s\n", r.Reason)
 	return r.Valid()
 }
 

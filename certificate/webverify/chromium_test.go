@@ -30,6 +30,7 @@ const vectorsDir = "../testdata/vectors"
 type manifest struct {
 	Certificates []struct {
 		Name, Certificate, Keys, Now, Verdict string
+		Physical                              string // the physical line of a valid v2 certificate
 	} `json:"certificates"`
 	Reports []struct {
 		Name, Report, Keys, Now, Verdict string
@@ -112,9 +113,10 @@ func browserTab(t *testing.T) (context.Context, func() string) {
 
 // outcome is what the page shows after a verification.
 type outcome struct {
-	State   string `json:"state"` // verdict, keys-refused or error
-	Verdict string `json:"verdict"`
-	Reason  string `json:"reason"`
+	State    string `json:"state"` // verdict, keys-refused or error
+	Verdict  string `json:"verdict"`
+	Physical string `json:"physical"` // the physical line, without "physical: "
+	Reason   string `json:"reason"`
 }
 
 // tab is the verifier page open in a browser tab.
@@ -198,7 +200,8 @@ func (p *tab) await(t *testing.T, want string) outcome {
 	got, err := chromedp.Run(p.ctx, chromedp.Poll[outcome](fmt.Sprintf(`(() => {
 		const r = document.getElementById('result');
 		if (document.getElementById('what').textContent !== %s || !['verdict', 'keys-refused', 'error'].includes(r.dataset.state)) return null;
-		return { state: r.dataset.state, verdict: r.dataset.verdict, reason: document.getElementById('reason').textContent };
+		return { state: r.dataset.state, verdict: r.dataset.verdict, reason: document.getElementById('reason').textContent,
+			physical: document.getElementById('physical').textContent.replace(/^physical: /, '') };
 	})()`, wantJSON), chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(30*time.Second)))
 	if err != nil {
 		t.Fatalf("no result for %s: %v; console:\n%s", want, err, p.console())
@@ -231,6 +234,7 @@ process.stdout.write(JSON.stringify(out));
 // nodeResult is what nodeScript prints for one input.
 type nodeResult struct {
 	Verdict, Reason, Refused string
+	Physical                 string
 }
 
 // nodeVerdicts runs the verifier's modules in Node over inputs
@@ -286,16 +290,17 @@ func TestPage_VerdictsOfEveryVector(t *testing.T) {
 		name, keys, doc, now string
 		requireLog           bool
 		verdict              string // empty: the keys file must be refused
+		physical             string // the physical line of a valid v2 certificate
 	}
 	var vectors []vector
 	for _, v := range m.Certificates {
-		vectors = append(vectors, vector{"certificate " + v.Name, v.Keys, v.Certificate, v.Now, false, v.Verdict})
+		vectors = append(vectors, vector{"certificate " + v.Name, v.Keys, v.Certificate, v.Now, false, v.Verdict, v.Physical})
 	}
 	for _, v := range m.Reports {
-		vectors = append(vectors, vector{"report " + v.Name, v.Keys, v.Report, v.Now, v.RequireLog, v.Verdict})
+		vectors = append(vectors, vector{"report " + v.Name, v.Keys, v.Report, v.Now, v.RequireLog, v.Verdict, ""})
 	}
 	for _, v := range m.RefusedKeys {
-		vectors = append(vectors, vector{"keys file " + v.Name, v.Keys, m.Certificates[0].Certificate, m.Certificates[0].Now, false, ""})
+		vectors = append(vectors, vector{"keys file " + v.Name, v.Keys, m.Certificates[0].Certificate, m.Certificates[0].Now, false, "", ""})
 	}
 	var inputs [][4]any
 	for _, v := range vectors {
@@ -321,6 +326,9 @@ func TestPage_VerdictsOfEveryVector(t *testing.T) {
 			t.Errorf("%s: the page shows %s %q (%s), want verdict %s", v.name, got.State, got.Verdict, got.Reason, v.verdict)
 		} else if node != nil && (node[i].Verdict != got.Verdict || node[i].Reason != got.Reason) {
 			t.Errorf("%s: the page says %s (%s), Node %s (%s)", v.name, got.Verdict, got.Reason, node[i].Verdict, node[i].Reason)
+		}
+		if got.Physical != v.physical || (node != nil && node[i].Physical != v.physical) {
+			t.Errorf("%s: the page's physical line %q, Node's %q, want %q", v.name, got.Physical, nodePhysical(node, i), v.physical)
 		}
 	}
 }
@@ -390,4 +398,12 @@ func TestPage_ServedAndDropped(t *testing.T) {
 	if got := page.await(t, what("cert.json", "trusted-keys.json", valid.Now, false)); got.Verdict != "valid" {
 		t.Fatalf("dropped: the page shows %s %q (%s), want valid", got.State, got.Verdict, got.Reason)
 	}
+}
+
+// nodePhysical is Node's physical line for input i, or "" without Node.
+func nodePhysical(node []nodeResult, i int) string {
+	if node == nil {
+		return ""
+	}
+	return node[i].Physical
 }

@@ -1,7 +1,8 @@
 // page.mjs drives the browser verifier (verify.html): it reads the files
 // the auditor picks or drops, runs the verifier's own modules
 // (certificate/node/document.mjs, the ones `node verify.mjs` runs) on
-// their bytes, and shows the verdict, the reason and what the document
+// their bytes, and shows the verdict, the physical line of a v2
+// certificate, the reason and what the document
 // states. Nothing leaves the page: it makes no request (its content
 // security policy forbids every one), and every text it shows from a file
 // is set as text, never as markup.
@@ -21,11 +22,14 @@ let runs = 0;
 const readFile = async (file, limit) => new Uint8Array(await file.slice(0, limit).arrayBuffer());
 
 // show puts a state on the result and fills its lines.
-function show(state, { verdict = '', reason = '', what = '' } = {}) {
+function show(state, { verdict = '', physical, reason = '', what = '' } = {}) {
   const result = $('result');
   result.dataset.state = state;
   result.dataset.verdict = verdict;
   $('verdict').textContent = verdict ? `verdict: ${verdict}` : '';
+  // A valid v2 certificate's physical line, beside the verdict as the
+  // command-line verifiers print it.
+  $('physical').textContent = physical === undefined ? '' : `physical: ${physical}`;
   $('reason').textContent = reason;
   $('what').textContent = what;
 }
@@ -68,7 +72,7 @@ async function run() {
   const data = await readFile(chosen.document, MAX_SIZE + 1);
   const r = await verify(data, trust, now, requireLog);
   if (!current()) return;
-  show('verdict', { verdict: r.verdict, reason: r.reason, what });
+  show('verdict', { verdict: r.verdict, physical: r.physical, reason: r.reason, what });
   $('evidence').replaceChildren(...evidence(data, r.verdict === 'valid'));
 }
 
