@@ -9,7 +9,6 @@ import (
 
 	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/admin/adminclient"
-	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/config/ledgeropen"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
@@ -69,7 +68,13 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	open := func() (*ledger.Handle, string, error) {
 		return ledgeropen.Open(cfg.Capture.Ledger, *path, ledger.Options{}, ledgeropen.Salt{Hasher: hasher})
 	}
-	awaitFollower(cfg.Capture, *wait, open, stderr)
+	if *wait > 0 { // so that a row written a moment ago is listed
+		wctx, cancel := context.WithTimeout(ctx, *wait)
+		if err := pgwing.AwaitFollower(wctx, cfg.Capture, open, followerGrace); err != nil {
+			fmt.Fprintf(stderr, "lethe-proxy ledger: warning: %v\n", err)
+		}
+		cancel()
+	}
 	// The ledger is read through a handle opened after the wait: an SQLite
 	// ledger counts, at open, the follower's changes still waiting to be
 	// written into its index, and a reader drains only those it counted.
@@ -109,28 +114,6 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// awaitFollower waits, up to timeout (none when 0), until the WAL
-// follower has recorded every row committed before the call, so that a
-// row written a moment ago is listed; when it cannot, it warns and the
-// ledger is read as it is, as preview counts it. It opens the ledger with
-// open for the wait alone (the slot's initial read is marked there).
-func awaitFollower(c config.Capture, timeout time.Duration, open func() (*ledger.Handle, string, error), warn io.Writer) {
-	if !c.Follows() || timeout <= 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	l, where, err := open()
-	if err != nil {
-		fmt.Fprintf(warn, "lethe-proxy ledger: warning: opening %s to wait for the WAL follower: %v; reading the ledger as it is\n", where, err)
-		return
-	}
-	defer l.Close()
-	if err := pgwing.AwaitFollower(ctx, c, l, followerGrace); err != nil {
-		fmt.Fprintf(warn, "lethe-proxy ledger: warning: %v\n", err)
-	}
-}
-
-// followerGrace is how long awaitFollower gives a proxy that has just
-// started to stream its slot.
+// followerGrace is how long the wait for the WAL follower gives a proxy
+// that has just started to stream its slot.
 const followerGrace = 3 * time.Second

@@ -40,24 +40,30 @@ func withSlotConn(ctx context.Context, c config.Capture, f func(*pgx.Conn) error
 }
 
 // AwaitFollower waits, within ctx, until the WAL follower has recorded in
-// the ledger (reads: the slot's initial read is marked there) every row
-// committed before the call, as forget's preview does, so that a command
-// reading the ledger lists a row written a moment ago. It returns at once
+// the ledger every row committed before the call, as forget's preview
+// does, so that a command reading the ledger lists a row written a moment
+// ago. It opens the ledger with openLedger for the wait alone (the slot's
+// initial read is marked there) and closes it again. It returns at once
 // without the follower (capture.wal off). When no proxy streams the slot
 // (after grace, for a proxy that has just started) or the wait fails, its
 // error says so in a sentence that ends with what the reader then gets:
 // the ledger as it is.
-func AwaitFollower(ctx context.Context, c config.Capture, reads ledger.InitialReads, grace time.Duration) error {
+func AwaitFollower(ctx context.Context, c config.Capture, openLedger func() (*ledger.Handle, string, error), grace time.Duration) error {
 	if !c.Follows() {
 		return nil
 	}
+	l, where, err := openLedger()
+	if err != nil {
+		return fmt.Errorf("opening %s to wait for the WAL follower: %w; reading the ledger as it is", where, err)
+	}
+	defer l.Close()
 	store, err := OpenStore(ctx, c, "the command waits for the WAL follower")
 	if err != nil {
 		return fmt.Errorf("%w; reading the ledger as it is", err)
 	}
 	defer store.Close()
 	err = store.WithConn(ctx, func(conn *pgx.Conn) error {
-		return walfollow.AwaitFollowed(ctx, conn, c.WALSlot, reads, grace)
+		return walfollow.AwaitFollowed(ctx, conn, c.WALSlot, l, grace)
 	})
 	switch {
 	case errors.Is(err, walfollow.ErrNotFollowed):
