@@ -1,6 +1,8 @@
 package forgetopen
 
 import (
+	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +10,8 @@ import (
 	"time"
 
 	"github.com/lethe-privacy/lethe/certificate"
+	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/ledger"
 )
 
 // TestTrustedKeys_PinTheConfiguredLogOrigin: the key set the proxy
@@ -39,5 +43,59 @@ func TestTrustedKeys_PinTheConfiguredLogOrigin(t *testing.T) {
 	}
 	if _, err := trustedKeys(path, "example.com/staging-log", signer); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The certifier records its signing key in the log (key.rotated) before
+// anything it signs, once: a second certifier with the same key appends
+// nothing.
+func TestCertifier_AnnouncesItsKeyOnce(t *testing.T) {
+	dir := t.TempDir()
+	signer, err := certificate.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem, err := signer.MarshalPrivateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(keyFile, pem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(context.Background(), ledger.Location{SQLite: filepath.Join(dir, "ledger.db")}, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cfg := &config.Config{}
+	cfg.Forget.SigningKey, cfg.Forget.LogOrigin = keyFile, "test.local/forgetopen"
+	ctx := context.Background()
+	events := func() []string {
+		size, err := l.TransparencyLog().Size(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for n := range size {
+			leaf, err := l.TransparencyLog().ReadRecord(ctx, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := certificate.ParseEvent(leaf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, e.Event)
+		}
+		return out
+	}
+	for range 2 {
+		if _, got, err := Certifier(ctx, cfg, l, "forgetopen test", slog.New(slog.DiscardHandler)); err != nil || got.KeyID() != signer.KeyID() {
+			t.Fatalf("signer %v, error %v", got, err)
+		}
+		if got := events(); len(got) != 1 || got[0] != certificate.EventKeyRotated {
+			t.Fatalf("log holds %v; want one key.rotated", got)
+		}
 	}
 }
