@@ -109,9 +109,9 @@ func checkPhysical(at string, ph *Physical) string {
 	return ""
 }
 
-// pageTotals sums a scan's relations: pages, pages scanned, pages holding
+// Totals sums a scan's relations: pages, pages scanned, pages holding
 // the bytes, and whether every relation was scanned whole.
-func (ph *Physical) pageTotals() (pages, scanned, holding int64, whole bool) {
+func (ph *Physical) Totals() (pages, scanned, holding int64, whole bool) {
 	whole = true
 	for _, r := range ph.Relations {
 		pages, scanned, holding = pages+r.Pages, scanned+r.Scanned, holding+r.Holding
@@ -128,7 +128,7 @@ func (ph *Physical) state() string {
 	}
 	switch ph.Status {
 	case PhysicalScanned:
-		pages, scanned, holding, whole := ph.pageTotals()
+		pages, scanned, holding, whole := ph.Totals()
 		switch {
 		case holding > 0:
 			return fmt.Sprintf("%d of %d pages scanned still hold the bytes", holding, scanned)

@@ -173,7 +173,8 @@ func (c *Certifier) resign(payload []byte) (*certificate.Envelope, error) {
 func (c *Certifier) payload(r ledger.ForgetRequest, st *journalState) (certificate.Payload, error) {
 	issued := c.now().UTC().Truncate(time.Second)
 	p := certificate.Payload{
-		Schema: certificate.SchemaV1, RequestID: r.ID, IssuedAt: issued, ValidUntil: issued.Add(c.validFor),
+		// No schema: Sign writes v1, or v2 when a layer has a physical section.
+		RequestID: r.ID, IssuedAt: issued, ValidUntil: issued.Add(c.validFor),
 		Subject:     certificate.Subject{HMAC: r.Subject.String(), Commitment: st.Commitment},
 		RulesSHA256: c.rulesSHA256, Tool: c.tool,
 		Claim: certificate.Claim{
@@ -183,17 +184,22 @@ func (c *Certifier) payload(r ledger.ForgetRequest, st *journalState) (certifica
 		},
 	}
 	var refs []certificate.RecordRef
-	for _, l := range st.Layers {
+	physical := certificatePhysical(st, issued)
+	for i, l := range st.Layers {
 		p.Scope = append(p.Scope, certificate.Scope{Store: l.Store, Table: l.Table})
 		gone := l.gone()
 		p.Layers = append(p.Layers, certificate.Layer{
 			Store: l.Store, Table: l.Table, Requested: l.Requested, Deleted: int64(len(gone)), Residual: l.Residual,
 			VerifiedAbsent: l.Residual == 0, VerifyMethod: l.VerifyMethod, VerifyQueries: l.VerifyQueries,
 		})
+		if physical != nil {
+			p.Layers[i].Physical = physical[i]
+		}
 		for _, id := range gone {
 			refs = append(refs, certificate.RecordRef{Store: l.Store, Table: l.Table, ID: id})
 		}
 	}
+	p.Claim.Statement += physicalStatement(p.Layers)
 	ids, err := certificate.IDsRoot(refs)
 	if err != nil {
 		return certificate.Payload{}, err
@@ -278,7 +284,7 @@ func hashes(hs []translog.Hash) [][]byte {
 
 func (c *Certifier) verify(cert []byte) VerifyResult {
 	res := certificate.Verify(cert, c.keys, c.now())
-	return VerifyResult{Verdict: string(res.Verdict), Reason: res.Reason}
+	return VerifyResult{Verdict: string(res.Verdict), Reason: res.Reason, Physical: res.Physical}
 }
 
 // newCommitment makes the data subject's commitment and its secret.

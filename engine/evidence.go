@@ -24,6 +24,9 @@ type InclusionProof struct {
 type VerifyResult struct {
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason,omitempty"`
+	// Physical is a valid v2 certificate's physical line
+	// (certificate.PhysicalSummary), beside the verdict.
+	Physical string `json:"physical,omitempty"`
 }
 
 // Checkpoint returns the latest signed checkpoint of the transparency log
