@@ -38,7 +38,7 @@ were found and not adopted, or records name a subject already forgotten,
 `
 
 // reconcileCmd is `lethe-proxy reconcile`: wiring only, the work is
-// reconcile.Run's.
+// reconcile.Reconcile's.
 func reconcileCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("reconcile", reconcileUsage, stderr)
 	path := fs.String("config", "", "configuration file")
