@@ -1,5 +1,7 @@
 // Package certificate issues and verifies Lethe's deletion certificates,
-// version 1, as specified in docs/certificate.md.
+// payload schemas lethe.certificate/v1 and v2 (v1 whose layers state what
+// a page scan found in the store's pages), as specified in
+// docs/certificate.md.
 //
 // A certificate is an envelope around exact payload bytes: the payload is
 // JSON written once by Sign, Ed25519 (RFC 8032) signs those bytes, and
@@ -12,7 +14,9 @@
 //
 // Verify returns one Verdict; only VerdictValid means the certificate is
 // genuine, current, logged, and proves a complete erasure
-// (VerdictIncomplete: genuine, but some layer was not verified empty).
+// (VerdictIncomplete: genuine, but some layer was not verified empty);
+// beside a valid v2 certificate, Result.Physical is the physical state of
+// each layer's pages (PhysicalSummary), which never changes the verdict.
 // VerifyReport checks the signed reports of sweeps and reconciles
 // (lethe.report/v1) in the same envelope, and names why it refuses one
 // with the same verdicts.
