@@ -34,6 +34,10 @@ type Pinecone struct {
 	// Indexes are the index hosts relayed to. With several, a request's
 	// Host header names its index (see proxy/pinecone).
 	Indexes []PineconeIndex `yaml:"indexes"`
+	// ControlPlane, when set, relays Pinecone's control plane so that
+	// SDKs which look an index's host up there reach the index through
+	// this proxy (see PineconeControlPlane).
+	ControlPlane *PineconeControlPlane `yaml:"control_plane"`
 	// VerifyDeadline bounds how long forget polls an index after a delete
 	// for the subject's records to be gone (Pinecone's deletes become
 	// visible late); a layer not absent by then stays unverified and is
@@ -145,6 +149,7 @@ func (c *Config) validatePinecone() []error {
 	if d := p.VerifyDeadline.D(); d < time.Second || d > time.Minute {
 		errs = append(errs, c.at("pinecone.verify_deadline", "%s is outside 1s..1m (how long forget waits for a delete to become visible; default 60s; a layer not absent by then is verified again later)", d))
 	}
+	errs = append(errs, c.validateControlPlane()...)
 	if len(p.Indexes) == 0 {
 		errs = append(errs, c.at("pinecone", "indexes is missing: name the index hosts to relay to "+
 			"(write e.g. indexes: [{name: docs, host: \"https://docs-abc123.svc.aped-1234.pinecone.io\"}])"))

@@ -105,6 +105,13 @@ func (c *Config) resolvePaths() {
 			*p = filepath.Join(dir, *p)
 		}
 	}
+	if cp := c.Pinecone.ControlPlane; cp != nil {
+		for _, p := range []*string{&cp.UpstreamCAFile, &cp.TLS.CertFile, &cp.TLS.KeyFile} {
+			if *p != "" && !filepath.IsAbs(*p) {
+				*p = filepath.Join(dir, *p)
+			}
+		}
+	}
 }
 
 func (c *Config) validateCapture() []error {
