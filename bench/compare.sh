@@ -21,6 +21,10 @@
 #   ROUNDS       before/after pairs [1]
 #   RESULTS_DIR  [bench/results]
 #   TAIL         lines of each run's output printed at the end [40]
+#   SCRIPT_FROM  after = run the after commit's bench/SCRIPT and bench/lib.sh on
+#                both sides (for a target the before commit's script lacks, e.g.
+#                pgbench.sh's capture); each side still builds its own
+#                lethe-proxy []
 set -euo pipefail
 
 if (($# != 3)); then
@@ -45,6 +49,10 @@ for side in before after; do
     git -C "$WORK/$side" checkout -q --detach "${!rev}"
     [[ -x "$WORK/$side/bench/$script" ]] || { echo "compare: ${!rev} has no bench/$script" >&2; exit 2; }
 done
+
+if [[ "${SCRIPT_FROM:-}" == after ]]; then
+    cp "$WORK/after/bench/$script" "$WORK/after/bench/lib.sh" "$WORK/before/bench/"
+fi
 
 n=0
 for ((round = 1; round <= ROUNDS; round++)); do
