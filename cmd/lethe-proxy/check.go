@@ -54,7 +54,7 @@ func checkCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "lethe-proxy check:", err)
 		return 2
 	}
-	defer closeWings(wings)
+	defer wings.Close()
 	var report coverage.Report
 	for _, w := range wings { // the tables of capture.store's database, then each index's namespaces
 		found, err := w.Coverage(ctx, policy)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/lethe-privacy/lethe/admin"
@@ -19,7 +18,7 @@ import (
 // not ask for it.
 type proxy struct {
 	core   *coreopen.Core
-	wings  []connector.Wing
+	wings  connector.Wings
 	forget *forgetopen.Forget
 	admin  *admin.Listener
 }
@@ -54,20 +53,16 @@ func startProxy(ctx context.Context, cfg *config.Config, configPath string, log 
 	if p.forget, err = forgetopen.Open(cfg, p.core, p.wings, tool(), log); err != nil {
 		return nil, fmt.Errorf("forget: %w", err)
 	}
-	for _, w := range p.wings {
-		if err := w.Listen(); err != nil {
-			return nil, err
-		}
+	if err := p.wings.Listen(); err != nil {
+		return nil, err
 	}
 	if p.forget != nil {
 		if p.admin, err = p.forget.ListenAdmin(cfg, p.core, p.wings, log); err != nil {
 			return nil, err
 		}
 	}
-	for _, w := range p.wings {
-		if err := w.Prepare(ctx); err != nil {
-			return nil, fmt.Errorf("%s: %w", w.Name(), err)
-		}
+	if err := p.wings.Prepare(ctx); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -76,33 +71,24 @@ func startProxy(ctx context.Context, cfg *config.Config, configPath string, log 
 // one of them fails, then shuts them down within shutdownTimeout. It
 // returns the exit status.
 func (p *proxy) serve(ctx context.Context, stopSignals func(), shutdownTimeout time.Duration, log *slog.Logger) int {
-	names := make([]string, 0, len(p.wings))
-	failed := make(chan error, len(p.wings)+1)
-	served := make([]chan error, len(p.wings))
-	for i, w := range p.wings {
-		names = append(names, w.Name())
-		served[i] = make(chan error, 1)
-		go func() {
-			err := w.Serve()
-			served[i] <- err
-			if err != nil {
-				failed <- fmt.Errorf("%s listener: %w", w.Name(), err)
-			}
-		}()
-	}
+	serving := p.wings.Serve()
+	adminFailed := make(chan error, 1)
 	adminCtx, stopAdmin := context.WithCancel(ctx)
 	defer stopAdmin()
 	if p.admin != nil {
 		go func() {
 			if err := p.admin.Serve(adminCtx); err != nil {
-				failed <- fmt.Errorf("admin API: %w", err)
+				adminFailed <- fmt.Errorf("admin API: %w", err)
 			}
 		}()
 	}
-	log.Info("lethe-proxy started", "version", version, "wings", names)
+	log.Info("lethe-proxy started", "version", version, "wings", p.wings.Names())
 	code := 0
 	select {
-	case err := <-failed:
+	case err := <-serving.Failed():
+		log.Error("listener failed", "err", err)
+		code = 1
+	case err := <-adminFailed:
 		log.Error("listener failed", "err", err)
 		code = 1
 	case <-ctx.Done():
@@ -112,19 +98,11 @@ func (p *proxy) serve(ctx context.Context, stopSignals func(), shutdownTimeout t
 	log.Info("shutting down: draining sessions", "timeout", shutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	// Every wing drains within the same shutdown_timeout.
-	var wg sync.WaitGroup
-	for i, w := range p.wings {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.Shutdown(sctx)
-			if err := <-served[i]; err != nil && code == 0 {
-				log.Error("listener failed", "wing", w.Name(), "err", err)
-			}
-		}()
+	for i, err := range serving.Shutdown(sctx) { // every wing within the same shutdown_timeout
+		if err != nil && code == 0 {
+			log.Error("listener failed", "wing", p.wings[i].Name(), "err", err)
+		}
 	}
-	wg.Wait()
 	if p.core != nil {
 		// Within what is left of shutdown_timeout: confirmations still
 		// queued after it stay pending for recovery.
@@ -141,8 +119,6 @@ func (p *proxy) close() {
 		p.admin.Close() // a listener never served is still open
 	}
 	p.forget.Close()
-	for _, w := range p.wings {
-		w.Close()
-	}
+	p.wings.Close()
 	p.core.Close()
 }

@@ -14,8 +14,8 @@ import (
 // newWings builds the wing of each store the config names, PostgreSQL
 // first: forget's layers follow this order. Without a core (c nil) the
 // wings only read their stores, for check, reconcile and sweep.
-func newWings(cfg *config.Config, c *coreopen.Core, log *slog.Logger) ([]connector.Wing, error) {
-	var wings []connector.Wing
+func newWings(cfg *config.Config, c *coreopen.Core, log *slog.Logger) (connector.Wings, error) {
+	var wings connector.Wings
 	pg, err := pgwing.New(cfg, c.CaptureCore(), c.LedgerHandle(), log)
 	if err != nil {
 		return nil, err
@@ -40,7 +40,7 @@ func fromWings[T any](ctx context.Context, cfg *config.Config, log *slog.Logger,
 	}
 	var (
 		all     []T
-		closers = []func(){func() { closeWings(wings) }}
+		closers = []func(){wings.Close}
 	)
 	done = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -57,11 +57,4 @@ func fromWings[T any](ctx context.Context, cfg *config.Config, log *slog.Logger,
 		all = append(all, got...)
 	}
 	return all, done, nil
-}
-
-// closeWings closes every wing.
-func closeWings(wings []connector.Wing) {
-	for _, w := range wings {
-		w.Close()
-	}
 }
