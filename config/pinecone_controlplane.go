@@ -43,9 +43,11 @@ func (cp *PineconeControlPlane) UpstreamURL() string {
 }
 
 // AdvertisedHosts maps each configured index's name to the data-plane
-// address the control-plane listener gives for it (see AdvertiseHost).
-func (p *Pinecone) AdvertisedHosts() map[string]string {
-	base := p.advertiseBase()
+// address the control-plane listener gives for it (see AdvertiseHost);
+// bound is the address pinecone.listen was bound at (a port 0 resolved),
+// the default's address when advertise_host is unset.
+func (p *Pinecone) AdvertisedHosts(bound string) map[string]string {
+	base := p.advertiseBase(bound)
 	out := make(map[string]string, len(p.Indexes))
 	for _, ix := range p.Indexes {
 		if len(p.Indexes) == 1 {
@@ -58,20 +60,20 @@ func (p *Pinecone) AdvertisedHosts() map[string]string {
 	return out
 }
 
-// advertiseBase is AdvertiseHost, or the default it documents ("" when
-// pinecone.listen is a wildcard address).
-func (p *Pinecone) advertiseBase() string {
+// advertiseBase is AdvertiseHost, or the default it documents for the
+// listen address ("" when it is a wildcard address).
+func (p *Pinecone) advertiseBase(listen string) string {
 	if p.ControlPlane != nil && p.ControlPlane.AdvertiseHost != "" {
 		return p.ControlPlane.AdvertiseHost
 	}
-	host, _, err := net.SplitHostPort(p.Listen)
-	if err != nil || host == "" || net.ParseIP(host) != nil && net.ParseIP(host).IsUnspecified() {
+	host, _, err := net.SplitHostPort(listen)
+	if ip := net.ParseIP(host); err != nil || host == "" || ip != nil && ip.IsUnspecified() {
 		return ""
 	}
 	if p.TLS.CertFile != "" {
-		return p.Listen
+		return listen
 	}
-	return "http://" + p.Listen
+	return "http://" + listen
 }
 
 // splitScheme splits "http://h:p" into "http://" and "h:p"; a bare
@@ -94,7 +96,7 @@ func (c *Config) validateControlPlane() []error {
 	var errs []error
 	if _, _, err := net.SplitHostPort(cp.Listen); err != nil {
 		errs = append(errs, c.at("pinecone.control_plane.listen", "%q is not host:port (write e.g. 127.0.0.1:5082; SDKs are given it as their control plane)", cp.Listen))
-	} else if cp.Listen == p.Listen {
+	} else if _, port, _ := net.SplitHostPort(cp.Listen); cp.Listen == p.Listen && port != "0" {
 		errs = append(errs, c.at("pinecone.control_plane.listen", "%q is pinecone.listen too; give the control plane a port of its own (e.g. 127.0.0.1:5082)", cp.Listen))
 	}
 	if (cp.TLS.CertFile == "") != (cp.TLS.KeyFile == "") {
@@ -125,7 +127,7 @@ func (c *Config) validateControlPlane() []error {
 
 func (c *Config) validateAdvertiseHost() []error {
 	p := c.Pinecone
-	base := p.advertiseBase()
+	base := p.advertiseBase(p.Listen)
 	if base == "" {
 		return []error{c.at("pinecone.control_plane", "advertise_host is missing and pinecone.listen %q is no address a client can reach; "+
 			"write the address clients reach pinecone.listen at (e.g. advertise_host: \"http://lethe.internal:5081\", or \"lethe.internal:5081\" when pinecone.tls is set)", p.Listen)}

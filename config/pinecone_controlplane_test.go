@@ -37,7 +37,7 @@ func TestLoad_PineconeControlPlaneReadsEveryKey(t *testing.T) {
 		UpstreamCAFile: filepath.Join(dir, "pinecone-ca.pem"),
 		AdvertiseHost:  "http://lethe.internal:5081",
 	}, cfg.Pinecone.ControlPlane)
-	assert.Equal(t, map[string]string{"docs": "http://lethe.internal:5081"}, cfg.Pinecone.AdvertisedHosts())
+	assert.Equal(t, map[string]string{"docs": "http://lethe.internal:5081"}, cfg.Pinecone.AdvertisedHosts(cfg.Pinecone.Listen))
 }
 
 func TestParse_PineconeControlPlaneDefaults(t *testing.T) {
@@ -56,12 +56,16 @@ func TestParse_PineconeControlPlaneDefaults(t *testing.T) {
 			cfg, err := Parse("cfg.yaml", []byte(pineconeBase+tc.src))
 			require.NoError(t, err)
 			assert.Equal(t, DefaultPineconeControlPlane, cfg.Pinecone.ControlPlane.UpstreamURL())
-			assert.Equal(t, tc.want, cfg.Pinecone.AdvertisedHosts())
+			assert.Equal(t, tc.want, cfg.Pinecone.AdvertisedHosts(cfg.Pinecone.Listen))
 		})
 	}
 	cfg, err := Parse("cfg.yaml", []byte(pineconeBase+"pinecone:\n  indexes: [{name: a, host: 'http://h:1'}]\n"))
 	require.NoError(t, err)
 	assert.Nil(t, cfg.Pinecone.ControlPlane, "no control_plane block, no listener")
+
+	cfg, err = Parse("cfg.yaml", []byte(pineconeBase+"pinecone:\n  listen: 127.0.0.1:0\n  control_plane: {listen: '127.0.0.1:0'}\n  indexes: [{name: a, host: 'http://h:1'}]\n"))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"a": "http://127.0.0.1:40123"}, cfg.Pinecone.AdvertisedHosts("127.0.0.1:40123"), "the bound port, not 0")
 }
 
 func TestParse_PineconeControlPlaneErrorsNameTheFix(t *testing.T) {

@@ -2,10 +2,10 @@ package pcwing
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 
 	"github.com/lethe-privacy/lethe/config"
@@ -13,14 +13,15 @@ import (
 )
 
 // Listen builds the relay (reading each index's upstream_ca_file and
-// pinecone.tls's files) and binds pinecone.listen. On an error nothing is
-// bound.
+// pinecone.tls's files) and binds pinecone.listen, then, with a
+// pinecone.control_plane block, the control-plane relay and its listener.
+// On an error nothing is bound.
 func (w *Wing) Listen() error {
 	relay, err := w.newRelay()
 	if err != nil {
 		return err
 	}
-	tlsConf, err := w.serverTLS()
+	tlsConf, err := loadServerTLS("pinecone.tls", w.settings.TLS)
 	if err != nil {
 		relay.Close()
 		return err
@@ -31,6 +32,12 @@ func (w *Wing) Listen() error {
 		return fmt.Errorf("pinecone.listen: %w (is another process using it? change pinecone.listen)", err)
 	}
 	w.relay, w.server, w.listener = relay, relay.Server(tlsConf), ln
+	if err := w.listenControlPlane(ln.Addr().String()); err != nil {
+		ln.Close()
+		relay.Close()
+		w.relay, w.server, w.listener = nil, nil, nil
+		return err
+	}
 	return nil
 }
 
@@ -42,15 +49,29 @@ func (w *Wing) Addr() net.Addr {
 	return w.listener.Addr()
 }
 
-// Serve serves REST and gRPC on the bound listener until Shutdown, then
-// returns nil; any other return is the listener's failure.
+// Serve serves REST and gRPC on the bound listener, and the control plane
+// on its own when configured, until Shutdown, then returns nil; any other
+// return is the first listener's failure.
 func (w *Wing) Serve() error {
 	if w.server == nil {
 		return errors.New("pinecone wing: Serve before Listen")
 	}
 	w.log.Info("pinecone relay started", "listen", w.listener.Addr().String(),
 		"indexes", len(w.settings.Indexes), "tls", w.server.TLSConfig != nil)
-	return pinecone.Serve(w.server, w.listener)
+	if w.cpServer == nil {
+		return pinecone.Serve(w.server, w.listener)
+	}
+	w.log.Info("pinecone control plane relay started", "listen", w.cpListener.Addr().String(),
+		"upstream", w.settings.ControlPlane.UpstreamURL(), "tls", w.cpServer.TLSConfig != nil)
+	served := make(chan error, 2) // the one not awaited ends at Shutdown
+	go func() { served <- pinecone.Serve(w.server, w.listener) }()
+	go func() { served <- pinecone.Serve(w.cpServer, w.cpListener) }()
+	for range 2 {
+		if err := <-served; err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Shutdown stops accepting, closes idle connections at once, lets the
@@ -58,12 +79,14 @@ func (w *Wing) Serve() error {
 // connections still busy (logged, not returned: the wing is stopped
 // either way).
 func (w *Wing) Shutdown(ctx context.Context) error {
-	if w.server == nil {
-		return nil
-	}
-	if err := w.server.Shutdown(ctx); err != nil {
-		w.log.Warn("shutdown timeout reached; busy Pinecone connections were closed", "err", err)
-		w.server.Close()
+	for _, srv := range []*http.Server{w.server, w.cpServer} {
+		if srv == nil {
+			continue
+		}
+		if err := srv.Shutdown(ctx); err != nil {
+			w.log.Warn("shutdown timeout reached; busy Pinecone connections were closed", "err", err)
+			srv.Close()
+		}
 	}
 	return nil
 }
@@ -97,17 +120,4 @@ func (w *Wing) newRelay() (*pinecone.Relay, error) {
 		pc.Hook = w.hook
 	}
 	return pinecone.New(pc)
-}
-
-// serverTLS is pinecone.tls's certificate, or nil to serve cleartext.
-func (w *Wing) serverTLS() (*tls.Config, error) {
-	t := w.settings.TLS
-	if t.CertFile == "" {
-		return nil, nil
-	}
-	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("pinecone.tls: loading %s / %s: %w", t.CertFile, t.KeyFile, err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }

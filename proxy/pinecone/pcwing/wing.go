@@ -12,6 +12,7 @@ import (
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/proxy/pinecone"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/controlplane"
 	"github.com/lethe-privacy/lethe/proxy/pinecone/pcapture"
 	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
 )
@@ -28,6 +29,10 @@ type Wing struct {
 	relay    *pinecone.Relay
 	server   *http.Server
 	listener net.Listener
+	// The control-plane relay, with pinecone.control_plane.
+	cpRelay    *controlplane.Relay
+	cpServer   *http.Server
+	cpListener net.Listener
 
 	mu     sync.Mutex
 	opened []*pcstore.Index // forget's index connections, until Close
@@ -71,17 +76,24 @@ func (w *Wing) Ready(context.Context) error { return nil }
 // core's (capture.Stats), which the command adds once for every wing.
 func (w *Wing) Metrics(map[string]float64) {}
 
-// Close releases the relay's idle upstream connections, forget's index
-// connections, and the listener of a start that stopped before Serve.
+// Close releases the relays' idle upstream connections, forget's index
+// connections, and the listeners of a start that stopped before Serve.
 func (w *Wing) Close() {
-	if w.server != nil {
-		w.server.Close() // cuts what Shutdown left; a no-op after it
+	for _, srv := range []*http.Server{w.server, w.cpServer} {
+		if srv != nil {
+			srv.Close() // cuts what Shutdown left; a no-op after it
+		}
 	}
-	if w.listener != nil {
-		w.listener.Close() // only a listener never served is still open
+	for _, ln := range []net.Listener{w.listener, w.cpListener} {
+		if ln != nil {
+			ln.Close() // only a listener never served is still open
+		}
 	}
 	if w.relay != nil {
 		w.relay.Close()
+	}
+	if w.cpRelay != nil {
+		w.cpRelay.Close()
 	}
 	w.closeIndexes()
 }

@@ -4,10 +4,15 @@ import (
 	"net/http"
 )
 
-// The control plane is not emulated but for DescribeIndex of the one index:
-// the Node SDK resolves an index's host through it for upsertRecords even
-// when it was given the host, so a client pointed at the emulator as its
-// control-plane host (controllerHostUrl) finds the data plane there too.
+// The control plane is not emulated but for DescribeIndex of the one index
+// and ListIndexes, which lists it: the Node SDK resolves an index's host
+// through describe for upsertRecords even when it was given the host, and
+// go-pinecone applications take the host from either, so a client pointed
+// at the emulator as its control-plane host (controllerHostUrl,
+// NewClientParams.Host) finds the data plane there too. The answers carry
+// the members the SDKs parse (Node 5.x and 9.x's IndexModelFromJSON,
+// go-pinecone v5's db_control.IndexModel); a 2026-07 describe has no
+// "deployment" or "schema" here, which 9.x reads as absent.
 
 // describeIndexRequest is GET /indexes/{name}; host is where it was asked,
 // the default data-plane address.
@@ -22,6 +27,38 @@ func describeIndexFromREST(r *http.Request, _ []byte) (describeIndexRequest, err
 		scheme = "https://"
 	}
 	return describeIndexRequest{Name: r.PathValue("name"), host: scheme + r.Host}, nil
+}
+
+// listIndexesRequest is GET /indexes; host is as in describeIndexRequest.
+type listIndexesRequest struct{ host string }
+
+func listIndexesFromREST(r *http.Request, body []byte) (listIndexesRequest, error) {
+	d, _ := describeIndexFromREST(r, body)
+	return listIndexesRequest{host: d.host}, nil
+}
+
+// indexList is the control plane's IndexList: {"indexes": [IndexModel]}.
+type indexList struct {
+	lsnStamp
+	Indexes []indexDescription
+}
+
+func (l indexList) proto() []byte { return nil }
+
+func (l indexList) json() any {
+	out := make([]any, len(l.Indexes))
+	for i, d := range l.Indexes {
+		out[i] = d.json()
+	}
+	return map[string]any{"indexes": out}
+}
+
+func (s *Server) listIndexes(req listIndexesRequest) (indexList, error) {
+	d, err := s.describeIndex(describeIndexRequest{Name: s.cfg.IndexName, host: req.host})
+	if err != nil {
+		return indexList{}, err
+	}
+	return indexList{lsnStamp: d.lsnStamp, Indexes: []indexDescription{d}}, nil
 }
 
 // indexDescription is the control plane's IndexModel, with the fields the
@@ -43,8 +80,11 @@ func (d indexDescription) json() any {
 		"host":                d.Host,
 		"deletion_protection": "disabled",
 		"vector_type":         "dense",
-		"spec":                map[string]any{"serverless": map[string]any{"cloud": "aws", "region": "us-east-1"}},
-		"status":              map[string]any{"ready": true, "state": "Ready"},
+		// go-pinecone v5 (API 2025-10) fails to parse a serverless spec
+		// without read_capacity, whose "mode" it switches on.
+		"spec": map[string]any{"serverless": map[string]any{"cloud": "aws", "region": "us-east-1",
+			"read_capacity": map[string]any{"mode": "OnDemand", "status": map[string]any{"state": "Ready"}}}},
+		"status": map[string]any{"ready": true, "state": "Ready"},
 	}
 	if d.Dimension != 0 {
 		out["dimension"] = d.Dimension

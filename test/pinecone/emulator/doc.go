@@ -43,7 +43,8 @@
 //
 // Not emulated: the control plane (Config describes the one index), except
 // DescribeIndex of that index (GET /indexes/{name}), which the Node SDK calls
-// to find the host for upsertRecords even when it was given one; integrated
+// to find the host for upsertRecords even when it was given one, and
+// ListIndexes (GET /indexes) listing it (control.go); integrated
 // embedding and
 // SearchRecords (records written through /records have metadata only, no
 // values), the documents search's query_string scoring and index schemas

@@ -41,6 +41,7 @@ var restRoutes = []restRoute{
 	{http.MethodPost, "/namespaces/{namespace}/documents/list", "ListDocuments", op(nil, listDocumentsFromREST, (*Server).listDocuments), http.StatusOK},
 	{http.MethodPost, "/namespaces/{namespace}/documents/search", "SearchDocuments", op(nil, searchDocumentsFromREST, (*Server).searchDocuments), http.StatusOK},
 	{http.MethodGet, "/indexes/{name}", "DescribeIndex", op(nil, describeIndexFromREST, (*Server).describeIndex), http.StatusOK},
+	{http.MethodGet, "/indexes", "ListIndexes", op(nil, listIndexesFromREST, (*Server).listIndexes), http.StatusOK},
 }
 
 // matchRoute finds the route for r and records its {wildcard} segments as
@@ -136,7 +137,7 @@ func (s *Server) restError(w http.ResponseWriter, operation string, err error) {
 	s.cfg.Logger.Info("pinecone emulator refused a request", "protocol", "rest", "operation", operation, "code", int(e.Code))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(e.httpStatus())
-	if operation == "DescribeIndex" {
+	if operation == "DescribeIndex" || operation == "ListIndexes" {
 		_ = json.NewEncoder(w).Encode(controlPlaneError(e))
 		return
 	}
