@@ -92,6 +92,7 @@ func (s *server) routes() []route {
 		{http.MethodGet, "/healthz", nil, s.healthz},
 		{http.MethodGet, "/readyz", nil, s.readyz},
 		{http.MethodGet, "/metrics", reader, s.metrics},
+		{http.MethodGet, "/v1/whoami", reader, s.whoami},
 		// The browser verifier: a static page holding no data, so no token.
 		{http.MethodGet, "/verify", nil, webverify.Serve},
 

@@ -45,9 +45,8 @@ type Client struct {
 // with the token held in tokenFile or, when tokenFile is empty, in
 // $LETHE_ADMIN_TOKEN. Its errors name the flag or variable to fix.
 func New(adminURL, tokenFile string) (*Client, error) {
-	u, err := url.Parse(adminURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--admin %q is not an http:// or https:// URL", adminURL)
+	if err := checkURL(adminURL); err != nil {
+		return nil, err
 	}
 	token := os.Getenv(EnvToken)
 	if tokenFile != "" {
@@ -61,7 +60,29 @@ func New(adminURL, tokenFile string) (*Client, error) {
 	if token == "" {
 		return nil, errors.New("no admin API token: set LETHE_ADMIN_TOKEN or pass --token-file FILE (an operator creates tokens with `lethe-proxy admin-token`)")
 	}
+	return NewWithToken(adminURL, token)
+}
+
+// NewWithToken is a client of the API at adminURL that presents token, for
+// a server that passes on its own callers' tokens (lethe-proxy mcp over
+// HTTP).
+func NewWithToken(adminURL, token string) (*Client, error) {
+	if err := checkURL(adminURL); err != nil {
+		return nil, err
+	}
+	token = strings.TrimSpace(token)
+	if token == "" {
+		return nil, errors.New("no admin API token given")
+	}
 	return &Client{base: strings.TrimRight(adminURL, "/"), token: token, client: &http.Client{Timeout: time.Minute}}, nil
+}
+
+func checkURL(adminURL string) error {
+	u, err := url.Parse(adminURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--admin %q is not an http:// or https:// URL", adminURL)
+	}
+	return nil
 }
 
 // APIError is an error answer of the admin API.

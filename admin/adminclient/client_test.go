@@ -166,3 +166,20 @@ func TestDo_EachForgetSubcommandReachesItsEndpoint(t *testing.T) {
 	assert.True(t, TakesSubject("reverify"))
 	assert.False(t, TakesSubject("status"))
 }
+
+func TestWhoami_ReturnsTheTokensHolder(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		require.Equal(t, "/v1/whoami", r.URL.Path)
+		require.Equal(t, "Bearer agent-token", r.Header.Get("Authorization"))
+		w.Write([]byte(`{"name":"agent-1","role":"auditor"}`))
+	}))
+	defer srv.Close()
+	_, err := NewWithToken(srv.URL, " ")
+	require.Error(t, err, "an empty token is refused")
+	c, err := NewWithToken(srv.URL, "agent-token")
+	require.NoError(t, err)
+	who, err := c.Whoami(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "agent-1", who.Name)
+	assert.Equal(t, "auditor", string(who.Role))
+}

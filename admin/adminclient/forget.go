@@ -2,6 +2,7 @@ package adminclient
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -44,6 +45,19 @@ func (c *Client) Status(ctx context.Context, id string) ([]byte, error) {
 // as the server sent it: the signature covers those bytes.
 func (c *Client) Certificate(ctx context.Context, id string) ([]byte, error) {
 	return c.call(ctx, http.MethodGet, "/v1/forget/"+url.PathEscape(id)+"/certificate", nil)
+}
+
+// Whoami is who the client's token belongs to: its name and role.
+func (c *Client) Whoami(ctx context.Context) (admin.Caller, error) {
+	body, err := c.call(ctx, http.MethodGet, "/v1/whoami", nil)
+	if err != nil {
+		return admin.Caller{}, err
+	}
+	var who admin.Caller
+	if err := json.Unmarshal(body, &who); err != nil {
+		return admin.Caller{}, fmt.Errorf("the admin API's answer to whoami is not JSON: %w", err)
+	}
+	return who, nil
 }
 
 // Forget is what a lethe-proxy forget subcommand sends: the request id
