@@ -37,6 +37,8 @@ Usage:
   lethe-proxy export --config FILE [--format markdown|json] [--out FILE | --check FILE]
                                     the data map: what each table and namespace
                                     holds and what forget does there
+  lethe-proxy mcp [--http ADDR]     MCP tools for AI agents over the admin API
+                                    (see lethe-proxy mcp -h; docs/mcp.md)
   lethe-proxy admin-token --name NAME --role operator|auditor
                                     make an admin API token
   lethe-proxy keygen --out FILE     make the certificate signing key
@@ -58,6 +60,7 @@ var commands = map[string]command{
 	"serve": serveCmd, "check": checkCmd, "ledger": ledgerCmd, "forget": forgetCmd, "wal": walCmd,
 	"sweep": sweepCmd, "reconcile": reconcileCmd, "log": logCmd, "export": exportCmd,
 	"admin-token": adminTokenCmd, "keygen": keygenCmd, "verify": verifyCmd,
+	"mcp": mcpCmd,
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

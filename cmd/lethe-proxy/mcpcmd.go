@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/lethe-privacy/lethe/admin/adminclient"
+	"github.com/lethe-privacy/lethe/admin/mcpserver"
+	"github.com/lethe-privacy/lethe/certificate"
+)
+
+// envRefKeyFile names the reference key file when --ref-key-file is not
+// given.
+const envRefKeyFile = "LETHE_MCP_REF_KEY_FILE"
+
+const mcpUsage = `Usage:
+  lethe-proxy mcp [--http ADDR] [--keys KEYS.json] [--ref-key-file FILE] [client flags]
+      an MCP server for AI agents over the admin API (docs/mcp.md): on
+      stdin/stdout with the token of $LETHE_ADMIN_TOKEN or --token-file, or
+      with --http on streamable HTTP at http://ADDR/mcp, stateless, each call
+      carrying its caller's admin API token. An auditor's token gets the
+      read-only tools
+  lethe-proxy mcp ref --ref-key-file FILE < subject
+      prints a subject reference an agent can use instead of the subject
+  lethe-proxy mcp open --ref-key-file FILE REF
+      prints what a reference seals: a forget's subject secret (for the
+      person) or a subject
+
+Flags:
+  --http ADDR          serve streamable HTTP on ADDR instead of stdio
+  --keys FILE          the operator's trusted keys file, pinned for verify
+  --ref-key-file FILE  at least 32 random bytes (head -c 32 /dev/urandom > FILE)
+                       sealing subject references; every replica and
+                       mcp ref/open need the same file (default
+                       $LETHE_MCP_REF_KEY_FILE; without one, references open
+                       only in the process that made them)
+  --ref-ttl DURATION   how long a reference opens (default 744h, a month and a day)
+
+Client flags:
+  --admin URL        admin API (default $LETHE_ADMIN_URL or ` + adminclient.DefaultURL + `)
+  --token-file FILE  file holding the bearer token, stdio only (default $LETHE_ADMIN_TOKEN)
+`
+
+// mcpCmd serves the MCP tools, or makes or opens a reference.
+func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	sub := ""
+	if len(args) > 0 && (args[0] == "ref" || args[0] == "open") {
+		sub, args = args[0], args[1:]
+	}
+	fs := newFlagSet("mcp", mcpUsage, stderr)
+	httpAddr := fs.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	keysFile := fs.String("keys", "", "the operator's trusted keys file, for verify")
+	refKeyFile := fs.String("ref-key-file", os.Getenv(envRefKeyFile), "file of at least 32 random bytes sealing subject references (env "+envRefKeyFile+")")
+	refTTL := fs.Duration("ref-ttl", mcpserver.DefaultReferenceTTL, "how long a reference opens")
+	adminURL := fs.String("admin", adminclient.URLFromEnv(), "admin API URL (env LETHE_ADMIN_URL)")
+	tokenFile := fs.String("token-file", "", "file holding the admin API bearer token (default: env LETHE_ADMIN_TOKEN)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "lethe-proxy mcp: "+format+"\n", a...)
+		return code
+	}
+	if len(pos) != map[string]int{"": 0, "ref": 0, "open": 1}[sub] {
+		return fail(2, "unexpected arguments\n\n%s", mcpUsage)
+	}
+
+	var refs *mcpserver.References
+	if *refKeyFile != "" {
+		key, err := mcpserver.LoadReferenceKey(*refKeyFile)
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+		refs, err = mcpserver.NewReferences(key, *refTTL)
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+	}
+	switch sub {
+	case "ref", "open":
+		if refs == nil {
+			return fail(2, "--ref-key-file FILE is required (the key file lethe-proxy mcp serves with)")
+		}
+		if sub == "open" {
+			value, err := refs.Open(mcpserver.KindSecret, pos[0])
+			if err != nil {
+				value, err = refs.Open(mcpserver.KindSubject, pos[0])
+			}
+			if err != nil {
+				return fail(1, "%v", err)
+			}
+			fmt.Fprintln(stdout, value)
+			return 0
+		}
+		subject, err := adminclient.ReadSubject(stdin)
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+		fmt.Fprintln(stdout, refs.Seal(mcpserver.KindSubject, subject))
+		return 0
+	}
+
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	if refs == nil {
+		if refs, err = mcpserver.EphemeralReferences(*refTTL); err != nil {
+			return fail(1, "%v", err)
+		}
+		logger.Warn("mcp: no --ref-key-file: subject references open only in this process (other replicas and `lethe-proxy mcp ref` need the same key file)")
+	}
+	cfg := mcpserver.Config{References: refs, Logger: logger, Version: version}
+	if *keysFile != "" {
+		data, err := os.ReadFile(*keysFile)
+		if err != nil {
+			return fail(2, "reading --keys: %v", err)
+		}
+		keys, err := certificate.ParseKeySet(data)
+		if err != nil {
+			return fail(2, "--keys %s: %v", *keysFile, err)
+		}
+		cfg.Keys = &keys
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if *httpAddr != "" {
+		handler, err := mcpserver.NewHTTPHandler(cfg, *adminURL)
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+		if err := mcpserver.ServeHTTP(ctx, cfg, handler, *httpAddr); err != nil {
+			return fail(1, "%v", err)
+		}
+		return 0
+	}
+	client, err := adminclient.New(*adminURL, *tokenFile)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	if err := mcpserver.ServeStdio(ctx, cfg, client); err != nil && ctx.Err() == nil {
+		return fail(1, "%v", err)
+	}
+	return 0
+}
