@@ -8,9 +8,11 @@
 // UpdateREST, DeleteREST and UpsertRecordsREST (NDJSON) in rest.go and
 // records.go; UpsertDocumentsREST, UpdateDocumentsREST and
 // DeleteDocumentsREST (API version 2026-07, the namespace from the path,
-// subjects at a document's top level) in documents.go; UpsertGRPC, UpdateGRPC and DeleteGRPC (one protobuf message,
-// unframed) in grpc.go, with metadata Structs read in struct.go and the
-// messages' wire types checked in wire.go. JSON bodies are checked by
+// subjects at a document's top level) in documents.go; UpsertGRPC
+// (grpc_upsert.go), UpdateGRPC and DeleteGRPC (grpc.go) take one protobuf
+// message, unframed, with metadata Structs read in struct.go and the
+// messages' wire types checked against the schemas of wire.go (in the same
+// walk that reads an upsert's vectors). JSON bodies are checked by
 // internal/strictjson first (jsoncheck.go) and then walked, not decoded, so
 // vector values are never parsed. Updates by metadata filter that set a
 // subject field and bulk imports are unattributed; deletes other than by id

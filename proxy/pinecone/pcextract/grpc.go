@@ -16,9 +16,13 @@ import (
 // of Vector; 2, 5 of UpdateRequest) are stepped over as length-delimited
 // bytes, never read as floats.
 
-// protoFields steps through the fields of one protobuf message.
+// protoFields steps through the fields of one protobuf message. It keeps
+// its place as an offset, not as a shrinking slice: storing a slice
+// through the pointer next has would cost a GC write barrier per field
+// while a collection runs, which was most of a walk's time.
 type protoFields struct {
 	b   []byte
+	off int
 	err error
 }
 
@@ -26,28 +30,30 @@ type protoFields struct {
 // content; for the others it is the encoded value (a varint, 4 or 8 bytes).
 // At the end, or on malformed input, ok is false; err says which.
 func (p *protoFields) next() (num protowire.Number, typ protowire.Type, val []byte, ok bool) {
-	if len(p.b) == 0 || p.err != nil {
+	if p.off >= len(p.b) || p.err != nil {
 		return 0, 0, nil, false
 	}
-	num, typ, n := protowire.ConsumeTag(p.b)
+	rest := p.b[p.off:]
+	num, typ, n := protowire.ConsumeTag(rest)
 	if n < 0 {
 		p.err = protowire.ParseError(n)
 		return 0, 0, nil, false
 	}
-	p.b = p.b[n:]
+	rest = rest[n:]
+	p.off += n
 	if typ == protowire.BytesType {
-		val, n = protowire.ConsumeBytes(p.b)
+		val, n = protowire.ConsumeBytes(rest)
 	} else {
-		n = protowire.ConsumeFieldValue(num, typ, p.b)
+		n = protowire.ConsumeFieldValue(num, typ, rest)
 		if n >= 0 {
-			val = p.b[:n]
+			val = rest[:n]
 		}
 	}
 	if n < 0 {
 		p.err = protowire.ParseError(n)
 		return 0, 0, nil, false
 	}
-	p.b = p.b[n:]
+	p.off += n
 	return num, typ, val, true
 }
 
@@ -71,106 +77,6 @@ func wantType(typ, want protowire.Type, field string) error {
 		return fmt.Errorf("%s: %w", field, errWireType)
 	}
 	return nil
-}
-
-// UpsertGRPC tags an UpsertRequest{vectors=1 Vector, namespace=2}: one
-// extract.OpWrite per vector.
-func (r *Rules) UpsertGRPC(msg []byte) ([]extract.Tag, error) {
-	if err := checkWire(msg, &wireUpsert, 0); err != nil {
-		return nil, grpcErr("upsert", err)
-	}
-	ns := extract.DefaultNamespace
-	count, nsSeen := 0, false
-	p := protoFields{b: msg}
-	for {
-		num, typ, val, ok := p.next()
-		if !ok {
-			break
-		}
-		switch num {
-		case 1:
-			if err := wantType(typ, protowire.BytesType, "vectors"); err != nil {
-				return nil, grpcErr("upsert", err)
-			}
-			count++
-		case 2:
-			if err := once(&nsSeen, typ, protowire.BytesType, "namespace"); err != nil {
-				return nil, grpcErr("upsert", err)
-			}
-			s, err := protoString(val)
-			if err != nil {
-				return nil, grpcErr("upsert", fmt.Errorf("namespace %w", err))
-			}
-			ns = extract.CanonicalNamespace(s)
-		}
-	}
-	if p.err != nil {
-		return nil, grpcErr("upsert", p.err)
-	}
-	fields, covered := r.fields(ns)
-	if !covered || count == 0 {
-		return nil, nil
-	}
-	table := r.table(ns)
-	tags := make([]extract.Tag, 0, count)
-	p = protoFields{b: msg}
-	for n := 0; ; {
-		num, _, val, ok := p.next()
-		if !ok {
-			break
-		}
-		if num != 1 {
-			continue
-		}
-		t, err := vectorTag(val, fields)
-		if err != nil {
-			return nil, grpcErr("upsert", fmt.Errorf("vectors[%d]: %w", n, err))
-		}
-		t.Table = table
-		tags = append(tags, t)
-		n++
-	}
-	return tags, nil
-}
-
-// vectorTag reads Vector{id=1, values=2, metadata=3, sparse_values=4}.
-func vectorTag(msg []byte, fields []string) (extract.Tag, error) {
-	var id, meta []byte
-	hasID, hasMeta := false, false
-	p := protoFields{b: msg}
-	for {
-		num, typ, val, ok := p.next()
-		if !ok {
-			break
-		}
-		switch num {
-		case 1:
-			if err := once(&hasID, typ, protowire.BytesType, "id"); err != nil {
-				return extract.Tag{}, err
-			}
-			id = val
-		case 3:
-			if err := once(&hasMeta, typ, protowire.BytesType, "metadata"); err != nil {
-				return extract.Tag{}, err
-			}
-			meta = val
-		}
-	}
-	if p.err != nil {
-		return extract.Tag{}, p.err
-	}
-	if !hasID || len(id) == 0 {
-		return extract.Tag{}, errors.New("no id")
-	}
-	idText, err := protoString(id)
-	if err != nil {
-		return extract.Tag{}, fmt.Errorf("id %w", err)
-	}
-	subjects, err := structSubjects(meta, fields, nil)
-	if err != nil {
-		return extract.Tag{}, fmt.Errorf("metadata: %w", err)
-	}
-	return extract.Tag{Op: extract.OpWrite, ID: idText, Subjects: subjects}, nil
 }
 
 // UpdateGRPC tags an UpdateRequest{id=1, values=2, set_metadata=3,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -13,18 +14,33 @@ import (
 // Value}; Value is a oneof {null_value=1, number_value=2 double,
 // string_value=3, bool_value=4, struct_value=5, list_value=6 ListValue
 // {values=1 repeated Value}}.
-
-// structSubjects appends the subjects held in fields of the
-// google.protobuf.Struct msg{fields=1 map<string, Value>}.
-func structSubjects(msg []byte, fields []string, dst []string) ([]string, error) {
-	subjects, _, err := structSubjectsNamed(msg, fields)
-	return append(dst, subjects...), err
-}
+//
+// Subjects are read as views: slices of the message's own bytes (a
+// number's JSON text form is the one that is not), valid UTF-8, which the
+// caller copies into strings once per request (see UpsertGRPC).
 
 // structSubjectsNamed returns the subjects held in fields of the Struct msg
 // and whether it has an entry for any of fields. A subject field with two
 // entries is an error (see once).
 func structSubjectsNamed(msg []byte, fields []string) (subjects []string, named bool, err error) {
+	views, named, err := structSubjectViews(msg, fields, nil, -1)
+	if err != nil || len(views) == 0 {
+		return nil, named, err
+	}
+	subjects = make([]string, len(views))
+	for i, v := range views {
+		subjects[i] = string(v)
+	}
+	return subjects, named, nil
+}
+
+// structSubjectViews appends to dst the subjects held in fields of the
+// Struct msg, in the order of fields, and reports whether it has an entry
+// for any of fields. With depth ≥ 0 (the Struct's depth in its request) it
+// also checks every entry's Value as checkWire does, so that a caller's
+// one walk over a request covers what checkWire would; with depth < 0 the
+// caller has run checkWire itself.
+func structSubjectViews(msg []byte, fields []string, dst [][]byte, depth int) (_ [][]byte, named bool, err error) {
 	// One pass checks the entries' framing and remembers the last value
 	// of each subject field; most structs have one or two subject fields.
 	var lastSmall [4][]byte
@@ -46,35 +62,40 @@ func structSubjectsNamed(msg []byte, fields []string) (subjects []string, named 
 			continue
 		}
 		if typ != protowire.BytesType {
-			return nil, false, fmt.Errorf("fields entry %d: %w", n, errWireType)
+			return dst, false, fmt.Errorf("fields entry %d: %w", n, errWireType)
 		}
 		key, value, err := structEntry(entry)
 		if err != nil {
-			return nil, false, fmt.Errorf("fields entry %d: %w", n, err)
+			return dst, false, fmt.Errorf("fields entry %d: %w", n, err)
+		}
+		if depth >= 0 { // the entry is at depth+1, its Value at depth+2
+			if err := checkWire(value, &wireValue, depth+2); err != nil {
+				return dst, false, fmt.Errorf("fields entry %d: value: %w", n, err)
+			}
 		}
 		for i, f := range fields {
 			if string(key) != f { // compared without a copy
 				continue
 			}
 			if seen[i] {
-				return nil, false, fmt.Errorf("subject field %d appears more than once (a protobuf map keeps the last entry; Lethe refuses repeats)", i+1)
+				return dst, false, fmt.Errorf("subject field %d appears more than once (a protobuf map keeps the last entry; Lethe refuses repeats)", i+1)
 			}
 			last[i], seen[i] = value, true
 		}
 	}
 	if p.err != nil {
-		return nil, false, p.err
+		return dst, false, p.err
 	}
 	for i := range fields {
 		if !seen[i] {
 			continue
 		}
 		named = true
-		if subjects, err = appendValueSubjects(subjects, last[i], true); err != nil {
-			return nil, false, fmt.Errorf("value of subject field %d: %w", i+1, err)
+		if dst, err = appendValueSubjects(dst, last[i], true); err != nil {
+			return dst, false, fmt.Errorf("value of subject field %d: %w", i+1, err)
 		}
 	}
-	return subjects, named, nil
+	return dst, named, nil
 }
 
 // structEntry reads a map entry {key=1 string, value=2 Value}.
@@ -106,7 +127,7 @@ func structEntry(msg []byte) (key, value []byte, err error) {
 // {null_value=1, number_value=2, string_value=3, bool_value=4,
 // struct_value=5, list_value=6}: a string, a number in JSON text form, and
 // (when top is true) each string of a list.
-func appendValueSubjects(dst []string, msg []byte, top bool) ([]string, error) {
+func appendValueSubjects(dst [][]byte, msg []byte, top bool) ([][]byte, error) {
 	// A oneof holds one field; several (which a parser would merge or
 	// let the last win) are refused, as repeats are (see once).
 	var kind protowire.Number
@@ -143,14 +164,13 @@ func appendValueSubjects(dst []string, msg []byte, top bool) ([]string, error) {
 	case 2:
 		bits, _ := protowire.ConsumeFixed64(kindVal)
 		if s, ok := NumberSubject(math.Float64frombits(bits)); ok && top {
-			dst = append(dst, s)
+			dst = append(dst, []byte(s))
 		}
 	case 3:
-		s, err := protoString(kindVal)
-		if err != nil {
-			return dst, fmt.Errorf("string_value %w", err)
+		if !utf8.Valid(kindVal) {
+			return dst, fmt.Errorf("string_value %w", errNotUTF8)
 		}
-		dst = append(dst, s)
+		dst = append(dst, kindVal)
 	case 6:
 		if !top {
 			return dst, nil // a list in a list holds no subjects

@@ -100,41 +100,60 @@ func checkWire(msg []byte, schema *wireMsg, depth int) error {
 		if !ok {
 			break
 		}
-		if num < 0 || int(num) >= len(*schema) || (*schema)[num].types == nil {
+		f := schema.field(num)
+		if f == nil {
 			continue // unknown: stepped over by wire type
 		}
-		f := &(*schema)[num]
 		element := -1 // the element's index in a repeated field, named only in an error
 		if f.repeated && num < protowire.Number(len(seen)) {
 			element = seen[num]
 			seen[num]++
 		}
-		allowed := false
-		for _, t := range f.types {
-			allowed = allowed || t == typ
-		}
-		if !allowed {
-			return fmt.Errorf("%s: %w (%s, wire type %d)", f.label(element), errWireType, wireTypeNames[f.types[0]], typ)
-		}
-		switch {
-		case typ != bytesT:
-		case f.msg != nil:
-			if err := checkWire(val, f.msg, depth+1); err != nil {
-				return fmt.Errorf("%s: %w", f.label(element), err)
-			}
-		case f.packed == packedFloats && len(val)%4 != 0:
-			return fmt.Errorf("%s: %w: %d bytes, not a whole number of 4-byte floats", f.label(element), errPackedRun, len(val))
-		case f.packed == packedVarints:
-			for b := val; len(b) > 0; {
-				_, n := protowire.ConsumeVarint(b)
-				if n < 0 {
-					return fmt.Errorf("%s: %w: it ends inside a varint", f.label(element), errPackedRun)
-				}
-				b = b[n:]
-			}
+		if err := f.check(typ, val, depth, element); err != nil {
+			return err
 		}
 	}
 	return p.err
+}
+
+// field is the known field num of the message, or nil.
+func (m *wireMsg) field(num protowire.Number) *wireField {
+	if num < 0 || int(num) >= len(*m) || (*m)[num].types == nil {
+		return nil
+	}
+	return &(*m)[num]
+}
+
+// check checks one occurrence of the known field f (of a message at
+// depth), typ and val as protoFields.next returns them: its wire type, the
+// message it holds, or its packed run. element is its index when f is
+// repeated (see label).
+func (f *wireField) check(typ protowire.Type, val []byte, depth, element int) error {
+	allowed := false
+	for _, t := range f.types {
+		allowed = allowed || t == typ
+	}
+	if !allowed {
+		return fmt.Errorf("%s: %w (%s, wire type %d)", f.label(element), errWireType, wireTypeNames[f.types[0]], typ)
+	}
+	switch {
+	case typ != bytesT:
+	case f.msg != nil:
+		if err := checkWire(val, f.msg, depth+1); err != nil {
+			return fmt.Errorf("%s: %w", f.label(element), err)
+		}
+	case f.packed == packedFloats && len(val)%4 != 0:
+		return fmt.Errorf("%s: %w: %d bytes, not a whole number of 4-byte floats", f.label(element), errPackedRun, len(val))
+	case f.packed == packedVarints:
+		for b := val; len(b) > 0; {
+			_, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return fmt.Errorf("%s: %w: it ends inside a varint", f.label(element), errPackedRun)
+			}
+			b = b[n:]
+		}
+	}
+	return nil
 }
 
 // label names the field in an error: its name, and for an element of a
