@@ -3,6 +3,7 @@ package controlplane
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -329,6 +330,37 @@ func TestRelay_WarnsWhenControlPlaneNamesAnotherHost(t *testing.T) {
 	})
 	get(t, srv, "/indexes/docs")
 	assert.NotContains(t, logs.String(), "another host")
+}
+
+// The upstream is reached over TLS verified by Config.RootCAs; an
+// upstream whose certificate they do not trust is answered 502.
+func TestRelay_TLSUpstreamVerifiedByRootCAs(t *testing.T) {
+	up := httptest.NewTLSServer(&fakeControlPlane{})
+	t.Cleanup(up.Close)
+	u, err := url.Parse(up.URL)
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	pool.AddCert(up.Certificate())
+	for _, tc := range []struct {
+		name  string
+		roots *x509.CertPool
+		want  int
+	}{{"trusted", pool, http.StatusOK}, {"untrusted", x509.NewCertPool(), http.StatusBadGateway}} {
+		t.Run(tc.name, func(t *testing.T) {
+			relay, err := New(Config{Upstream: u, RootCAs: tc.roots, Hosts: map[string]string{"docs": advertised}})
+			require.NoError(t, err)
+			t.Cleanup(relay.Close)
+			srv := httptest.NewServer(relay)
+			t.Cleanup(srv.Close)
+			resp, body := get(t, srv, "/indexes/docs")
+			require.Equal(t, tc.want, resp.StatusCode, "%s", body)
+			if tc.want == http.StatusOK {
+				assert.Equal(t, advertised, decode(t, body)["host"])
+			} else {
+				assert.Contains(t, string(body), "certificate")
+			}
+		})
+	}
 }
 
 func TestNew_RefusesAnUpstreamWithAPath(t *testing.T) {
