@@ -112,6 +112,9 @@ func ServeHTTP(ctx context.Context, cfg Config, handler http.Handler, addr strin
 		defer cancel()
 		srv.Shutdown(shutdown)
 	}()
+	if host, _, _ := net.SplitHostPort(ln.Addr().String()); !net.ParseIP(host).IsLoopback() {
+		cfg.logger().Warn("mcp: LISTENING ON A NON-LOOPBACK ADDRESS WITHOUT TLS: admin API tokens cross the network in clear text; put a TLS-terminating proxy in front or listen on 127.0.0.1", "addr", ln.Addr().String())
+	}
 	cfg.logger().Info("mcp: serving streamable HTTP (stateless)", "addr", ln.Addr().String(), "path", "/mcp")
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("mcp: serving on %s: %w", addr, err)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -60,6 +62,9 @@ func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	adminURL := fs.String("admin", adminclient.URLFromEnv(), "admin API URL (env LETHE_ADMIN_URL)")
 	tokenFile := fs.String("token-file", "", "file holding the admin API bearer token (default: env LETHE_ADMIN_TOKEN)")
 	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err != nil {
 		return 2
 	}

@@ -42,3 +42,9 @@ func TestMCPCmd_RefSealsTheSubjectFromStdinAndOpenNeedsTheSameKeyFile(t *testing
 	assert.Equal(t, 2, run([]string{"mcp", "ref", "--ref-key-file", filepath.Join(dir, "absent")}, strings.NewReader("x\n"), &out, &errOut))
 	assert.Contains(t, errOut.String(), "reading the reference key file")
 }
+
+func TestMCPCmd_HelpExitsZero(t *testing.T) {
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 0, run([]string{"mcp", "--help"}, nil, &out, &errOut))
+	assert.Contains(t, errOut.String(), "lethe-proxy mcp ref --ref-key-file FILE")
+}
