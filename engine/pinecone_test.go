@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/certificate"
-	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
 	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
 	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
 	"github.com/lethe-privacy/lethe/test/pinecone/sdktest"
 )

@@ -28,9 +28,9 @@ import (
 
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/connector"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/translog"
 )
 

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/capture"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
 
 // cSchema holds the configured tables of the catalog tests and the

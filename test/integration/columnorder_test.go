@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/capture"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
 
 // oSchema holds the tables of the column-order tests.

@@ -23,12 +23,12 @@ import (
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/connector"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/translog"
 )
 

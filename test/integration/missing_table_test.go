@@ -13,8 +13,8 @@ import (
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/connector"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
 
 // TestConnector_MissingTableHoldsNothing: the store answers for a

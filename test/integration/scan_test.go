@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/connector"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/extract"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
 
 // scanRules compiles one rule per table for the scanner tests.

@@ -18,11 +18,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/capture"
-	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgcapture"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
 
 // sharedLease is short so that a dead proxy's intents become orphans
