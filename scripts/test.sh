@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command from README.md: prepares this machine (packages,
 # pgvector, npm modules), starts the throwaway test cluster and runs every
-# check and test: go vet and staticcheck, unit tests with the race detector,
+# check and test: gofmt, go vet and staticcheck, unit tests with the race detector,
 # the fuzz seed corpora, and the integration tests against real PostgreSQL
 # and real client libraries.
 set -euo pipefail
@@ -11,7 +11,13 @@ scripts/setup.sh
 scripts/testdb.sh start
 eval "$(scripts/testdb.sh env)"
 
-echo "[test] go vet, staticcheck"
+echo "[test] gofmt, go vet, staticcheck"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './test/integration/node/*'))
+if [[ -n "$unformatted" ]]; then
+    echo "[test] gofmt would change these files (run gofmt -w on them):" >&2
+    echo "$unformatted" >&2
+    exit 1
+fi
 go vet ./...
 go vet -tags integration ./test/integration/
 staticcheck="go run honnef.co/go/tools/cmd/staticcheck@v0.8.2"
