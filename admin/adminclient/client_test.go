@@ -183,3 +183,24 @@ func TestWhoami_ReturnsTheTokensHolder(t *testing.T) {
 	assert.Equal(t, "agent-1", who.Name)
 	assert.Equal(t, "auditor", string(who.Role))
 }
+
+// log verify's keys file: one that cannot be read or parsed stops it
+// before the server is asked, naming the file.
+func TestVerifyLogFiles_KeysFileProblemsNameTheFile(t *testing.T) {
+	asked := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { asked = true }))
+	defer srv.Close()
+	t.Setenv(EnvToken, "t")
+	c, err := New(srv.URL, "")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.json")
+	err = c.VerifyLogFiles(context.Background(), missing, "", "", &bytes.Buffer{}, &bytes.Buffer{})
+	require.ErrorContains(t, err, missing)
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte("{}"), 0o600))
+	err = c.VerifyLogFiles(context.Background(), bad, "", "", &bytes.Buffer{}, &bytes.Buffer{})
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), bad+": "), err.Error())
+	assert.False(t, asked)
+}

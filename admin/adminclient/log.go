@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/lethe-privacy/lethe/certificate"
+	"github.com/lethe-privacy/lethe/certificate/offline"
 	"github.com/lethe-privacy/lethe/engine"
 	"github.com/lethe-privacy/lethe/translog"
 )
@@ -96,4 +97,30 @@ func (c *Client) VerifyLog(ctx context.Context, keys certificate.KeySet, since s
 	}
 	fmt.Fprintf(stdout, "consistent: size %d → %d\n", older.Size, newer.Size)
 	return newer, nil
+}
+
+// VerifyLogFiles is lethe-proxy log verify: VerifyLog against the trusted
+// keys in keysFile, from the checkpoint saved in since (none when empty),
+// and, when save names a file, the verified checkpoint written there
+// (atomically: the next run trusts it), which it says on stderr.
+func (c *Client) VerifyLogFiles(ctx context.Context, keysFile, since, save string, stdout, stderr io.Writer) error {
+	keyData, err := os.ReadFile(keysFile)
+	if err != nil {
+		return err
+	}
+	keys, err := certificate.ParseKeySet(keyData)
+	if err != nil {
+		return fmt.Errorf("%s: %w", keysFile, err)
+	}
+	newer, err := c.VerifyLog(ctx, keys, since, stdout)
+	if err != nil {
+		return err
+	}
+	if save != "" {
+		if err := offline.WriteFile(save, newer.Note); err != nil {
+			return fmt.Errorf("saving the checkpoint: %w", err)
+		}
+		fmt.Fprintf(stderr, "saved the checkpoint of size %d to %s\n", newer.Size, save)
+	}
+	return nil
 }

@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/lethe-privacy/lethe/admin/adminclient"
-	"github.com/lethe-privacy/lethe/certificate"
-	"github.com/lethe-privacy/lethe/certificate/offline"
 )
 
 const logUsage = `Usage:
@@ -66,32 +63,9 @@ func logCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		stdout.Write(note)
 		return 0
 	}
-	return logVerify(ctx, c, *keysFile, *since, *save, stdout, stderr)
-}
-
-// logVerify is `log verify`: signatures first, then consistency.
-func logVerify(ctx context.Context, c *adminclient.Client, keysFile, since, save string, stdout, stderr io.Writer) int {
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "lethe-proxy log verify: "+format+"\n", a...)
+	if err := c.VerifyLogFiles(ctx, *keysFile, *since, *save, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "lethe-proxy log verify: %v\n", err)
 		return 1
-	}
-	keyData, err := os.ReadFile(keysFile)
-	if err != nil {
-		return fail("%v", err)
-	}
-	keys, err := certificate.ParseKeySet(keyData)
-	if err != nil {
-		return fail("%s: %v", keysFile, err)
-	}
-	newer, err := c.VerifyLog(ctx, keys, since, stdout)
-	if err != nil {
-		return fail("%v", err)
-	}
-	if save != "" {
-		if err := offline.WriteFile(save, newer.Note); err != nil {
-			return fail("saving the checkpoint: %v", err)
-		}
-		fmt.Fprintf(stderr, "saved the checkpoint of size %d to %s\n", newer.Size, save)
 	}
 	return 0
 }
