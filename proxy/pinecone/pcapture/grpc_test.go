@@ -3,6 +3,7 @@ package pcapture_test
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/lethe-privacy/lethe/test/pinecone/sdktest"
 )
@@ -198,4 +200,47 @@ func TestGRPC_SchemaFieldsWithOtherWireTypesAreRefused(t *testing.T) {
 	assert.Equal(t, "3", code)
 	assert.Contains(t, m, "values: wrong wire type")
 	assert.Zero(t, r.received.total())
+}
+
+// An upsert of many HTTP/2 DATA frames (100 vectors of 1536 values, about
+// 0.6 MB) whose only defect is in its last bytes (the last vector's
+// values sent again as fixed64, which a schema-driven parser would read
+// as one float and then further fields) is refused, and no byte of it
+// reaches the upstream; the same upsert without the defect is forwarded.
+func TestGRPC_DefectInTheLastFrameRefusesTheWholeUpsert(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	values := make([]byte, 4*1536)
+	vector := func(i int, defect bool) []byte {
+		v := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), fmt.Sprintf("v%d", i))
+		v = protowire.AppendBytes(protowire.AppendTag(v, 2, protowire.BytesType), values)
+		entry := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "user_id")
+		entry = protowire.AppendBytes(protowire.AppendTag(entry, 2, protowire.BytesType),
+			protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), "alice"))
+		v = protowire.AppendBytes(protowire.AppendTag(v, 3, protowire.BytesType),
+			protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), entry))
+		if defect {
+			v = protowire.AppendFixed64(protowire.AppendTag(v, 2, protowire.Fixed64Type), 0)
+		}
+		return v
+	}
+	upsert := func(defect bool) []byte {
+		var msg []byte
+		for i := range 100 {
+			msg = protowire.AppendBytes(protowire.AppendTag(msg, 1, protowire.BytesType), vector(i, defect && i == 99))
+		}
+		framed := []byte{0, 0, 0, 0, 0}
+		binary.BigEndian.PutUint32(framed[1:], uint32(len(msg)))
+		return append(framed, msg...)
+	}
+	bad := upsert(true)
+	require.Greater(t, len(bad), 30*16<<10, "the upsert spans many DATA frames of 16 KiB")
+	code, msg := grpcCall(t, h2cClient(), r.url+"/VectorService/Upsert", bad)
+	assert.Equal(t, "3", code)
+	assert.Contains(t, msg, "vectors[99]: values: wrong wire type")
+	assert.Zero(t, r.received.total(), "nothing of the refused upsert reached the upstream")
+	assert.Zero(t, r.core.Stats.Intents.Load())
+
+	code, _ = grpcCall(t, h2cClient(), r.url+"/VectorService/Upsert", upsert(false))
+	assert.Equal(t, "0", code)
+	assert.Equal(t, 1, r.received.count("/VectorService/Upsert"))
 }
