@@ -24,7 +24,9 @@
 # lethe-proxy runs from this checkout with one index (the emulator) whose
 # namespace "bench" has the rule `subjects: [user_id]`, an SQLite ledger in a
 # temp dir, a random subject salt and `log.level: warn`, and no PostgreSQL
-# side (a proxy for Pinecone alone).
+# side (a proxy for Pinecone alone). RULES=0 leaves the namespace rule out:
+# lethe-proxy is then the relay alone, no capture and no ledger, which
+# separates the relay's own cost from capture's.
 #
 # Usage:
 #   bench/pinecone.sh                      # R=3 rounds, D=8 s per run: ~2.5 minutes
@@ -35,6 +37,7 @@
 #   R [3] rounds   D [8] seconds per run   WARMUP [2] seconds per target, before round 1
 #   CLIENTS [8]    PROTOCOLS [rest,grpc]   DURATION [0] seconds of the long run
 #   RSS_EVERY [5] seconds between VmRSS samples
+#   RULES [1]      0: lethe-proxy without namespace rules (the relay alone)
 #   LETHE_PROXY_ENV  extra "K=V" words for lethe-proxy's environment
 #   RESULTS_DIR      [bench/results]; each invocation writes RESULTS_DIR/pinecone-<UTC stamp>/
 #                    (summary.txt, runs.csv, meta.txt, the proxy's config and the logs)
@@ -45,10 +48,11 @@ R=${R:-3} D=${D:-8} WARMUP=${WARMUP:-2} CLIENTS=${CLIENTS:-8} DURATION=${DURATIO
 PROTOCOLS=${PROTOCOLS:-rest,grpc}
 LETHE_PROXY_ENV=${LETHE_PROXY_ENV:-}
 RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
+RULES=${RULES:-1}
 
 log() { printf '[pinecone-bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[pinecone-bench] ERROR: %s\n' "$*" >&2; exit 1; }
-for v in R D WARMUP CLIENTS DURATION RSS_EVERY; do
+for v in R D WARMUP CLIENTS DURATION RSS_EVERY RULES; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 ((R >= 1 && D >= 1 && CLIENTS >= 1 && RSS_EVERY >= 1)) || die "R, D, CLIENTS and RSS_EVERY must be >= 1"
@@ -95,15 +99,17 @@ PIDS+=("$EMU_PID")
 PLAIN_PID=$!
 PIDS+=("$PLAIN_PID")
 
+namespaces="      namespaces:
+        - namespace: bench
+          subjects: [user_id]"
+((RULES)) || namespaces=""
 cat >"$WORK/proxy.yaml" <<YAML
 pinecone:
   listen: 127.0.0.1:$PROXY_PORT
   indexes:
     - name: bench
       host: http://127.0.0.1:$EMU_PORT
-      namespaces:
-        - namespace: bench
-          subjects: [user_id]
+$namespaces
 capture:
   ledger:
     sqlite: $WORK/ledger.db
@@ -129,7 +135,7 @@ log "emulator :$EMU_PORT, plain relay :$PLAIN_PORT, lethe-proxy :$PROXY_PORT (id
     echo "cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
     echo "kernel=$(uname -r)"
     echo "go=$(go version)"
-    echo "rounds=$R run_s=$D warmup_s=$WARMUP clients=$CLIENTS protocols=$PROTOCOLS duration_s=$DURATION rss_every_s=$RSS_EVERY"
+    echo "rounds=$R run_s=$D warmup_s=$WARMUP clients=$CLIENTS protocols=$PROTOCOLS duration_s=$DURATION rss_every_s=$RSS_EVERY rules=$RULES"
     echo "lethe_proxy_env=$LETHE_PROXY_ENV"
     echo "loadavg_before=$(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/meta.txt"
