@@ -14,9 +14,8 @@ import (
 // recoveryTimeout bounds the recovery a start waits for.
 const recoveryTimeout = 5 * time.Minute
 
-// Prepare readies the wing to serve, in this order: it resolves the
-// intents dead ledger handles left pending (which must succeed), reads
-// the catalog's server-side writers and coverage (a failure is logged and
+// Prepare readies the wing to serve, in this order: it reads the
+// catalog's server-side writers and coverage (a failure is logged and
 // retried), then checks the server for the WAL follower and makes its
 // publications and slot, with the rows the configured tables hold (it can
 // take a while on big tables; ctx ending stops it, and the slot is dropped
@@ -34,11 +33,7 @@ func (w *Wing) Prepare(ctx context.Context) error {
 	if w.core == nil {
 		return nil
 	}
-	work, stop := context.WithCancel(context.Background())
-	w.stopWork = stop
-	if err := w.recoverIntents(ctx, work); err != nil {
-		return err
-	}
+	work := w.work
 	w.watchCatalog(work)
 	if w.follower == nil {
 		return nil
@@ -62,7 +57,9 @@ func (w *Wing) Prepare(ctx context.Context) error {
 
 // recoverIntents resolves the intents that dead ledger handles left
 // pending (ledger.Ledger.PendingOrphans), when the config names the store
-// to check: once now, which must succeed for the proxy to start, then
+// to check: once now, before Listen binds (a client that reaches the
+// proxy finds its earlier writes settled), which must succeed for the
+// proxy to start, then
 // every capture.recovery_interval in the background until work ends. On
 // a shared PostgreSQL ledger the background runs clean up after the other
 // proxies that die. Pinecone's intents are never resolved by recovery

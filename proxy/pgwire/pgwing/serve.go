@@ -12,10 +12,20 @@ import (
 	"github.com/lethe-privacy/lethe/proxy/pgwire"
 )
 
-// Listen builds the relay (reading postgres.upstream_ca_file and
-// postgres.tls's files) and binds postgres.listen; a wing without
-// postgres.upstream binds nothing. On an error nothing is bound.
+// Listen resolves the intents a crash left pending (recoverIntents: the
+// store must answer), then builds the relay (reading
+// postgres.upstream_ca_file and postgres.tls's files) and binds
+// postgres.listen; a wing without postgres.upstream binds nothing. On an
+// error nothing is bound.
 func (w *Wing) Listen() error {
+	if w.core != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), recoveryTimeout)
+		err := w.recoverIntents(ctx, w.work)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
 	if w.cfg.Postgres.Upstream == "" {
 		return nil
 	}

@@ -35,8 +35,12 @@ type Wing struct {
 	listener net.Listener // nil without postgres.upstream
 
 	// Set by Prepare: the catalog's coverage checks (nil when nothing
-	// reads the catalog), and what stops the background work.
-	monitor    *coverage.Monitor
+	// reads the catalog).
+	monitor *coverage.Monitor
+	// work is the background work's context (recovery every
+	// capture.recovery_interval, the catalog watch, the follower), ended
+	// by stopWork at Shutdown or Close.
+	work       context.Context
 	stopWork   context.CancelFunc
 	background sync.WaitGroup
 	stopped    chan struct{} // closed by Shutdown: a Serve without listener returns
@@ -63,7 +67,8 @@ func New(cfg *config.Config, core *capture.Capture, l *ledger.Handle, log *slog.
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Wing{cfg: cfg, compiled: cfg.Compiled(), ledger: l, log: log, stopped: make(chan struct{}), stopWork: func() {}}
+	work, stopWork := context.WithCancel(context.Background())
+	w := &Wing{cfg: cfg, compiled: cfg.Compiled(), ledger: l, log: log, stopped: make(chan struct{}), work: work, stopWork: stopWork}
 	if core == nil || len(c.Tables) == 0 {
 		return w, nil
 	}
