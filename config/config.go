@@ -220,6 +220,7 @@ func Defaults() Config {
 			MaxBufferedSize: 256 << 20,
 			BodyTimeout:     Duration(60 * time.Second),
 			VerifyDeadline:  Duration(60 * time.Second),
+			ScanRate:        10,
 		},
 		Capture: Capture{
 			Mode:                  capture.Strict,

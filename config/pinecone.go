@@ -43,6 +43,17 @@ type Pinecone struct {
 	// visible late); a layer not absent by then stays unverified and is
 	// verified again later. Default and most 60s.
 	VerifyDeadline Duration `yaml:"verify_deadline"`
+	// ScanInterval, when not zero, has a serving proxy scan every
+	// namespace rule of every index this often (the backstop for writes
+	// that never passed the proxy): records the ledger lacks are
+	// recorded, records about forgotten subjects are late writes. Zero
+	// (the default) scans never: each scan reads every record, billed by
+	// Pinecone in read units (docs/pinecone.md).
+	ScanInterval Duration `yaml:"scan_interval"`
+	// ScanRate bounds the backstop's list and fetch requests per second
+	// per index, so that it leaves the index's rate limits to the
+	// application. Default 10.
+	ScanRate float64 `yaml:"scan_rate"`
 }
 
 // DefaultPineconeAPIKeyEnv is the environment variable holding the API key
@@ -148,6 +159,12 @@ func (c *Config) validatePinecone() []error {
 	// while this one still waits.
 	if d := p.VerifyDeadline.D(); d < time.Second || d > time.Minute {
 		errs = append(errs, c.at("pinecone.verify_deadline", "%s is outside 1s..1m (how long forget waits for a delete to become visible; default 60s; a layer not absent by then is verified again later)", d))
+	}
+	if d := p.ScanInterval.D(); d != 0 && d < time.Second {
+		errs = append(errs, c.at("pinecone.scan_interval", "%s is below 1s: write 0 (no backstop scan, the default) or how often to scan, e.g. 1h", d))
+	}
+	if p.ScanRate <= 0 || p.ScanRate > 1000 {
+		errs = append(errs, c.at("pinecone.scan_rate", "%g is outside (0, 1000] (the backstop scan's list and fetch requests per second per index; default 10)", p.ScanRate))
 	}
 	errs = append(errs, c.validateControlPlane()...)
 	if len(p.Indexes) == 0 {

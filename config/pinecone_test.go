@@ -53,6 +53,8 @@ func TestLoad_PineconeReadsEveryKey(t *testing.T) {
   max_buffered_size: 64MiB
   body_timeout: 20s
   verify_deadline: 45s
+  scan_interval: 30m
+  scan_rate: 2.5
   indexes:
     - name: docs
       host: https://docs-abc123.svc.aped-1234.pinecone.io
@@ -78,6 +80,8 @@ func TestLoad_PineconeReadsEveryKey(t *testing.T) {
 		MaxBufferedSize: 64 << 20,
 		BodyTimeout:     Duration(20 * time.Second),
 		VerifyDeadline:  Duration(45 * time.Second),
+		ScanInterval:    Duration(30 * time.Minute),
+		ScanRate:        2.5,
 		Indexes: []PineconeIndex{
 			{Name: "docs", Host: "https://docs-abc123.svc.aped-1234.pinecone.io", UpstreamCAFile: filepath.Join(dir, "pinecone-ca.pem"),
 				Namespaces: []NamespaceRule{{Namespace: "*", Subjects: []string{"user_id"}}, {Namespace: "tenant-a", Subjects: []string{"owner", "author"}}},
@@ -107,6 +111,8 @@ func TestParse_PineconeErrorsNameFileLineAndFix(t *testing.T) {
 		"short verify":       {"pinecone:\n  verify_deadline: 10ms\n  indexes: [{name: a, host: 'http://h:1'}]\n", "cfg.yaml:3: pinecone.verify_deadline: 10ms is outside 1s..1m"},
 		"short body timeout": {"pinecone:\n  body_timeout: 10ms\n  indexes: [{name: a, host: 'http://h:1'}]\n", "cfg.yaml:3: pinecone.body_timeout: 10ms is outside 1s..10m"},
 		"long verify":        {"pinecone:\n  verify_deadline: 2m\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.verify_deadline: 2m0s is outside 1s..1m"},
+		"short scan":         {"pinecone:\n  scan_interval: 10ms\n  indexes: [{name: a, host: 'http://h:1'}]\n", "cfg.yaml:3: pinecone.scan_interval: 10ms is below 1s"},
+		"zero scan rate":     {"pinecone:\n  scan_rate: 0\n  indexes: [{name: a, host: 'http://h:1'}]\n", "cfg.yaml:3: pinecone.scan_rate: 0 is outside (0, 1000]"},
 		"key env":            {"pinecone:\n  indexes: [{name: a, host: 'http://h:1', api_key_env: 'pcsk_123-abc'}]\n", `api_key_env "pcsk_123-abc" is not an environment variable name`},
 		"tiny limit":         {"pinecone:\n  max_request_size: 1KiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "outside 64KiB..1GiB"},
 		"buffer below one":   {"pinecone:\n  max_buffered_size: 1MiB\n  indexes: [{name: a, host: 'http://h:1'}]\n", "pinecone.max_buffered_size: 1048576 bytes must be larger than pinecone.max_request_size"},

@@ -32,6 +32,11 @@ type Config struct {
 	// API is the index's data plane: APIVectors (the default when empty)
 	// or APIDocuments.
 	API API
+	// Pace, when set, is waited for before each list and fetch request a
+	// page-by-page read sends (Scan, the retention sweep): a scheduled
+	// scan paces itself with it so that it leaves the index's rate limits
+	// to the application. Its error ends the read.
+	Pace func(context.Context) error
 }
 
 // API names an index's data plane, as the index's api key in the config
@@ -71,8 +76,9 @@ type Index struct {
 	conn     *pinecone.IndexConnection // nil for a document index
 	docs     *documentsAPI             // nil for a vectors index
 	deadline time.Duration
-	topK     uint32 // maxTopK; smaller in tests
-	docPage  int    // documentPage; smaller in tests
+	topK     uint32                      // maxTopK; smaller in tests
+	docPage  int                         // documentPage; smaller in tests
+	pace     func(context.Context) error // Config.Pace; nil waits for nothing
 
 	mu        sync.Mutex
 	dimension uint32            // the index's dense dimension, once known
@@ -96,7 +102,7 @@ func Open(cfg Config) (*Index, error) {
 	if cfg.VerifyDeadline <= 0 {
 		cfg.VerifyDeadline = defaultVerify
 	}
-	ix := &Index{name: cfg.Name, deadline: cfg.VerifyDeadline, topK: maxTopK, docPage: documentPage, deletes: map[string]uint64{}}
+	ix := &Index{name: cfg.Name, deadline: cfg.VerifyDeadline, topK: maxTopK, docPage: documentPage, pace: cfg.Pace, deletes: map[string]uint64{}}
 	switch cfg.API {
 	case APIDocuments:
 		ix.docs = newDocumentsAPI(u, key, cfg.RootCAs)

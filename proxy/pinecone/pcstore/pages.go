@@ -28,6 +28,9 @@ func (ix *Index) eachPage(ctx context.Context, ns string, fields []string, fn fu
 	records := make([]*pinecone.Vector, 0, listPage)
 	var token *string
 	for {
+		if err := ix.wait(ctx); err != nil {
+			return err
+		}
 		listed, err := conn.ListVectors(ctx, &pinecone.ListVectorsRequest{Limit: &limit, PaginationToken: token})
 		if err != nil {
 			return ix.failed("list", ns, err)
@@ -40,6 +43,9 @@ func (ix *Index) eachPage(ctx context.Context, ns string, fields []string, fn fu
 		}
 		if len(ids) == 0 {
 			return nil
+		}
+		if err := ix.wait(ctx); err != nil {
+			return err
 		}
 		res, err := conn.FetchVectors(ctx, ids)
 		if err != nil {
@@ -68,8 +74,14 @@ func (ix *Index) eachPage(ctx context.Context, ns string, fields []string, fn fu
 func (ix *Index) eachDocumentPage(ctx context.Context, ns string, fields []string, fn func(page []*pinecone.Vector) error) error {
 	token := ""
 	for {
+		if err := ix.wait(ctx); err != nil {
+			return err
+		}
 		ids, next, err := ix.listDocuments(ctx, ns, token)
 		if err != nil || len(ids) == 0 {
+			return err
+		}
+		if err := ix.wait(ctx); err != nil {
 			return err
 		}
 		page, err := ix.fetchDocuments(ctx, ns, ids, fields)
@@ -91,4 +103,12 @@ func (ix *Index) eachDocumentPage(ctx context.Context, ns string, fields []strin
 		}
 		token = next
 	}
+}
+
+// wait is Config.Pace before one request of a page-by-page read.
+func (ix *Index) wait(ctx context.Context) error {
+	if ix.pace == nil {
+		return nil
+	}
+	return ix.pace(ctx)
 }

@@ -1,6 +1,8 @@
 package pcstore
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -73,4 +75,25 @@ func TestScan_AnyNamespaceRuleNamesEachNamespace(t *testing.T) {
 	assert.Equal(t, []string{"idx/__default__|d1", "idx/other|o1"}, keys, "not docs, which has its own rule")
 	assert.Empty(t, got["idx/__default__|d1"].Subjects)
 	assert.Equal(t, []string{"alice"}, got["idx/other|o1"].Subjects)
+}
+
+// Config.Pace is waited for before every list and fetch request of a
+// scan, and its error ends the scan: the backstop's rate limit.
+func TestScan_WaitsForPaceBeforeEachRequest(t *testing.T) {
+	ti := startIndex(t, emulator.Config{}, false, time.Minute)
+	var many []*pinecone.Vector
+	for i := range 2*listPage + 7 {
+		many = append(many, rec(t, fmt.Sprintf("m%04d", i), []float32{1, 0, 0}, map[string]any{"user_id": "u"}))
+	}
+	ti.upsert(t, "docs", many...)
+	waits := 0
+	ti.Index.pace = func(context.Context) error { waits++; return nil }
+	l := ti.layers(t, Rule{Namespace: "docs", Fields: []string{"user_id"}})[0]
+	require.Len(t, scanAll(t, l), 2*listPage+7)
+	assert.Equal(t, 6, waits, "three pages: a list and a fetch each")
+
+	stop := errors.New("paced out")
+	ti.Index.pace = func(context.Context) error { return stop }
+	err := l.(connector.Scanner).Scan(sdktest.Context(t), func([]connector.Record) error { return nil })
+	assert.ErrorIs(t, err, stop)
 }
