@@ -46,5 +46,5 @@ func TestMCPCmd_RefSealsTheSubjectFromStdinAndOpenNeedsTheSameKeyFile(t *testing
 func TestMCPCmd_HelpExitsZero(t *testing.T) {
 	var out, errOut bytes.Buffer
 	assert.Equal(t, 0, run([]string{"mcp", "--help"}, nil, &out, &errOut))
-	assert.Contains(t, errOut.String(), "lethe-proxy mcp ref --ref-key-file FILE")
+	assert.Contains(t, out.String(), "lethe-proxy mcp ref --ref-key-file FILE")
 }
