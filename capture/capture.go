@@ -55,6 +55,11 @@ type Config struct {
 	// changes in (Observe); nil without a follower. With a ledger.Handle
 	// it is the same handle as Ledger.
 	Observer ledger.Observer
+	// Holder is the ledger a scanning follower (the Pinecone wing's
+	// backstop) asks which records it holds already (Holds), so that it
+	// records only what the ledger lacks; nil without one. With a
+	// ledger.Handle it is the same handle as Ledger.
+	Holder ledger.Holder
 	// DeleteLateWrites hands a follower's late writes to the sink
 	// registered with OnLateWrite (forget.late_writes: delete); false logs
 	// them only (flag, or no forget configured).

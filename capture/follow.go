@@ -7,14 +7,16 @@ import (
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
-// A follower of committed rows (the PostgreSQL wing's WAL follower)
-// records through the core as a relay does: it hashes the subjects it
-// reads with the core's hasher (HashSubject), asks whether one was
-// forgotten (Forgotten), writes its changes into the core's ledger
-// (Observe), and hands every committed row about a forgotten subject to
-// LateWrite, which decides the row's fate (Config.DeleteLateWrites) and
-// logs it; the follower counts them (its Stats.LateWrites). The follower keeps its own batching and confirms its slot only
-// once Observe has returned for a durable batch.
+// A follower of committed rows (the PostgreSQL wing's WAL follower, the
+// Pinecone wing's backstop scan) records through the core as a relay
+// does: it hashes the subjects it reads with the core's hasher
+// (HashSubject), asks whether one was forgotten (Forgotten), writes its
+// changes into the core's ledger (Observe; a scan first asks which the
+// ledger holds, Holds), and hands every committed record about a
+// forgotten subject to LateWrite, which decides the record's fate
+// (Config.DeleteLateWrites) and logs it; the follower counts them. The
+// WAL follower keeps its own batching and confirms its slot only once
+// Observe has returned for a durable batch.
 
 // LateWriteSink deletes and verifies the records of a forgotten subject
 // that were committed after its forget (engine.Engine satisfies it). The
@@ -49,14 +51,29 @@ func (c *Capture) Observe(ctx context.Context, changes []ledger.Change, durable 
 	return c.cfg.Observer.ObserveNoSync(ctx, changes)
 }
 
+// Holds reports, for each of entries, whether the ledger holds it
+// confirmed (ledger.Holder): a scanning follower records only the
+// records whose entries it lacks.
+func (c *Capture) Holds(ctx context.Context, entries []ledger.Entry) ([]bool, error) {
+	if c.cfg.Holder == nil {
+		return nil, errors.New("capture: no ledger to ask which records it holds (Config.Holder)")
+	}
+	return c.cfg.Holder.Holds(ctx, entries)
+}
+
+// DeletesLateWrites reports whether LateWrite hands late writes to the
+// sink to be deleted (Config.DeleteLateWrites), rather than logging them
+// only.
+func (c *Capture) DeletesLateWrites() bool { return c.cfg.DeleteLateWrites }
+
 // OnLateWrite registers the sink LateWrite hands deletes to (forget's
 // engine, once built). A later call replaces it.
 func (c *Capture) OnLateWrite(sink LateWriteSink) {
 	c.lateWrites.Store(&sink)
 }
 
-// LateWrite decides the fate of a committed row of table, in store, about
-// a forgotten subject (a late write): it is logged (by the subject's HMAC,
+// LateWrite decides the fate of a committed row (or record) of table, in
+// store, about a forgotten subject (a late write): it is logged (by the subject's HMAC,
 // never the subject), and with
 // Config.DeleteLateWrites handed to the registered sink, whose error is
 // returned; without it, the row is only logged. A follower
@@ -65,7 +82,7 @@ func (c *Capture) OnLateWrite(sink LateWriteSink) {
 // again.
 func (c *Capture) LateWrite(ctx context.Context, store ledger.Store, table, subject string) error {
 	deletes := c.cfg.DeleteLateWrites
-	c.log.Warn("wal: a committed row is about a forgotten subject (a late write)", "store", string(store), "table", table,
+	c.log.Warn("a committed record is about a forgotten subject (a late write)", "store", string(store), "table", table,
 		"subject_hmac", c.HashSubject(subject).String(), "backstop", deletes)
 	if !deletes {
 		return nil

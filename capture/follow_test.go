@@ -113,3 +113,31 @@ func TestObserve_FollowerRecordsThroughTheCore(t *testing.T) {
 		t.Fatal("Observe without Config.Observer succeeded")
 	}
 }
+
+// holding is a ledger.Holder holding the entries of one record id.
+type holding string
+
+func (h holding) Holds(_ context.Context, entries []ledger.Entry) ([]bool, error) {
+	out := make([]bool, len(entries))
+	for i, e := range entries {
+		out[i] = e.RecordID == string(h)
+	}
+	return out, nil
+}
+
+// A scanning follower asks the core's ledger which records it holds; a
+// core without one says so instead of answering "none".
+func TestHolds_AsksTheCoresLedger(t *testing.T) {
+	entries := []ledger.Entry{{Store: ledger.StorePinecone, Table: "idx/ns", RecordID: "a"}, {Store: ledger.StorePinecone, Table: "idx/ns", RecordID: "b"}}
+	c := New(Config{Hasher: followHasher(t), Holder: holding("b")})
+	defer c.Close()
+	held, err := c.Holds(context.Background(), entries)
+	if err != nil || len(held) != 2 || held[0] || !held[1] {
+		t.Fatalf("Holds = %v, %v; want [false true]", held, err)
+	}
+	bare := New(Config{Hasher: followHasher(t)})
+	defer bare.Close()
+	if _, err := bare.Holds(context.Background(), entries); err == nil || !strings.Contains(err.Error(), "Config.Holder") {
+		t.Fatalf("Holds without a Holder = %v; want an error naming Config.Holder", err)
+	}
+}

@@ -68,7 +68,7 @@ func Open(cfg *config.Config, configPath string, log *slog.Logger, opts Options)
 		followed = capture.NewFollowed()
 	}
 	c := capture.New(capture.Config{
-		Rules: cfg.Compiled().Tables, Ledger: l, Observer: l, Hasher: hasher,
+		Rules: cfg.Compiled().Tables, Ledger: l, Observer: l, Holder: l, Hasher: hasher,
 		Mode: cfg.Capture.Mode, FailOpen: cfg.Capture.FailOpen, Logger: log,
 		Tombstones: tombs, FlagForgotten: cfg.Forget.Forgotten == config.ForgottenFlag, Recent: recent, Followed: followed,
 		DeleteLateWrites: deletesLateWrites(cfg, log),
