@@ -106,13 +106,21 @@ const maxAnswer = 8 << 20
 // call sends in (JSON, if not nil) and returns the body of a 2xx answer;
 // any other answer is an *APIError carrying the server's message.
 func (c *Client) call(ctx context.Context, method, path string, in any) ([]byte, error) {
+	if in == nil {
+		return c.send(ctx, method, path, nil)
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	return c.send(ctx, method, path, b)
+}
+
+// send is call with a body sent byte for byte (JSON when not nil).
+func (c *Client) send(ctx context.Context, method, path string, in []byte) ([]byte, error) {
 	var body io.Reader
 	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return nil, err
-		}
-		body = bytes.NewReader(b)
+		body = bytes.NewReader(in)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {

@@ -42,13 +42,23 @@ func adminTokenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 }
 
 const forgetUsage = `Usage (the subject is read from stdin, first line; never from a flag):
+  lethe-proxy forget run [--yes [--nothing-found]] [--out FILE] [--keys KEYS.json] [client flags] < subject
+      a forget in one step: shows what a preview found (and a warning when
+      it found nothing), asks on the terminal (--yes: does not ask), starts
+      the forget, shows each layer's progress until it ends, writes the
+      certificate to FILE (default certificate-REQUEST_ID.json) and verifies
+      it, offline against KEYS.json if given, else by the proxy. Prints
+      the request id and the subject's secret; exits 0 only for a valid
+      certificate. --nothing-found lets --yes certify that nothing was found
   lethe-proxy forget preview  [client flags]               < subject
       what a forget would delete, and the confirm token
   lethe-proxy forget confirm  --token CONFIRM_TOKEN [--nothing-found] [client flags] < subject
       start the forget; prints the request id and the subject's secret.
       A preview that found nothing (nothing_found: true) is confirmed only
       with --nothing-found: the certificate then says nothing was found
-  lethe-proxy forget status ID [client flags]
+  lethe-proxy forget status ID [--wait] [client flags]
+      where the request stands; --wait shows each layer's progress until it
+      ends (exit 0 if completed, 1 if failed)
   lethe-proxy forget certificate ID [--out FILE] [client flags]
   lethe-proxy forget reverify ID [client flags]            < subject
       check again that a completed forget's subject is absent (logged)
@@ -67,17 +77,23 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	sub := args[0]
+	if sub == "run" {
+		return forgetRunCmd(args[1:], stdin, stdout, stderr)
+	}
 	fs := newFlagSet("forget "+sub, forgetUsage, stderr)
 	client := adminClientFlags(fs)
 	var confirmToken, out *string
-	var nothingFound *bool
+	var nothingFound, wait *bool
 	wantArgs := 0
 	switch sub {
 	case "preview", "lift":
 	case "confirm":
 		confirmToken = fs.String("token", "", "the confirm_token printed by preview")
 		nothingFound = fs.Bool("nothing-found", false, "confirm a preview that found no record of the subject (its certificate says nothing was found)")
-	case "status", "reverify":
+	case "status":
+		wantArgs = 1
+		wait = fs.Bool("wait", false, "show each layer's progress until the forget ends")
+	case "reverify":
 		wantArgs = 1
 	case "certificate":
 		wantArgs = 1
@@ -119,6 +135,9 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "lethe-proxy forget %s: %v\n", sub, err)
 			return 2
 		}
+	}
+	if wait != nil && *wait {
+		return waitForget(c, call.ID, stdout, stderr)
 	}
 	body, err := c.Do(context.Background(), sub, call)
 	if err != nil {

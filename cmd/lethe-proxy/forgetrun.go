@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/lethe-privacy/lethe/admin/adminclient"
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+// forgetRunCmd is lethe-proxy forget run: adminclient.RunForget with the
+// subject from stdin and the question put on the terminal.
+func forgetRunCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("forget run", forgetUsage, stderr)
+	client := adminClientFlags(fs)
+	yes := fs.Bool("yes", false, "confirm without asking (scripts)")
+	nothingFound := fs.Bool("nothing-found", false, "with --yes, certify that nothing was found when the preview finds nothing")
+	out := fs.String("out", "", "the certificate's file (default certificate-REQUEST_ID.json)")
+	keys := fs.String("keys", "", "the operator's trusted keys file, to verify the certificate offline")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "lethe-proxy forget run: %v\n", err)
+		return code
+	}
+	if fs.NArg() > 0 {
+		// Not quoted back: it may well be the subject.
+		return fail(2, errors.New("takes no arguments; the subject is read from stdin, never from the command line"))
+	}
+	if *nothingFound && !*yes {
+		return fail(2, errors.New("--nothing-found goes with --yes; without --yes you are asked instead"))
+	}
+	c, err := client()
+	if err != nil {
+		return fail(2, err)
+	}
+	run := adminclient.ForgetRun{NothingFound: *nothingFound, Out: *out, KeysFile: *keys}
+	if run.Subject, err = adminclient.ReadSubject(stdin); err != nil {
+		return fail(2, err)
+	}
+	if !*yes {
+		tty, err := adminclient.Terminal()
+		if err != nil {
+			return fail(2, err)
+		}
+		defer tty.Close()
+		run.Ask = adminclient.AskOn(tty, tty)
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	valid, err := c.RunForget(ctx, run, stdout, stderr)
+	if err != nil {
+		return fail(1, err)
+	}
+	if !valid {
+		fmt.Fprintln(stderr, "lethe-proxy forget run: the certificate is NOT valid (see the verdict above)")
+		return 1
+	}
+	return 0
+}
+
+// waitForget is lethe-proxy forget status --wait: each layer's progress
+// on stderr until the forget ends, then its status on stdout.
+func waitForget(c *adminclient.Client, id string, stdout, stderr io.Writer) int {
+	ctx, stop := signalContext()
+	defer stop()
+	st, err := c.Wait(ctx, id, 0, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "lethe-proxy forget status: %v\n", err)
+		return 1
+	}
+	b, _ := json.MarshalIndent(st, "", "  ") // plain data: cannot fail
+	fmt.Fprintf(stdout, "%s\n", b)
+	if st.Status != ledger.ForgetCompleted {
+		return 1
+	}
+	return 0
+}
