@@ -14,7 +14,7 @@ import (
 // (it records as it relays): Settle is nil. The side's Close, or the
 // wing's, closes the connections.
 func (w *Wing) Forget(context.Context) (connector.ForgetSide, error) {
-	layers, indexes, err := w.layers()
+	layers, indexes, err := w.layers(false)
 	if err != nil {
 		return connector.ForgetSide{}, err
 	}
@@ -25,7 +25,17 @@ func (w *Wing) Forget(context.Context) (connector.ForgetSide, error) {
 // Scanners are reconcile's view of the same layers: every record of each
 // namespace rule; the closer closes their index connections.
 func (w *Wing) Scanners(context.Context) ([]connector.Scanner, func(), error) {
-	layers, indexes, err := w.layers()
+	scanners, indexes, err := w.scanners(false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return scanners, func() { closeAll(indexes) }, nil
+}
+
+// scanners opens the layers (paced by pinecone.scan_rate when paced) and
+// returns them as scanners, with the indexes to close.
+func (w *Wing) scanners(paced bool) ([]connector.Scanner, []*pcstore.Index, error) {
+	layers, indexes, err := w.layers(paced)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -38,13 +48,14 @@ func (w *Wing) Scanners(context.Context) ([]connector.Scanner, func(), error) {
 		}
 		scanners = append(scanners, s)
 	}
-	return scanners, func() { closeAll(indexes) }, nil
+	return scanners, indexes, nil
 }
 
 // layers opens each index with namespace rules and returns the layers of
 // its rules, with the indexes to close. An index without rules is
-// relayed only: nothing of it is captured, nothing to forget.
-func (w *Wing) layers() ([]connector.Layer, []*pcstore.Index, error) {
+// relayed only: nothing of it is captured, nothing to forget. paced gives
+// each index its own pacer at pinecone.scan_rate.
+func (w *Wing) layers(paced bool) ([]connector.Layer, []*pcstore.Index, error) {
 	var (
 		layers  []connector.Layer
 		indexes []*pcstore.Index
@@ -53,7 +64,11 @@ func (w *Wing) layers() ([]connector.Layer, []*pcstore.Index, error) {
 		if len(ic.Namespaces) == 0 {
 			continue
 		}
-		ix, err := w.openIndex(ic)
+		var pace func(context.Context) error
+		if paced {
+			pace = newPacer(w.settings.ScanRate).wait
+		}
+		ix, err := w.openIndex(ic, pace)
 		if err != nil {
 			closeAll(indexes)
 			return nil, nil, err

@@ -1,6 +1,7 @@
 package pcwing
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 
@@ -13,9 +14,10 @@ import (
 // variable; an https host without one is refused, an http:// host
 // (Pinecone Local) is sent a placeholder. The index's api decides which
 // data plane the connection speaks (vectors over gRPC, or documents).
-func (w *Wing) openIndex(ic config.PineconeIndex) (*pcstore.Index, error) {
+// pace, when not nil, paces its page-by-page reads (pcstore.Config.Pace).
+func (w *Wing) openIndex(ic config.PineconeIndex, pace func(context.Context) error) (*pcstore.Index, error) {
 	cfg := pcstore.Config{Name: ic.Name, Host: ic.Host, APIKey: w.getenv(ic.KeyEnv()), VerifyDeadline: w.settings.VerifyDeadline.D(),
-		API: pcstore.API(ic.DataPlane())}
+		API: pcstore.API(ic.DataPlane()), Pace: pace}
 	if cfg.APIKey == "" {
 		if u, err := url.Parse(ic.Host); err == nil && u.Scheme == "https" {
 			return nil, fmt.Errorf("pinecone index %q: forget and sweep need an API key for %s: set the environment variable %s (the key never goes in the config file)", ic.Name, ic.Host, ic.KeyEnv())

@@ -28,7 +28,7 @@ func (w *Wing) Retainers(context.Context) ([]connector.Expiring, func(), error) 
 		if len(retain) == 0 {
 			continue
 		}
-		ix, err := w.openIndex(ic)
+		ix, err := w.openIndex(ic, nil)
 		if err != nil {
 			closeAll(indexes)
 			return nil, nil, err

@@ -51,13 +51,17 @@ func (w *Wing) Addr() net.Addr {
 
 // Serve serves REST and gRPC on the bound listener, and the control plane
 // on its own when configured, until Shutdown, then returns nil; any other
-// return is the first listener's failure.
+// return is the first listener's failure. It starts the backstop scan
+// Prepare opened, which Shutdown stops.
 func (w *Wing) Serve() error {
 	if w.server == nil {
 		return errors.New("pinecone wing: Serve before Listen")
 	}
 	w.log.Info("pinecone relay started", "listen", w.listener.Addr().String(),
 		"indexes", len(w.settings.Indexes), "tls", w.server.TLSConfig != nil)
+	if w.backstop != nil {
+		w.backstop.start()
+	}
 	if w.cpServer == nil {
 		return pinecone.Serve(w.server, w.listener)
 	}
@@ -77,8 +81,11 @@ func (w *Wing) Serve() error {
 // Shutdown stops accepting, closes idle connections at once, lets the
 // requests in flight be answered until ctx ends, then cuts the
 // connections still busy (logged, not returned: the wing is stopped
-// either way).
+// either way). A backstop scan in progress is cancelled first.
 func (w *Wing) Shutdown(ctx context.Context) error {
+	if w.backstop != nil {
+		w.backstop.halt()
+	}
 	for _, srv := range []*http.Server{w.server, w.cpServer} {
 		if srv == nil {
 			continue

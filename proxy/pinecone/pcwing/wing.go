@@ -2,6 +2,7 @@ package pcwing
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 type Wing struct {
 	settings config.Pinecone
 	hook     *pcapture.Hook // nil for a pure relay, or without namespace rules
+	core     *capture.Capture
 	log      *slog.Logger
 	// getenv reads the indexes' API keys; os.Getenv outside tests.
 	getenv func(string) string
@@ -33,6 +35,9 @@ type Wing struct {
 	cpRelay    *controlplane.Relay
 	cpServer   *http.Server
 	cpListener net.Listener
+
+	// The scheduled scan (pinecone.scan_interval), set by Prepare.
+	backstop *backstop
 
 	mu     sync.Mutex
 	opened []*pcstore.Index // forget's index connections, until Close
@@ -56,6 +61,7 @@ func New(cfg *config.Config, core *capture.Capture, log *slog.Logger) *Wing {
 	w := &Wing{settings: cfg.Pinecone, log: log, getenv: os.Getenv}
 	if core != nil && len(cfg.Compiled().Pinecone) > 0 {
 		w.hook = pcapture.New(core, cfg.Compiled().Pinecone)
+		w.core = core
 	}
 	return w
 }
@@ -63,18 +69,41 @@ func New(cfg *config.Config, core *capture.Capture, log *slog.Logger) *Wing {
 // Name is "pinecone".
 func (w *Wing) Name() string { return "pinecone" }
 
-// Prepare does nothing: the wing makes nothing in its store before it
-// serves.
-func (w *Wing) Prepare(context.Context) error { return nil }
+// Prepare makes nothing in the store; with pinecone.scan_interval and
+// namespace rules it opens the backstop scan's connections (an https host
+// without its API key stops the start here), which Serve starts.
+func (w *Wing) Prepare(context.Context) error {
+	interval := w.settings.ScanInterval.D()
+	if w.core == nil || interval <= 0 || w.backstop != nil {
+		return nil
+	}
+	scanners, indexes, err := w.scanners(true)
+	if err != nil {
+		return fmt.Errorf("pinecone.scan_interval: %w", err)
+	}
+	w.backstop = &backstop{core: w.core, scanners: scanners, indexes: indexes, interval: interval, log: w.log.With("backstop", "pinecone")}
+	return nil
+}
 
 // Ready reports nil: the index hosts are not asked, so that a readiness
 // probe never spends the operator's Pinecone quota; a host that is down
 // shows in the relay's answers to the application.
 func (w *Wing) Ready(context.Context) error { return nil }
 
-// Metrics adds nothing: the Pinecone adapter's counts are the capture
-// core's (capture.Stats), which the command adds once for every wing.
-func (w *Wing) Metrics(map[string]float64) {}
+// Metrics adds the backstop scan's counts, with pinecone.scan_interval:
+// the Pinecone adapter's own counts are the capture core's
+// (capture.Stats), which the command adds once for every wing.
+func (w *Wing) Metrics(m map[string]float64) {
+	b := w.backstop
+	if b == nil {
+		return
+	}
+	m["lethe_pinecone_backstop_scans_total"] = float64(b.scans.Load())
+	m["lethe_pinecone_backstop_records_scanned_total"] = float64(b.scanned.Load())
+	m["lethe_pinecone_backstop_records_recorded_total"] = float64(b.recorded.Load())
+	m["lethe_pinecone_backstop_late_writes_total"] = float64(b.lateWrites.Load())
+	m["lethe_pinecone_backstop_scan_failures_total"] = float64(b.failures.Load())
+}
 
 // Close releases the relays' idle upstream connections, forget's index
 // connections, and the listeners of a start that stopped before Serve.
@@ -94,6 +123,10 @@ func (w *Wing) Close() {
 	}
 	if w.cpRelay != nil {
 		w.cpRelay.Close()
+	}
+	if w.backstop != nil {
+		w.backstop.halt()
+		w.backstop.close()
 	}
 	w.closeIndexes()
 }
