@@ -75,16 +75,28 @@ func LoadTokens(path string) ([]Token, error) {
 // ParseTokens reads a tokens file:
 // {"tokens":[{"name":"ops-1","role":"operator","sha256":"<hex>"}]}.
 func ParseTokens(data []byte) ([]Token, error) {
-	var file struct {
-		Tokens []Token `json:"tokens"`
+	tokens, err := decodeTokens(data)
+	if err != nil {
+		return nil, err
 	}
+	if err := checkTokens(tokens); err != nil {
+		return nil, err
+	}
+	return tokens, nil
+}
+
+// tokensFileForm is the tokens file's JSON.
+type tokensFileForm struct {
+	Tokens []Token `json:"tokens"`
+}
+
+// decodeTokens reads a tokens file's entries without checking them.
+func decodeTokens(data []byte) ([]Token, error) {
+	var file tokensFileForm
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&file); err != nil {
 		return nil, fmt.Errorf(`admin: tokens file: %w; want {"tokens":[{"name":…,"role":"operator"|"auditor","sha256":…}]}`, err)
-	}
-	if err := checkTokens(file.Tokens); err != nil {
-		return nil, err
 	}
 	return file.Tokens, nil
 }
@@ -92,7 +104,7 @@ func ParseTokens(data []byte) ([]Token, error) {
 // checkTokens rejects entries a server could not use unambiguously.
 func checkTokens(ts []Token) error {
 	if len(ts) == 0 {
-		return fmt.Errorf("admin: no API tokens; create one with `lethe-proxy admin-token --name NAME --role operator` and add the entry it prints")
+		return fmt.Errorf("admin: no API tokens; create one with `lethe-proxy admin-token --name NAME --role operator --tokens-file FILE`")
 	}
 	names := map[string]bool{}
 	hashes := map[string]bool{}
@@ -162,7 +174,7 @@ func lookup(creds []credential, r *http.Request) (credential, bool) {
 func (s *server) authorize(roles ...Role) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			c, ok := lookup(s.creds, r)
+			c, ok := lookup(s.tokens(), r)
 			if !ok {
 				w.Header().Set("WWW-Authenticate", "Bearer")
 				writeError(w, http.StatusUnauthorized, "unauthorized",

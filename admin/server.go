@@ -25,6 +25,12 @@ type Config struct {
 	// Tokens are the accepted bearer tokens (LoadTokens reads them from
 	// the tokens file); there must be at least one.
 	Tokens []Token
+	// TokensFile, when set, is the file Tokens were read from. It is read
+	// again at each request that presents a token, so that a token added
+	// to it is accepted, and one removed refused, without a restart. A
+	// file that cannot be read or used leaves the tokens in force as they
+	// were, and is logged as an error until it is fixed.
+	TokensFile string
 	// Ready reports whether the proxy can serve; /readyz answers 503 with
 	// its error's text (keep it free of secrets: /readyz needs no token).
 	// Nil means always ready.
@@ -42,7 +48,7 @@ type Config struct {
 // server holds what the handlers share.
 type server struct {
 	engine   Engine
-	creds    []credential
+	tokens   func() []credential // the accepted tokens, as of now
 	ready    func(context.Context) error
 	extra    func() map[string]float64
 	log      *slog.Logger
@@ -67,9 +73,13 @@ func newServer(cfg Config) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{engine: cfg.Engine, creds: creds, ready: cfg.Ready, extra: cfg.Metrics, log: cfg.Logger}
+	s := &server{engine: cfg.Engine, ready: cfg.Ready, extra: cfg.Metrics, log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	s.tokens = func() []credential { return creds }
+	if cfg.TokensFile != "" {
+		s.tokens = (&tokensFile{path: cfg.TokensFile, log: s.log, creds: creds}).current
 	}
 	return s, nil
 }
@@ -172,6 +182,9 @@ func Listen(cfg Config, addr, tlsCertFile, tlsKeyFile string) (*Listener, error)
 
 // Close closes the listener of an API that is not served.
 func (l *Listener) Close() error { return l.ln.Close() }
+
+// Addr is the address the API is bound to.
+func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
 
 // serveOn is Serve on a listener it takes over and closes.
 func serveOn(ctx context.Context, cfg Config, ln net.Listener, tlsCertFile, tlsKeyFile string) error {

@@ -13,6 +13,6 @@ type Caller struct {
 // whoami answers with the caller the request's token belongs to; authorize
 // has already refused a missing or unknown token.
 func (s *server) whoami(w http.ResponseWriter, r *http.Request) {
-	c, _ := lookup(s.creds, r)
+	c, _ := lookup(s.tokens(), r)
 	writeJSON(w, http.StatusOK, Caller{Name: c.name, Role: c.role})
 }

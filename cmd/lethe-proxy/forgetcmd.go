@@ -12,9 +12,12 @@ import (
 )
 
 const adminTokenUsage = `Usage:
-  lethe-proxy admin-token --name NAME --role operator|auditor
-      prints a new admin API token on stdout, and on stderr the entry to add
-      to the server's tokens file (it holds only the token's SHA-256)
+  lethe-proxy admin-token --name NAME --role operator|auditor [--tokens-file FILE]
+      prints a new admin API token on stdout. With --tokens-file, adds its
+      entry (the token's SHA-256, never the token) to FILE, creating it with
+      mode 0600 if missing; a running proxy whose forget.admin.tokens_file
+      is FILE accepts the token at once, with no restart. Without it,
+      prints the entry on stderr, to add to the tokens file by hand
 `
 
 // adminTokenCmd makes a bearer token for the admin API.
@@ -22,6 +25,7 @@ func adminTokenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("admin-token", adminTokenUsage, stderr)
 	name := fs.String("name", "", "who holds the token (appears in the access log)")
 	role := fs.String("role", "", "operator (everything) or auditor (read, verify, log)")
+	tokensFile := fs.String("tokens-file", "", "add the token's entry to this tokens file (created 0600 if missing)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -34,9 +38,19 @@ func adminTokenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "lethe-proxy admin-token:", err)
 		return 2
 	}
+	if *tokensFile != "" {
+		if err := admin.AppendToken(*tokensFile, entry); err != nil {
+			fmt.Fprintln(stderr, "lethe-proxy admin-token:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, secret)
+		fmt.Fprintf(stderr, "Added %s (%s) to %s; a running proxy accepts the token at its next request.\n"+
+			"The token above is shown once; give it to %s (as LETHE_ADMIN_TOKEN or a --token-file).\n", *name, *role, *tokensFile, *name)
+		return 0
+	}
 	b, _ := json.Marshal(entry) // plain strings: cannot fail
 	fmt.Fprintln(stdout, secret)
-	fmt.Fprintf(stderr, "Add this entry to the \"tokens\" list of the admin tokens file, then restart the proxy:\n%s\n"+
+	fmt.Fprintf(stderr, "Add this entry to the \"tokens\" list of the admin tokens file (or pass --tokens-file FILE next time):\n%s\n"+
 		"The token above is shown once; give it to %s (as LETHE_ADMIN_TOKEN or a --token-file).\n", b, *name)
 	return 0
 }

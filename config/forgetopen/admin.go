@@ -12,7 +12,7 @@ import (
 )
 
 // ListenAdmin binds the admin API of forget.admin (listen address, TLS
-// files, tokens file) over f's engine, with a readiness check of the
+// files, tokens file, read again when it changes) over f's engine, with a readiness check of the
 // ledger and of every wing's store and the counters of the core and of
 // every wing; nothing is served until the listener's Serve.
 func (f *Forget) ListenAdmin(cfg *config.Config, core *coreopen.Core, wings []connector.Wing, log *slog.Logger) (*admin.Listener, error) {
@@ -21,7 +21,7 @@ func (f *Forget) ListenAdmin(cfg *config.Config, core *coreopen.Core, wings []co
 		return nil, fmt.Errorf("forget.admin.tokens_file: %w", err)
 	}
 	acfg := admin.Config{
-		Engine: f.Engine, Tokens: tokens, Logger: log,
+		Engine: f.Engine, Tokens: tokens, TokensFile: cfg.Forget.Admin.TokensFile, Logger: log,
 		Ready: func(ctx context.Context) error {
 			if _, err := core.Ledger.Tombstones(ctx); err != nil { // small, unlike the tags
 				return fmt.Errorf("ledger: %w", err)
