@@ -26,14 +26,6 @@ const (
 // otherwise.
 const DefaultURL = "http://" + admin.DefaultAddr
 
-// URLFromEnv is $LETHE_ADMIN_URL, or DefaultURL when it is not set.
-func URLFromEnv() string {
-	if v := os.Getenv(EnvURL); v != "" {
-		return v
-	}
-	return DefaultURL
-}
-
 // Client calls the admin API with a bearer token.
 type Client struct {
 	base   string // scheme://host[:port], no trailing slash

@@ -37,13 +37,6 @@ func TestNew_SaysWhichFlagOrVariableToFix(t *testing.T) {
 	assert.Equal(t, "from-file", c.token, "the file wins over the environment")
 }
 
-func TestURLFromEnv(t *testing.T) {
-	t.Setenv(EnvURL, "")
-	assert.Equal(t, DefaultURL, URLFromEnv())
-	t.Setenv(EnvURL, "https://lethe.internal:7443")
-	assert.Equal(t, "https://lethe.internal:7443", URLFromEnv())
-}
-
 func TestCall_SendsTheTokenAndReturnsTheServersError(t *testing.T) {
 	var gotAuth, gotType, gotPath string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -35,10 +35,24 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// adminClientFlags defines --admin and --token-file on fs; the returned
-// function, called after parsing, builds the client.
+// adminClientFlags defines --admin, --config and --token-file on fs; the
+// returned function, called after parsing, builds the client.
 func adminClientFlags(fs *flag.FlagSet) func() (*adminclient.Client, error) {
-	adminURL := fs.String("admin", adminclient.URLFromEnv(), "admin API URL (env LETHE_ADMIN_URL)")
+	adminURL, configPath := adminURLFlags(fs)
 	tokenFile := fs.String("token-file", "", "file holding the admin API bearer token (default: env LETHE_ADMIN_TOKEN)")
-	return func() (*adminclient.Client, error) { return adminclient.New(*adminURL, *tokenFile) }
+	return func() (*adminclient.Client, error) {
+		u, err := adminclient.ResolveURL(*adminURL, *configPath)
+		if err != nil {
+			return nil, err
+		}
+		return adminclient.New(u, *tokenFile)
+	}
+}
+
+// adminURLFlags defines --admin and --config, which adminclient.ResolveURL
+// turns into the admin API's URL.
+func adminURLFlags(fs *flag.FlagSet) (adminURL, configPath *string) {
+	adminURL = fs.String("admin", "", "admin API URL (default env LETHE_ADMIN_URL, else forget.admin of --config, else "+adminclient.DefaultURL+")")
+	configPath = fs.String("config", "", "the proxy's configuration, to find its admin API when --admin and LETHE_ADMIN_URL are not set")
+	return adminURL, configPath
 }

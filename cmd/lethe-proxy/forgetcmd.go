@@ -80,7 +80,9 @@ const forgetUsage = `Usage (the subject is read from stdin, first line; never fr
       accept writes about the subject again
 
 Client flags:
-  --admin URL        admin API (default $LETHE_ADMIN_URL or ` + adminclient.DefaultURL + `)
+  --admin URL        admin API (default $LETHE_ADMIN_URL, else forget.admin
+                     of --config, else ` + adminclient.DefaultURL + `)
+  --config FILE      the proxy's configuration, read for forget.admin only
   --token-file FILE  file holding the bearer token (default $LETHE_ADMIN_TOKEN)
 `
 

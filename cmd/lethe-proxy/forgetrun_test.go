@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -67,4 +68,26 @@ func TestForgetRun_OneStepToAVerifiedCertificateExitsZeroOnlyIfValid(t *testing.
 	code = run(append([]string{"forget", "run", "--nothing-found"}, client...), strings.NewReader("erin@example.com\n"), &stdout, &stderr)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr.String(), "--nothing-found goes with --yes")
+}
+
+// TestForgetCmd_FindsTheAdminAPIInTheConfig: without --admin and
+// LETHE_ADMIN_URL, --config's forget.admin.listen names the admin API.
+func TestForgetCmd_FindsTheAdminAPIInTheConfig(t *testing.T) {
+	reached := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached <- r.URL.Path
+		w.Write([]byte(`{"request_id":"` + cliRequestID + `","status":"completed"}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte("cli5-token"), 0o600))
+	config := writeConfig(t, dir, exportConfig+"forget:\n  signing_key: key.pem\n  admin:\n    tokens_file: tokens.json\n    listen: "+
+		strings.TrimPrefix(srv.URL, "http://")+"\n")
+	t.Setenv("LETHE_ADMIN_URL", "")
+
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"forget", "status", cliRequestID, "--config", config, "--token-file", tokenFile}, nil, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	assert.Equal(t, "/v1/forget/"+cliRequestID, <-reached)
 }

@@ -18,7 +18,9 @@ const logUsage = `Usage:
       to FILE, so that the next run starts from it
 
 Client flags:
-  --admin URL        admin API (default $LETHE_ADMIN_URL or ` + adminclient.DefaultURL + `)
+  --admin URL        admin API (default $LETHE_ADMIN_URL, else forget.admin
+                     of --config, else ` + adminclient.DefaultURL + `)
+  --config FILE      the proxy's configuration, read for forget.admin only
   --token-file FILE  file holding the bearer token (default $LETHE_ADMIN_TOKEN)
 `
 

@@ -44,7 +44,9 @@ Flags:
   --ref-ttl DURATION   how long a reference opens (default 744h, a month and a day)
 
 Client flags:
-  --admin URL        admin API (default $LETHE_ADMIN_URL or ` + adminclient.DefaultURL + `)
+  --admin URL        admin API (default $LETHE_ADMIN_URL, else forget.admin
+                     of --config, else ` + adminclient.DefaultURL + `)
+  --config FILE      the proxy's configuration, read for forget.admin only
   --token-file FILE  file holding the bearer token, stdio only (default $LETHE_ADMIN_TOKEN)
 `
 
@@ -59,7 +61,7 @@ func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	keysFile := fs.String("keys", "", "the operator's trusted keys file, for verify")
 	refKeyFile := fs.String("ref-key-file", os.Getenv(envRefKeyFile), "file of at least 32 random bytes sealing subject references (env "+envRefKeyFile+")")
 	refTTL := fs.Duration("ref-ttl", mcpserver.DefaultReferenceTTL, "how long a reference opens")
-	adminURL := fs.String("admin", adminclient.URLFromEnv(), "admin API URL (env LETHE_ADMIN_URL)")
+	adminURLFlag, configPath := adminURLFlags(fs)
 	tokenFile := fs.String("token-file", "", "file holding the admin API bearer token (default: env LETHE_ADMIN_TOKEN)")
 	pos, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -130,10 +132,14 @@ func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		cfg.Keys = &keys
 	}
+	adminURL, err := adminclient.ResolveURL(*adminURLFlag, *configPath)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if *httpAddr != "" {
-		handler, err := mcpserver.NewHTTPHandler(cfg, *adminURL)
+		handler, err := mcpserver.NewHTTPHandler(cfg, adminURL)
 		if err != nil {
 			return fail(2, "%v", err)
 		}
@@ -142,7 +148,7 @@ func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	client, err := adminclient.New(*adminURL, *tokenFile)
+	client, err := adminclient.New(adminURL, *tokenFile)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
