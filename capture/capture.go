@@ -293,3 +293,7 @@ func (c *Capture) entries(store ledger.Store, tags []extract.Tag) []ledger.Entry
 	}
 	return out
 }
+
+// Ledger is Config.Ledger, which a wing's recovery resolves orphaned
+// intents in (RecoverFrom).
+func (c *Capture) Ledger() ledger.Ledger { return c.cfg.Ledger }

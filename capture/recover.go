@@ -44,18 +44,53 @@ type RecoveryStats struct {
 // Drop that finds the intent confirmed leaves it so, and a Confirm that
 // finds it dropped records its entries again as a new, confirmed intent.
 func Recover(ctx context.Context, l ledger.Ledger, idColumns map[string]string, store Checker) (RecoveryStats, error) {
+	return RecoverFrom(ctx, l, PostgresCheck(idColumns, store))
+}
+
+// StoreCheck is how recovery asks one store about the records of the
+// intents it left pending.
+type StoreCheck struct {
+	// Store is the store whose entries are checked; entries of other
+	// stores decide nothing.
+	Store ledger.Store
+	// IDColumn is the id column of a table the Checker can answer for;
+	// false leaves the table's entries undecided.
+	IDColumn func(table string) (string, bool)
+	Checker  Checker
+	// AbsentAfter is how old an intent must be for the absence of all its
+	// records to drop it: a store whose reads may lag its writes
+	// (Pinecone) could otherwise drop an intent whose write is applied
+	// but not yet visible. Younger intents stay pending for a later run.
+	// Zero drops at once (PostgreSQL: a committed row is visible).
+	AbsentAfter time.Duration
+}
+
+// PostgresCheck is the StoreCheck of Recover: PostgreSQL tables by their
+// id columns.
+func PostgresCheck(idColumns map[string]string, store Checker) StoreCheck {
+	return StoreCheck{Store: ledger.StorePostgres, Checker: store, IDColumn: func(table string) (string, bool) {
+		col, ok := idColumns[table]
+		return col, ok
+	}}
+}
+
+// RecoverFrom is Recover for the store check names (see Recover for the
+// contract): an intent is confirmed when one of its records of that store
+// exists, dropped when none does and it is older than check.AbsentAfter,
+// and left pending otherwise.
+func RecoverFrom(ctx context.Context, l ledger.Ledger, check StoreCheck) (RecoveryStats, error) {
 	var st RecoveryStats
 	orphans, err := l.PendingOrphans(ctx)
 	if err != nil {
 		return st, err
 	}
 	for _, in := range orphans {
-		decided, exists, err := intentExists(ctx, in, idColumns, store)
+		decided, exists, err := intentExists(ctx, in, check)
 		if err != nil {
 			return st, fmt.Errorf("recovering intent %d: %w", in.ID, err)
 		}
 		switch {
-		case !decided:
+		case !decided, !exists && time.Since(in.CreatedAt) < check.AbsentAfter:
 			st.LeftPending++
 		case exists:
 			err := l.Confirm(ctx, in.ID)
@@ -99,6 +134,11 @@ func recordAgain(ctx context.Context, l ledger.Ledger, entries []ledger.Entry) e
 // that resolve something are logged at info, failures at warn (and
 // retried at the next tick).
 func RecoverEvery(ctx context.Context, interval time.Duration, l ledger.Ledger, idColumns map[string]string, store Checker, log *slog.Logger) {
+	RecoverFromEvery(ctx, interval, l, PostgresCheck(idColumns, store), log)
+}
+
+// RecoverFromEvery is RecoverEvery for the store check names.
+func RecoverFromEvery(ctx context.Context, interval time.Duration, l ledger.Ledger, check StoreCheck, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -110,7 +150,7 @@ func RecoverEvery(ctx context.Context, interval time.Duration, l ledger.Ledger, 
 		// Bounded, so that a store that hangs delays the next run rather
 		// than stopping them; ticks missed meanwhile are skipped.
 		rctx, cancel := context.WithTimeout(ctx, max(interval, time.Minute))
-		st, err := Recover(rctx, l, idColumns, store)
+		st, err := RecoverFrom(rctx, l, check)
 		cancel()
 		switch {
 		case errors.Is(err, ledger.ErrClosed):
@@ -129,19 +169,21 @@ func RecoverEvery(ctx context.Context, interval time.Duration, l ledger.Ledger, 
 	}
 }
 
-// intentExists asks the store about the intent's records with known ids.
-func intentExists(ctx context.Context, in ledger.Intent, idColumns map[string]string, store Checker) (decided, exists bool, err error) {
+// intentExists asks check's store about the intent's records with known
+// ids.
+func intentExists(ctx context.Context, in ledger.Intent, check StoreCheck) (decided, exists bool, err error) {
 	byTable := map[string][]string{}
 	for _, e := range in.Entries {
-		if e.Store != ledger.StorePostgres || e.Unattributed || e.RecordID == "" {
+		if e.Store != check.Store || e.Unattributed || e.RecordID == "" {
 			continue
 		}
-		if _, ok := idColumns[e.Table]; ok {
+		if _, ok := check.IDColumn(e.Table); ok {
 			byTable[e.Table] = append(byTable[e.Table], e.RecordID)
 		}
 	}
 	for table, ids := range byTable {
-		found, err := store.Existing(ctx, table, idColumns[table], ids)
+		col, _ := check.IDColumn(table)
+		found, err := check.Checker.Existing(ctx, table, col, ids)
 		if err != nil {
 			return false, false, err
 		}

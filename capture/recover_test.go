@@ -165,3 +165,34 @@ func TestRecoverEvery_ResolvesLaterOrphansAndStopsWithTheLedger(t *testing.T) {
 		t.Fatal("RecoverEvery did not stop when the ledger closed")
 	}
 }
+
+// RecoverFrom decides only the intents of its store, and drops an intent
+// whose records are absent only once it is older than AbsentAfter: a
+// store whose reads lag its writes may not show an applied write yet.
+func TestRecoverFrom_OneStoreAndAbsenceOnlyAfterAbsentAfter(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "l.db")
+	crashed := openSQLite(t, path)
+	vec := func(id string) ledger.Entry {
+		return ledger.Entry{Store: ledger.StorePinecone, Table: "ix/ns", RecordID: id, Subject: recoverHasher.Hash("ann")}
+	}
+	present := intendIn(t, crashed, vec("p"))
+	absent := intendIn(t, crashed, vec("a"))
+	pg := intendIn(t, crashed, docEntry("public.docs", "x"))
+	require.NoError(t, crashed.Close())
+	l := openSQLite(t, path)
+	defer l.Close()
+
+	check := StoreCheck{Store: ledger.StorePinecone, Checker: rowsInStore{"ix/ns/p": true, "public.docs/x": true},
+		IDColumn: func(string) (string, bool) { return "", true }, AbsentAfter: time.Hour}
+	st, err := RecoverFrom(ctx, l, check)
+	require.NoError(t, err)
+	assert.Equal(t, RecoveryStats{Confirmed: 1, LeftPending: 2}, st, "the absent intent is younger than an hour; the PostgreSQL one is not this store's")
+	assert.ElementsMatch(t, []ledger.IntentID{absent, pg}, pendingIDs(t, l), "intent %d confirmed", present)
+
+	check.AbsentAfter = 0
+	st, err = RecoverFrom(ctx, l, check)
+	require.NoError(t, err)
+	assert.Equal(t, RecoveryStats{Dropped: 1, LeftPending: 1}, st)
+	assert.Equal(t, []ledger.IntentID{pg}, pendingIDs(t, l))
+}
