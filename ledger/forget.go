@@ -48,6 +48,10 @@ type Journal interface {
 	ForgetByToken(ctx context.Context, tokenHash [32]byte) (ForgetRequest, error)
 	// OpenForgets returns requests still in status received, oldest first.
 	OpenForgets(ctx context.Context) ([]ForgetRequest, error)
+	// ListForgets returns the requests f chooses, newest first (by
+	// received_at, then id, both descending), without their subjects,
+	// states or certificates.
+	ListForgets(ctx context.Context, f ForgetFilter) ([]ForgetSummary, error)
 	// LeaseForget lets owner work on request id until now+d, unless
 	// another owner holds an unexpired lease (then ok is false). Engines
 	// sharing a ledger use it so that one request runs in one place.

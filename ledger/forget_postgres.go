@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -170,6 +171,24 @@ func (l *Postgres) LateWrites(ctx context.Context, requestID string) ([]LateWrit
 		err := row.Scan(&w.At, &store, &w.Table, &w.Deleted, &w.Residual, &w.LogIndex)
 		w.Store, w.At = Store(store), w.At.UTC()
 		return w, err
+	})
+	return out, unavailable(err)
+}
+
+func (l *Postgres) ListForgets(ctx context.Context, f ForgetFilter) ([]ForgetSummary, error) {
+	where, args := forgetListWhere(f, func(n int) string { return "$" + strconv.Itoa(n) }, func(t time.Time) any { return t })
+	rows, err := l.pool.Query(ctx, l.q(`SELECT id, status, received_at, deadline, updated_at FROM ledger.forget_requests`+where), args...)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ForgetSummary, error) {
+		var (
+			s      ForgetSummary
+			status string
+		)
+		err := row.Scan(&s.ID, &status, &s.ReceivedAt, &s.Deadline, &s.UpdatedAt)
+		s.Status = ForgetStatus(status)
+		return s, err
 	})
 	return out, unavailable(err)
 }

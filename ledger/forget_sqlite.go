@@ -259,3 +259,27 @@ func (l *SQLite) LateWrites(ctx context.Context, requestID string) ([]LateWrite,
 	}
 	return out, unavailable(rows.Err())
 }
+
+func (l *SQLite) ListForgets(ctx context.Context, f ForgetFilter) ([]ForgetSummary, error) {
+	where, args := forgetListWhere(f, func(int) string { return "?" }, func(t time.Time) any { return t.UnixMicro() })
+	rows, err := l.r.QueryContext(ctx, `SELECT id, status, received_at, deadline, updated_at FROM forget_requests`+where, args...)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []ForgetSummary
+	for rows.Next() {
+		var (
+			s                             ForgetSummary
+			status                        string
+			received, deadline, updatedAt int64
+		)
+		if err := rows.Scan(&s.ID, &status, &received, &deadline, &updatedAt); err != nil {
+			return nil, unavailable(err)
+		}
+		s.Status = ForgetStatus(status)
+		s.ReceivedAt, s.Deadline, s.UpdatedAt = time.UnixMicro(received), time.UnixMicro(deadline), time.UnixMicro(updatedAt)
+		out = append(out, s)
+	}
+	return out, unavailable(rows.Err())
+}

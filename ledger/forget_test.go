@@ -154,6 +154,46 @@ func runJournalContract(t *testing.T, b backend) {
 		require.Empty(t, none)
 	})
 
+	t.Run("ListNewestFirst_FiltersByStatusAndDeadline", func(t *testing.T) {
+		j, _ := fresh(t)
+		base := time.Now().Truncate(time.Microsecond)
+		open := func(id, subject string, received time.Time, deadline time.Duration) {
+			r := forgetRequest(id, subject, "tok-"+id)
+			r.ReceivedAt, r.Deadline = received, received.Add(deadline)
+			require.NoError(t, j.OpenForget(ctx, r))
+		}
+		open("req-old", "alice", base.Add(-3*time.Hour), time.Hour) // deadline passed
+		open("req-mid", "bob", base.Add(-2*time.Hour), time.Hour)   // deadline passed, then completed
+		open("req-new", "carol", base.Add(-time.Hour), 48*time.Hour)
+		require.NoError(t, j.FinishForget(ctx, "req-mid", ForgetCompleted, []byte(`{}`), []byte("cert")))
+
+		ids := func(f ForgetFilter) []string {
+			t.Helper()
+			got, err := j.ListForgets(ctx, f)
+			require.NoError(t, err)
+			var out []string
+			for _, s := range got {
+				out = append(out, s.ID)
+			}
+			return out
+		}
+		require.Equal(t, []string{"req-new", "req-mid", "req-old"}, ids(ForgetFilter{}))
+		require.Equal(t, []string{"req-new", "req-mid"}, ids(ForgetFilter{Limit: 2}))
+		require.Equal(t, []string{"req-mid"}, ids(ForgetFilter{Status: ForgetCompleted}))
+		require.Equal(t, []string{"req-old"}, ids(ForgetFilter{Status: ForgetReceived, DeadlineBefore: base}), "overdue: open and past its deadline")
+		require.Empty(t, ids(ForgetFilter{Status: ForgetFailed}))
+
+		all, err := j.ListForgets(ctx, ForgetFilter{Status: ForgetReceived, Limit: 1})
+		require.NoError(t, err)
+		require.Len(t, all, 1)
+		got := all[0]
+		require.Equal(t, "req-new", got.ID)
+		require.Equal(t, ForgetReceived, got.Status)
+		require.True(t, base.Add(-time.Hour).Equal(got.ReceivedAt))
+		require.True(t, base.Add(47*time.Hour).Equal(got.Deadline))
+		require.False(t, got.UpdatedAt.IsZero())
+	})
+
 	t.Run("UnknownRequest", func(t *testing.T) {
 		j, _ := fresh(t)
 		_, err := j.Forget(ctx, "nope")
