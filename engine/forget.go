@@ -155,7 +155,7 @@ func (e *Engine) Status(ctx context.Context, id string) (Status, error) {
 	}
 	out := Status{
 		RequestID: r.ID, Status: r.Status, ReceivedAt: r.ReceivedAt, Deadline: r.Deadline, UpdatedAt: r.UpdatedAt,
-		Overdue: r.Status == ledger.ForgetReceived && e.cfg.Now().After(r.Deadline), Error: st.Error,
+		Overdue: overdue(r.Status, r.Deadline, e.cfg.Now()), Error: st.Error,
 	}
 	for _, l := range st.Layers {
 		out.Layers = append(out.Layers, LayerStatus{Store: l.Store, Table: l.Table, Deleted: len(l.gone()), Residual: l.Residual, Done: l.Done, Unverified: l.Unverified,
