@@ -12,11 +12,17 @@ import (
 	"github.com/lethe-privacy/lethe/proxy/pinecone"
 )
 
-// Listen builds the relay (reading each index's upstream_ca_file and
-// pinecone.tls's files) and binds pinecone.listen, then, with a
-// pinecone.control_plane block, the control-plane relay and its listener.
-// On an error nothing is bound.
+// Listen resolves the Pinecone intents a crash left pending, with a
+// capture core (startRecovery: before binding, so that a client finds its
+// earlier writes settled; then every capture.recovery_interval), builds
+// the relay (reading each index's upstream_ca_file and pinecone.tls's
+// files) and binds pinecone.listen, then, with a pinecone.control_plane
+// block, the control-plane relay and its listener. On an error nothing is
+// bound.
 func (w *Wing) Listen() error {
+	if w.core != nil && w.recovery == nil {
+		w.startRecovery()
+	}
 	relay, err := w.newRelay()
 	if err != nil {
 		return err
@@ -86,6 +92,7 @@ func (w *Wing) Shutdown(ctx context.Context) error {
 	if w.backstop != nil {
 		w.backstop.halt()
 	}
+	w.stopRecovery()
 	for _, srv := range []*http.Server{w.server, w.cpServer} {
 		if srv == nil {
 			continue

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/config"
@@ -38,6 +39,10 @@ type Wing struct {
 
 	// The scheduled scan (pinecone.scan_interval), set by Prepare.
 	backstop *backstop
+	// Recovery of pending intents, set by Listen (recover.go), run every
+	// recoveryInterval (capture.recovery_interval).
+	recovery         *recovery
+	recoveryInterval time.Duration
 
 	mu     sync.Mutex
 	opened []*pcstore.Index // forget's index connections, until Close
@@ -58,7 +63,7 @@ func New(cfg *config.Config, core *capture.Capture, log *slog.Logger) *Wing {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Wing{settings: cfg.Pinecone, log: log, getenv: os.Getenv}
+	w := &Wing{settings: cfg.Pinecone, log: log, getenv: os.Getenv, recoveryInterval: cfg.Capture.RecoveryInterval.D()}
 	if core != nil && len(cfg.Compiled().Pinecone) > 0 {
 		w.hook = pcapture.New(core, cfg.Compiled().Pinecone)
 		w.core = core
@@ -128,6 +133,7 @@ func (w *Wing) Close() {
 		w.backstop.halt()
 		w.backstop.close()
 	}
+	w.stopRecovery()
 	w.closeIndexes()
 }
 
