@@ -62,8 +62,8 @@ func (w *Wing) Prepare(ctx context.Context) error {
 // proxy to start, then
 // every capture.recovery_interval in the background until work ends. On
 // a shared PostgreSQL ledger the background runs clean up after the other
-// proxies that die. Pinecone's intents are never resolved by recovery
-// (docs/pinecone.md).
+// proxies that die. Pinecone's intents are resolved by the Pinecone
+// wing's own recovery (pcwing, docs/pinecone.md).
 func (w *Wing) recoverIntents(ctx, work context.Context) error {
 	c := w.cfg.Capture
 	if c.Store == "" {
