@@ -12,6 +12,7 @@ type Engine interface {
 	Preview(ctx context.Context, subject string) (engine.Preview, error)
 	Forget(ctx context.Context, subject, confirmToken string, options ...engine.ForgetOptions) (engine.Receipt, error)
 	Status(ctx context.Context, id string) (engine.Status, error)
+	List(ctx context.Context, f engine.ListFilter) (engine.RequestList, error)
 	Certificate(ctx context.Context, id string) ([]byte, error)
 	Lift(ctx context.Context, subject string) (bool, error)
 	Reverify(ctx context.Context, id, subject string) (engine.Reverification, error)

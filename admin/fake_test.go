@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ type fakeEngine struct {
 	preview     engine.Preview
 	receipt     engine.Receipt
 	status      engine.Status
+	list        engine.RequestList
 	certificate []byte
 	lifted      bool
 	checkpoint  []byte
@@ -58,6 +60,11 @@ func (f *fakeEngine) Forget(ctx context.Context, subject, confirmToken string, o
 func (f *fakeEngine) Status(ctx context.Context, id string) (engine.Status, error) {
 	f.record("Status " + id)
 	return f.status, f.err
+}
+
+func (f *fakeEngine) List(ctx context.Context, filter engine.ListFilter) (engine.RequestList, error) {
+	f.record(fmt.Sprintf("List status=%s overdue=%t limit=%d", filter.Status, filter.Overdue, filter.Limit))
+	return f.list, f.err
 }
 
 func (f *fakeEngine) Certificate(ctx context.Context, id string) ([]byte, error) {
@@ -104,8 +111,11 @@ func cannedEngine() *fakeEngine {
 			Token:     "tok-123",
 			ExpiresAt: t0.Add(10 * time.Minute),
 		},
-		receipt:     engine.Receipt{RequestID: "0123456789abcdef0123456789abcdef", Deadline: t0.Add(30 * 24 * time.Hour), SubjectSecret: "s3cr3t"},
-		status:      engine.Status{RequestID: "0123456789abcdef0123456789abcdef", Status: "completed", ReceivedAt: t0, Deadline: t0.Add(30 * 24 * time.Hour), UpdatedAt: t0},
+		receipt: engine.Receipt{RequestID: "0123456789abcdef0123456789abcdef", Deadline: t0.Add(30 * 24 * time.Hour), SubjectSecret: "s3cr3t"},
+		status:  engine.Status{RequestID: "0123456789abcdef0123456789abcdef", Status: "completed", ReceivedAt: t0, Deadline: t0.Add(30 * 24 * time.Hour), UpdatedAt: t0},
+		list: engine.RequestList{Requests: []engine.RequestSummary{
+			{RequestID: "0123456789abcdef0123456789abcdef", Status: "received", ReceivedAt: t0, Deadline: t0.Add(30 * 24 * time.Hour), UpdatedAt: t0, Overdue: true},
+		}},
 		certificate: []byte(`{"payload":"e30","signatures":[]}`),
 		lifted:      true,
 		checkpoint:  []byte("lethe.example/log\n0\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n— lethe.example/log AAAA\n"),

@@ -108,6 +108,7 @@ func (s *server) routes() []route {
 
 		{http.MethodPost, "/v1/forget/preview", operator, s.preview},
 		{http.MethodPost, "/v1/forget", operator, s.forget},
+		{http.MethodGet, "/v1/forget", reader, s.list},
 		{http.MethodGet, "/v1/forget/{id}", reader, s.status},
 		{http.MethodGet, "/v1/forget/{id}/certificate", reader, s.certificate},
 		{http.MethodPost, "/v1/forget/{id}/reverify", operator, s.reverify},

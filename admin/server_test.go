@@ -113,6 +113,12 @@ func TestRoutes_AnswerWithTheEngineResult(t *testing.T) {
 			200, "Status " + testID, "application/json", `"status":"completed"`},
 		{"status by auditor", "GET", "/v1/forget/" + testID, auditorToken, "",
 			200, "Status " + testID, "application/json", `"status":"completed"`},
+		{"list by auditor", "GET", "/v1/forget", auditorToken, "",
+			200, "List status= overdue=false limit=0", "application/json", `"overdue":true`},
+		{"list of overdue requests by operator", "GET", "/v1/forget?overdue=true&limit=5", operatorToken, "",
+			200, "List status= overdue=true limit=5", "application/json", `"request_id":"` + testID + `"`},
+		{"list by status", "GET", "/v1/forget?status=failed", auditorToken, "",
+			200, "List status=failed overdue=false limit=0", "application/json", `"requests":[`},
 		{"certificate verbatim", "GET", "/v1/forget/" + testID + "/certificate", auditorToken, "",
 			200, "Certificate " + testID, "application/json", `{"payload":"e30","signatures":[]}`},
 		{"reverify", "POST", "/v1/forget/" + testID + "/reverify", operatorToken, `{"subject":"alice@example.com"}`,
@@ -191,6 +197,27 @@ func TestLog_QueryParametersAreChecked(t *testing.T) {
 		"/v1/log/consistency?old=5&new=4",
 		"/v1/log/consistency?old=1",
 		"/v1/log/consistency?old=1&new=1e3",
+	} {
+		t.Run(target, func(t *testing.T) {
+			w := h.do("GET", target, auditorToken, "")
+			require.Equal(t, http.StatusBadRequest, w.Code, "body: %s", w.Body)
+			assert.Equal(t, "bad_request", errorBody(t, w).Code)
+		})
+	}
+	assert.Empty(t, h.engine.Calls())
+}
+
+func TestList_QueryParametersAreChecked(t *testing.T) {
+	h := newHarness(t, cannedEngine())
+	for _, target := range []string{
+		"/v1/forget?status=done",
+		"/v1/forget?status=completed&overdue=true",
+		"/v1/forget?overdue=maybe",
+		"/v1/forget?limit=0",
+		"/v1/forget?limit=1001",
+		"/v1/forget?limit=x",
+		"/v1/forget?limit=1&limit=2",
+		"/v1/forget?subject=alice",
 	} {
 		t.Run(target, func(t *testing.T) {
 			w := h.do("GET", target, auditorToken, "")

@@ -94,6 +94,15 @@ func (f *cliFakeEngine) Status(ctx context.Context, id string) (engine.Status, e
 	return engine.Status{RequestID: id, Status: "completed"}, f.record("Status " + id)
 }
 
+func (f *cliFakeEngine) List(ctx context.Context, filter engine.ListFilter) (engine.RequestList, error) {
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	return engine.RequestList{Requests: []engine.RequestSummary{
+			{RequestID: cliRequestID, Status: "received", ReceivedAt: t0, Deadline: t0.Add(30 * 24 * time.Hour), UpdatedAt: t0, Overdue: true},
+			{RequestID: "req-done", Status: "completed", ReceivedAt: t0.Add(-time.Hour), Deadline: t0.Add(30*24*time.Hour - time.Hour), UpdatedAt: t0},
+		}, More: filter.Limit == 2},
+		f.record(fmt.Sprintf("List status=%s overdue=%t limit=%d", filter.Status, filter.Overdue, filter.Limit))
+}
+
 func (f *cliFakeEngine) Certificate(ctx context.Context, id string) ([]byte, error) {
 	return []byte(`{"payload":"eyJhIjoxfQ==",  "sig":"x"}`), f.record("Certificate " + id)
 }
