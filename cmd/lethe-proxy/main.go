@@ -16,6 +16,10 @@ var version = "0.1.0-dev"
 const usage = `lethe-proxy: provable deletion of a person's data from AI memory
 
 Usage:
+  lethe-proxy demo [--run | --clean] [--dir DIR]
+                                    the whole product on an embedded default:
+                                    the Pinecone emulator, sample memories,
+                                    a forget (see lethe-proxy demo --help)
   lethe-proxy serve --config FILE   run the proxy
   lethe-proxy check --config FILE [--format text|github|json]
                                     check every vector table and namespace
@@ -88,7 +92,7 @@ var commands = map[string]subcommand{
 	"forget": {forgetCmd, forgetUsage}, "wal": {walCmd, walUsage}, "sweep": {sweepCmd, sweepUsage},
 	"reconcile": {reconcileCmd, reconcileUsage}, "log": {logCmd, logUsage}, "export": {exportCmd, exportUsage},
 	"admin-token": {adminTokenCmd, adminTokenUsage}, "keygen": {keygenCmd, keygenUsage},
-	"verify": {verifyCmd, verifyUsage}, "mcp": {mcpCmd, mcpUsage},
+	"verify": {verifyCmd, verifyUsage}, "mcp": {mcpCmd, mcpUsage}, "demo": {demoCmd, demoUsage},
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
