@@ -46,18 +46,19 @@ type RequestList struct {
 	More     bool             `json:"more"`
 }
 
-// Check reports what is wrong with f, naming the fix.
+// Check reports what is wrong with f, naming the fix, in words fit for
+// the API's and the CLI's callers.
 func (f ListFilter) Check() error {
 	switch f.Status {
 	case "", ledger.ForgetReceived, ledger.ForgetCompleted, ledger.ForgetFailed:
 	default:
-		return fmt.Errorf("engine: unknown request status %q; use received, completed or failed", f.Status)
+		return fmt.Errorf("unknown request status %q; use received, completed or failed", f.Status)
 	}
 	if f.Overdue && f.Status != "" && f.Status != ledger.ForgetReceived {
-		return fmt.Errorf("engine: only received requests can be overdue, not %s ones; drop the status or the overdue filter", f.Status)
+		return fmt.Errorf("only received requests can be overdue, not %s ones; drop the status or the overdue filter", f.Status)
 	}
 	if f.Limit < 0 || f.Limit > MaxListLimit {
-		return fmt.Errorf("engine: a listing's limit is 1 to %d, not %d", MaxListLimit, f.Limit)
+		return fmt.Errorf("a listing's limit is 1 to %d, not %d", MaxListLimit, f.Limit)
 	}
 	return nil
 }

@@ -64,6 +64,11 @@ const forgetUsage = `Usage (the subject is read from stdin, first line; never fr
       it, offline against KEYS.json if given, else by the proxy. Prints
       the request id and the subject's secret; exits 0 only for a valid
       certificate. --nothing-found lets --yes certify that nothing was found
+  lethe-proxy forget list [--status received|completed|failed] [--overdue]
+                     [--limit N] [--json] [client flags]
+      the forget requests, newest first, by id (never by subject): status,
+      deadline and whether it has passed while the request is open; at
+      most N (default 100, at most 1000)
   lethe-proxy forget preview  [client flags]               < subject
       what a forget would delete, and the confirm token
   lethe-proxy forget confirm  --token CONFIRM_TOKEN [--nothing-found] [client flags] < subject
@@ -93,8 +98,11 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	sub := args[0]
-	if sub == "run" {
+	switch sub {
+	case "run":
 		return forgetRunCmd(args[1:], stdin, stdout, stderr)
+	case "list":
+		return forgetListCmd(args[1:], stdout, stderr)
 	}
 	fs := newFlagSet("forget "+sub, forgetUsage, stderr)
 	client := adminClientFlags(fs)

@@ -17,7 +17,7 @@ import (
 // subcommandsOf lists the sub-subcommands each command takes, so that
 // --help is tried after each of them too.
 var subcommandsOf = map[string][]string{
-	"forget": {"run", "preview", "confirm", "status", "certificate", "reverify", "lift"},
+	"forget": {"run", "list", "preview", "confirm", "status", "certificate", "reverify", "lift"},
 	"ledger": {"counts", "subject"},
 	"wal":    {"status", "drop"},
 	"log":    {"checkpoint", "verify"},
