@@ -29,6 +29,9 @@ Usage:
   lethe-proxy forget run [--yes] [--out FILE] [--keys KEYS.json] < subject
                                     a forget in one step: preview, confirm,
                                     wait, write and verify the certificate
+  lethe-proxy forget list [--status S] [--overdue]
+                                    the forget requests by id: status, deadline,
+                                    overdue (see lethe-proxy forget --help)
   lethe-proxy forget preview|confirm|status|certificate|reverify|lift
                                     each step on its own through the admin API
                                     (see lethe-proxy forget --help)
