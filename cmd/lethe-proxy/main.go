@@ -74,6 +74,8 @@ Environment:
   LETHE_PINECONE_API_KEY   the Pinecone API key of an index without its own
                            api_key_env (serve, check, reconcile, sweep)
   LETHE_MCP_REF_KEY_FILE   mcp: the key file sealing subject references
+  LETHE_DEMO_PINECONE_API_KEY  demo: its emulator's key, which the demo
+                           sets for its own proxy (nothing to set)
 `
 
 func main() {
