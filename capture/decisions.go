@@ -40,6 +40,18 @@ func (c *Capture) ConfirmMoved(store ledger.Store, ids []ledger.IntentID, moved 
 	c.queue.put(decision{confirm: true, ids: ids, store: store, deletes: moved})
 }
 
+// TablesDeleted queues the application's deletes of every record of
+// these tables of store (a Pinecone deleteAll or namespace delete), once
+// they succeeded. Like Deleted, it comes after the confirmations queued
+// before it, so that a record written before the delete is not confirmed
+// again after it.
+func (c *Capture) TablesDeleted(store ledger.Store, tables []string) {
+	if len(tables) == 0 {
+		return
+	}
+	c.queue.put(decision{store: store, tables: tables})
+}
+
 // decision is a Confirm, Drop or application delete handed to the
 // background worker: the intents are already durable, so the relay need
 // not wait for this write; one lost in a crash leaves the intent pending,
@@ -47,12 +59,13 @@ func (c *Capture) ConfirmMoved(store ledger.Store, ids []ledger.IntentID, moved 
 type decision struct {
 	confirm bool
 	ids     []ledger.IntentID
-	store   ledger.Store // of deletes
+	store   ledger.Store // of deletes and tables
 	deletes []extract.Tag
+	tables  []string // every record of these tables deleted
 }
 
 // heldOnly reports whether d only adds confirmations to those held.
-func (d decision) heldOnly() bool { return d.confirm && len(d.deletes) == 0 }
+func (d decision) heldOnly() bool { return d.confirm && len(d.deletes) == 0 && len(d.tables) == 0 }
 
 // decisionQueue hands decisions to the worker in order. A relay's
 // confirmation wakes the worker only when the worker holds none (it then
@@ -200,13 +213,14 @@ func (c *Capture) decide() {
 	for {
 		items, closed := c.queue.take()
 		for _, d := range items {
-			if len(d.deletes) > 0 {
+			if len(d.deletes) > 0 || len(d.tables) > 0 {
 				// Confirmations first, committed, in the order they were
 				// queued: a confirmation after the delete would mark the
 				// record confirmed again.
 				flush()
 				wg.Wait()
 				c.markDeleted(d.store, d.deletes)
+				c.markTablesDeleted(d.store, d.tables)
 			}
 			if !d.confirm {
 				run(false, d.ids)
@@ -285,6 +299,9 @@ func (c *Capture) markDeleted(store ledger.Store, tags []extract.Tag) {
 	if c.abandoned() {
 		return // forget checks the store, so a missed mark costs nothing
 	}
+	if len(tags) == 0 {
+		return
+	}
 	byTable := map[string][]string{}
 	for _, t := range tags {
 		byTable[t.Table] = append(byTable[t.Table], t.ID)
@@ -295,6 +312,22 @@ func (c *Capture) markDeleted(store ledger.Store, tags []extract.Tag) {
 		if err := c.cfg.Ledger.MarkDeleted(ctx, store, table, ids); err != nil {
 			c.Stats.DecisionErrors.Add(1)
 			c.log.Warn("ledger could not mark deleted records; forget will find them gone", "table", table, "err", err)
+		}
+	}
+}
+
+// markTablesDeleted records the application's committed deletes of every
+// record of these tables, as markDeleted does for deletes by id.
+func (c *Capture) markTablesDeleted(store ledger.Store, tables []string) {
+	if len(tables) == 0 || c.abandoned() {
+		return // forget checks the store, so a missed mark costs nothing
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, table := range tables {
+		if err := c.cfg.Ledger.MarkTableDeleted(ctx, store, table); err != nil {
+			c.Stats.DecisionErrors.Add(1)
+			c.log.Warn("ledger could not mark a deleted table's records; forget will find them gone", "store", string(store), "err", err)
 		}
 	}
 }

@@ -49,6 +49,11 @@ func (l *decisionLog) MarkDeleted(_ context.Context, _ ledger.Store, _ string, i
 	return nil
 }
 
+func (l *decisionLog) MarkTableDeleted(_ context.Context, _ ledger.Store, table string) error {
+	l.note("delete table "+table, 0)
+	return nil
+}
+
 func (l *decisionLog) decided() map[ledger.IntentID]string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -93,6 +98,16 @@ func TestDecisions_ConfirmationsBeforeADeleteAreMadeFirstAndDropsAtOnce(t *testi
 	c.Confirm([]ledger.IntentID{3})
 	c.Close()
 	require.Equal(t, []string{"drop 2", "confirm 1", "delete r1 0", "confirm 3"}, l.events)
+}
+
+func TestDecisions_ConfirmationsBeforeATableDeleteAreMadeFirst(t *testing.T) {
+	l := &decisionLog{}
+	c := New(Config{Ledger: l, ConfirmHold: time.Hour})
+	c.Confirm([]ledger.IntentID{1})
+	c.TablesDeleted(ledger.StorePinecone, []string{"docs/ns1"})
+	c.Confirm([]ledger.IntentID{2})
+	c.Close()
+	require.Equal(t, []string{"confirm 1", "delete table docs/ns1 0", "confirm 2"}, l.events)
 }
 
 func TestDecisions_ManyConfirmationsFlushBeforeTheHoldEnds(t *testing.T) {

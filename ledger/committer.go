@@ -18,6 +18,7 @@ const (
 	opConfirm
 	opDrop
 	opMarkDeleted
+	opMarkTableDeleted
 	// opClearPending deletes resolved intents from SQLite's pending file
 	// (sqlite_pending.go).
 	opClearPending
@@ -30,8 +31,8 @@ type request struct {
 
 	entries   []Entry  // opIntend
 	intent    IntentID // opConfirm, opDrop
-	store     Store    // opMarkDeleted
-	table     string   // opMarkDeleted
+	store     Store    // opMarkDeleted, opMarkTableDeleted
+	table     string   // opMarkDeleted, opMarkTableDeleted
 	recordIDs []string // opMarkDeleted
 	idsJSON   string   // opClearPending: the intents, a JSON array
 

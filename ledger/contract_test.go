@@ -305,6 +305,30 @@ func runContract(t *testing.T, b backend) {
 		require.Equal(t, key{"public.docs", "1", StateConfirmed, again}, bySubject(t, l, "alice")[0])
 	})
 
+	t.Run("MarkTableDeletedMarksEveryConfirmedRecordOfThatTableOnly", func(t *testing.T) {
+		l := fresh(t)
+		id := intend(t, l, entry("docs/ns1", "1", "alice"), entry("docs/ns1", "2", "bob"),
+			entry("docs/ns1", "", "alice"), entry("docs/ns2", "1", "alice"))
+		require.NoError(t, l.Confirm(ctx, id))
+		pending := intend(t, l, entry("docs/ns1", "3", "alice"))
+		require.NoError(t, l.MarkTableDeleted(ctx, StorePinecone, "docs/ns1"), "another store's table of the same name")
+		require.Equal(t, []key{{"docs/ns1", "", StateConfirmed, id}, {"docs/ns1", "1", StateConfirmed, id},
+			{"docs/ns1", "3", StatePending, pending}, {"docs/ns2", "1", StateConfirmed, id}}, bySubject(t, l, "alice"))
+
+		require.NoError(t, l.MarkTableDeleted(ctx, StorePostgres, "docs/ns1"))
+		require.Equal(t, []key{{"docs/ns1", "", StateDeleted, id}, {"docs/ns1", "1", StateDeleted, id},
+			{"docs/ns1", "3", StatePending, pending}, {"docs/ns2", "1", StateConfirmed, id}}, bySubject(t, l, "alice"))
+		require.Equal(t, []key{{"docs/ns1", "2", StateDeleted, id}}, bySubject(t, l, "bob"))
+		require.Equal(t, []IntentID{pending}, pendingIDs(t, l), "a pending intent stays pending: its write may land after the delete")
+		require.NoError(t, l.MarkTableDeleted(ctx, StorePostgres, "docs/ns1"), "marking twice is not an error")
+		require.Error(t, l.MarkTableDeleted(ctx, StorePostgres, ""), "no table named")
+
+		// Written again after the delete: confirmed again.
+		again := intend(t, l, entry("docs/ns1", "1", "alice"))
+		require.NoError(t, l.Confirm(ctx, again))
+		require.Contains(t, bySubject(t, l, "alice"), key{"docs/ns1", "1", StateConfirmed, again})
+	})
+
 	t.Run("ObserveAddsStoredSubjectsAndDeletes", func(t *testing.T) {
 		l := fresh(t)
 		o, ok := l.(Observer)

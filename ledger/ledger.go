@@ -135,6 +135,11 @@ type Ledger interface {
 	PendingOrphans(ctx context.Context) ([]Intent, error)
 	// MarkDeleted marks records deleted by the application.
 	MarkDeleted(ctx context.Context, store Store, table string, recordIDs []string) error
+	// MarkTableDeleted marks every record of one table deleted, for every
+	// subject, as of now (a Pinecone deleteAll or namespace delete, which
+	// names no ids). Pending intents are untouched: their writes may land
+	// after the delete, and forget treats them as candidates.
+	MarkTableDeleted(ctx context.Context, store Store, table string) error
 	// BySubject returns every record about subject, in every state.
 	BySubject(ctx context.Context, subject SubjectHash) ([]Record, error)
 	// Counts returns record counts per store, table and state.

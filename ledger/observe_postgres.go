@@ -65,8 +65,7 @@ func (l *Postgres) observe(ctx context.Context, changes []Change, durable bool) 
 		b.Queue(l.q(pgMarkDeleted), now, string(store), table, slices.Clone(ids))
 		return nil
 	}, func(c Change) error {
-		b.Queue(l.q(`UPDATE ledger.entries SET state = 'deleted', updated_at = $1
-			WHERE store = $2 AND tbl = $3 AND state <> 'deleted'`), now, string(c.Store), c.Table)
+		b.Queue(l.q(pgMarkTableDeleted), now, string(c.Store), c.Table)
 		return nil
 	})
 	if err != nil {

@@ -361,6 +361,10 @@ SELECT coalesce((SELECT state FROM o), '')`
 	pgMarkDeleted = `
 UPDATE ledger.entries SET state = 'deleted', updated_at = $1
 WHERE store = $2 AND tbl = $3 AND record_id = ANY($4) AND state <> 'deleted'`
+
+	pgMarkTableDeleted = `
+UPDATE ledger.entries SET state = 'deleted', updated_at = $1
+WHERE store = $2 AND tbl = $3 AND state <> 'deleted'`
 )
 
 func (l *Postgres) queue(b *pgx.Batch, now time.Time, r *request) {
@@ -380,6 +384,8 @@ func (l *Postgres) queue(b *pgx.Batch, now time.Time, r *request) {
 		b.Queue(l.q(pgDrop), int64(r.intent))
 	case opMarkDeleted:
 		b.Queue(l.q(pgMarkDeleted), now, string(r.store), r.table, r.recordIDs)
+	case opMarkTableDeleted:
+		b.Queue(l.q(pgMarkTableDeleted), now, string(r.store), r.table)
 	}
 }
 
@@ -399,7 +405,7 @@ func (l *Postgres) readResult(res pgx.BatchResults, r *request) error {
 		if prior != intentPending {
 			r.opErr = resolveErr(r.kind, prior)
 		}
-	case opMarkDeleted:
+	case opMarkDeleted, opMarkTableDeleted:
 		if _, err := res.Exec(); err != nil {
 			return err
 		}

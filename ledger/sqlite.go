@@ -341,6 +341,10 @@ func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request, pe
 
 	case opMarkDeleted:
 		return l.markDeleted(ctx, tx, ts, r.store, r.table, r.recordIDs)
+
+	case opMarkTableDeleted:
+		_, err := exec("truncate_table", ts, string(r.store), r.table)
+		return err
 	}
 	return fmt.Errorf("ledger: request kind %d does not go to the ledger file", r.kind)
 }

@@ -114,6 +114,16 @@ func (w writes) MarkDeleted(ctx context.Context, store Store, table string, reco
 	return w.c.submit(&request{ctx: ctx, kind: opMarkDeleted, store: store, table: table, recordIDs: ids})
 }
 
+// MarkTableDeleted marks every confirmed record of table deleted, for
+// every subject. Records confirmed later (by intents still pending now,
+// or written after) are untouched.
+func (w writes) MarkTableDeleted(ctx context.Context, store Store, table string) error {
+	if store == "" || table == "" {
+		return fmt.Errorf("ledger: mark a table deleted: the store and the table must be named (got %q, %q)", store, table)
+	}
+	return w.c.submit(&request{ctx: ctx, kind: opMarkTableDeleted, store: store, table: table})
+}
+
 func validEntry(e Entry) error {
 	switch {
 	case e.Store == "":
