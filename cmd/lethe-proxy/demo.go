@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -25,8 +26,17 @@ const demoUsage = `Usage:
       verifier and the CLI line that forgets alice, and serves until Ctrl-C.
       --run forgets alice itself, prints the certificate's verdict and exits
       0 only when it is valid (scripts, CI)
+      With DATABASE_URL (postgres://user:password@host:port/db, a server
+      with pgvector) the demo also runs the PostgreSQL relay in front of
+      it: it creates the table public.lethe_demo_memories, writes alice's
+      and bob's sample rows through the proxy with pgx, and the forget
+      covers both stores. The WAL follower runs on the slot lethe_demo when
+      wal_level is logical and the role may replicate; otherwise it is off
+      and the demo says why
   lethe-proxy demo --clean [--dir DIR]
-      removes the files the demo made in DIR (and DIR when empty); nothing else
+      removes the files the demo made in DIR (and DIR when empty) and, on
+      the PostgreSQL server, what it recorded making there (its table, slot,
+      publications; pgvector if it created it); nothing else
 `
 
 // demoCmd is lethe-proxy demo: flags, then internal/demo with serve's start.
@@ -49,6 +59,14 @@ func demoCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	state := demo.State{Dir: abs}
 	if *clean {
+		dropped, err := state.CleanPostgres(context.Background(), os.Getenv(demo.DatabaseURLEnv))
+		if err != nil {
+			fmt.Fprintf(stderr, "lethe-proxy demo --clean: %v\n", err)
+			return 1
+		}
+		if len(dropped) > 0 {
+			fmt.Fprintf(stdout, "Dropped on the PostgreSQL server: %s\n", strings.Join(dropped, "; "))
+		}
 		left, err := state.Clean()
 		if err != nil {
 			fmt.Fprintf(stderr, "lethe-proxy demo --clean: %v\n", err)
@@ -63,7 +81,7 @@ func demoCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	opts := demo.Options{State: state, Run: *runForget, Command: "lethe-proxy", Stdout: stdout, Stderr: stderr}
+	opts := demo.Options{State: state, Run: *runForget, Command: "lethe-proxy", DatabaseURL: os.Getenv(demo.DatabaseURLEnv), Stdout: stdout, Stderr: stderr}
 	return demo.Run(ctx, opts, func(ctx context.Context, configPath string) (demo.Proxy, error) {
 		return startDemoProxy(ctx, configPath, stop, stderr)
 	})

@@ -76,6 +76,9 @@ Environment:
   LETHE_MCP_REF_KEY_FILE   mcp: the key file sealing subject references
   LETHE_DEMO_PINECONE_API_KEY  demo: its emulator's key, which the demo
                            sets for its own proxy (nothing to set)
+  DATABASE_URL             demo: a PostgreSQL server with pgvector
+                           (postgres://user:password@host:port/db) that the
+                           demo also runs, on a table of its own
 `
 
 func main() {

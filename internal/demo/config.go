@@ -21,14 +21,16 @@ type addresses struct {
 	Emulator string // the index host, http://host:port
 	Pinecone string // the proxy's Pinecone listener, host:port
 	Admin    string // the admin API, host:port
+	Postgres string // the proxy's PostgreSQL listener, host:port; "" without DATABASE_URL
 }
 
 // writeConfig writes the proxy's configuration for this run: the
 // emulator as the only index host, a namespace rule on user_id, the
-// SQLite ledger and forget with the state's key and tokens. It is
-// rewritten at every start, since the emulator (in memory) listens on a
-// new port each time; every path in it is absolute.
-func (s State) writeConfig(at addresses) error {
+// SQLite ledger and forget with the state's key and tokens; with pg, also
+// the PostgreSQL relay in front of that server and a rule on the demo's
+// table. It is rewritten at every start, since the emulator (in memory)
+// listens on a new port each time; every path in it is absolute.
+func (s State) writeConfig(at addresses, pg *pgTarget) error {
 	q := strconv.Quote
 	yaml := fmt.Sprintf(`# Written by lethe-proxy demo at each start; edits are lost.
 pinecone:
@@ -45,7 +47,7 @@ pinecone:
 capture:
   ledger:
     sqlite: %s
-forget:
+%sforget:
   signing_key: %s
   trusted_keys: %s
   log_origin: %s
@@ -53,12 +55,37 @@ forget:
     listen: %s
     tokens_file: %s
 shutdown_timeout: 5s
-`, q(at.Pinecone), q(IndexName), q(at.Emulator), apiKeyEnv, q(s.Path(fileLedger)), q(s.Path(fileSigningKey)),
+`, q(at.Pinecone), q(IndexName), q(at.Emulator), apiKeyEnv, q(s.Path(fileLedger)), postgresConfig(pg), q(s.Path(fileSigningKey)),
 		q(s.Path(fileTrustedKeys)), q(LogOrigin), q(at.Admin), q(s.Path(fileTokens)))
+	if pg != nil {
+		yaml += fmt.Sprintf("postgres:\n  listen: %s\n  upstream: %s\n  upstream_tls: %s\n", q(at.Postgres), q(pg.Upstream), pg.UpstreamTLS)
+	}
 	if err := os.WriteFile(s.Path(fileConfig), []byte(yaml), 0o600); err != nil {
 		return fmt.Errorf("writing the demo's configuration: %w", err)
 	}
 	return nil
+}
+
+// postgresConfig is the rest of the capture section with DATABASE_URL:
+// the store, the WAL follower on its own slot (or off), the demo's table.
+func postgresConfig(pg *pgTarget) string {
+	if pg == nil {
+		return ""
+	}
+	q := strconv.Quote
+	wal := "on"
+	if !pg.WAL {
+		wal = "off"
+	}
+	return fmt.Sprintf(`  store: %s
+  wal: %s
+  wal_slot: %s
+  tables:
+    - table: %s
+      id: id
+      subjects: [user_id]
+      description: the demo's sample memories
+`, q(pg.Store), wal, Slot, Table)
 }
 
 // freeAddr is a loopback address with a port free at the time of the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/lethe-privacy/lethe/admin/adminclient"
 	"github.com/lethe-privacy/lethe/config/ledgeropen"
@@ -31,8 +32,12 @@ type Options struct {
 	Run bool
 	// Command is how the printed CLI lines call lethe-proxy.
 	Command string
-	Stdout  io.Writer
-	Stderr  io.Writer
+	// DatabaseURL, when set, names a PostgreSQL server with pgvector: the
+	// demo also runs the PostgreSQL relay in front of it, on a table of its
+	// own (Table).
+	DatabaseURL string
+	Stdout      io.Writer
+	Stderr      io.Writer
 }
 
 // Run prepares the state directory, starts the emulator and the proxy,
@@ -65,7 +70,27 @@ func Run(ctx context.Context, opts Options, start Start) int {
 	if at.Admin, err = freeAddr(); err != nil {
 		return fail(err)
 	}
-	if err := st.writeConfig(at); err != nil {
+	var pg *pgTarget
+	if opts.DatabaseURL != "" {
+		target, err := st.preparePostgres(ctx, opts.DatabaseURL)
+		if err != nil {
+			return fail(err)
+		}
+		pg = &target
+		if at.Postgres, err = freeAddr(); err != nil {
+			return fail(err)
+		}
+		if !pg.WAL {
+			fmt.Fprintf(opts.Stdout, "The WAL follower is off (capture.wal: off): %s. Writes through the proxy are still captured.\n", pg.WALOff)
+		}
+		// The proxy's own connections (capture.store) read it from there.
+		if pg.Password != "" {
+			if err := os.Setenv("PGPASSWORD", pg.Password); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if err := st.writeConfig(at, pg); err != nil {
 		return fail(err)
 	}
 	// The proxy reads both from the environment, as under serve.
@@ -94,13 +119,25 @@ func Run(ctx context.Context, opts Options, start Start) int {
 		return fail(err)
 	}
 	for _, person := range People {
-		if err := writeSamples(ctx, client, at.Pinecone, person, opts.Stderr); err != nil {
+		write := func() error {
+			if err := writeMemories(ctx, at.Pinecone, person); err != nil {
+				return err
+			}
+			if pg == nil {
+				return nil
+			}
+			return writeRows(ctx, *pg, at.Postgres, person)
+		}
+		if err := writeSamples(ctx, client, person, write, opts.Stderr); err != nil {
 			return fail(err)
 		}
 	}
 	fmt.Fprintf(opts.Stdout, "Wrote sample memories for %s and %s through the proxy (Pinecone index %q, namespace %q).\n",
 		People[0], People[1], IndexName, Namespace)
-	printWhere(opts, adminURL, at)
+	if pg != nil {
+		fmt.Fprintf(opts.Stdout, "Wrote sample rows for %s and %s through the proxy (PostgreSQL table %s).\n", People[0], People[1], Table)
+	}
+	printWhere(opts, adminURL, at, pg)
 	if opts.Run {
 		return forgetAlice(ctx, client, opts, stop)
 	}
@@ -117,8 +154,8 @@ func Run(ctx context.Context, opts Options, start Start) int {
 // writeSamples writes person's sample memories; a person forgotten in an
 // earlier run of the demo is lifted first (the proxy refuses writes about
 // a forgotten person), so that the demo can be run again.
-func writeSamples(ctx context.Context, client *adminclient.Client, proxyAddr, person string, stderr io.Writer) error {
-	err := writeMemories(ctx, proxyAddr, person)
+func writeSamples(ctx context.Context, client *adminclient.Client, person string, write func() error, stderr io.Writer) error {
+	err := write()
 	var forgotten errForgotten
 	if !errors.As(err, &forgotten) {
 		return err
@@ -127,12 +164,12 @@ func writeSamples(ctx context.Context, client *adminclient.Client, proxyAddr, pe
 	if _, err := client.Lift(ctx, person); err != nil {
 		return fmt.Errorf("lifting %s, forgotten in an earlier run: %w; or start afresh with demo --clean", person, err)
 	}
-	return writeMemories(ctx, proxyAddr, person)
+	return write()
 }
 
 // printWhere prints where the admin API and the browser verifier are,
 // and the CLI line that forgets alice.
-func printWhere(opts Options, adminURL string, at addresses) {
+func printWhere(opts Options, adminURL string, at addresses, pg *pgTarget) {
 	st := opts.State
 	fmt.Fprintf(opts.Stdout, `
 Proxy:             Pinecone data plane at http://%s (index host for go-pinecone or the Node SDK)
@@ -146,6 +183,14 @@ Forget alice from another shell:
 
 `, at.Pinecone, at.Emulator, adminURL, st.Path(fileToken), adminURL, st.Path(fileTrustedKeys), st.Dir,
 		opts.Command, adminURL, st.Path(fileToken), st.Path(fileTrustedKeys))
+	if pg != nil {
+		host, port, _ := strings.Cut(at.Postgres, ":")
+		fmt.Fprintf(opts.Stdout, `PostgreSQL:        the proxy at %s in front of %s (table %s)
+Look at the table through the proxy:
+  psql "host=%s port=%s user=%s dbname=%s sslmode=disable" -c 'SELECT id, user_id, content FROM %s ORDER BY id'
+
+`, at.Postgres, pg.Upstream, Table, host, port, pg.User, pg.Database, Table)
+	}
 }
 
 // forgetAlice is forget run --yes for alice: preview, confirm, wait, the

@@ -24,7 +24,7 @@ func TestDemo_RunForgetsAliceWithAValidCertificate(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command(bin, append([]string{"demo"}, args...)...)
 		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "XDG_STATE_HOME=", "LETHE_SUBJECT_SALT=", "LETHE_SUBJECT_SALT_FILE=")
+		cmd.Env = append(os.Environ(), "XDG_STATE_HOME=", "LETHE_SUBJECT_SALT=", "LETHE_SUBJECT_SALT_FILE=", "DATABASE_URL=")
 		out, err := cmd.CombinedOutput()
 		if exitErr, ok := err.(*exec.ExitError); ok {
 			return string(out), exitErr.ExitCode()
