@@ -25,14 +25,14 @@ const demoUsage = `Usage:
       the proxy with go-pinecone, prints the admin API, the browser
       verifier and the CLI line that forgets alice, and serves until Ctrl-C.
       --run forgets alice itself, prints the certificate's verdict and exits
-      0 only when it is valid (scripts, CI)
+      0 only when it is valid (scripts, CI).
       With DATABASE_URL (postgres://user:password@host:port/db, a server
       with pgvector) the demo also runs the PostgreSQL relay in front of
       it: it creates the table public.lethe_demo_memories, writes alice's
       and bob's sample rows through the proxy with pgx, and the forget
-      covers both stores. The WAL follower runs on the slot lethe_demo when
-      wal_level is logical and the role may replicate; otherwise it is off
-      and the demo says why
+      covers both stores. The WAL follower runs on the slot
+      lethe_demo_memories when wal_level is logical and the role may
+      replicate; otherwise it is off and the demo says why
   lethe-proxy demo --clean [--dir DIR]
       removes the files the demo made in DIR (and DIR when empty) and, on
       the PostgreSQL server, what it recorded making there (its table, slot,

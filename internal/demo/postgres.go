@@ -23,8 +23,9 @@ const (
 	// Table is the demo's own table; a name no application uses, so that
 	// the demo never writes to or drops a table it did not create.
 	Table = "public.lethe_demo_memories"
-	// Slot is the WAL follower's slot and publication name (capture.wal_slot).
-	Slot = "lethe_demo"
+	// Slot is the WAL follower's slot and publication name (capture.wal_slot),
+	// not the README walkthrough's lethe_demo.
+	Slot = "lethe_demo_memories"
 	// filePostgres records what the demo made on the server, for --clean.
 	filePostgres = "postgres.json"
 )

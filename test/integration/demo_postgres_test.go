@@ -28,11 +28,11 @@ func TestDemo_PostgresForgetsAliceRowsInTheSameCertificate(t *testing.T) {
 	bin := buildProxy(t)
 	ctx := ctxT(t)
 	direct := connect(t, db.DSN(db.Addr(), ""))
-	const table, slot = "public.lethe_demo_memories", "lethe_demo"
+	const table, slot = "public.lethe_demo_memories", "lethe_demo_memories"
 	// Leftovers of an earlier run of this test that stopped half-way.
 	for _, stmt := range []string{
-		"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'lethe_demo' AND NOT active",
-		"DROP PUBLICATION IF EXISTS lethe_demo", "DROP PUBLICATION IF EXISTS lethe_demo_inserts",
+		"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'lethe_demo_memories' AND NOT active",
+		"DROP PUBLICATION IF EXISTS lethe_demo_memories", "DROP PUBLICATION IF EXISTS lethe_demo_memories_inserts",
 		"DROP TABLE IF EXISTS " + table,
 	} {
 		_, err := direct.Exec(ctx, stmt)
@@ -56,6 +56,7 @@ func TestDemo_PostgresForgetsAliceRowsInTheSameCertificate(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "verdict: valid")
 	assert.Contains(t, out, `psql "host=127.0.0.1 port=`, "prints the psql line through the proxy")
+	assert.NotContains(t, out, "WAL follower is off", "the test cluster has wal_level logical and a superuser")
 	assert.NotContains(t, out, db.Password, "the password stays out of the output")
 	stateDir := filepath.Join(work, "lethe-demo")
 	assert.NotContains(t, mustRead(t, filepath.Join(stateDir, "config.yaml")), db.Password, "and out of the configuration")
