@@ -12,6 +12,9 @@ const (
 	// be known from the statement (INSERT … SELECT, MERGE, TRUNCATE, a
 	// writable CTE, an UPDATE of the subject with no id in its WHERE …).
 	OpUnattributed
+	// OpDeleteAll deleted every record of Table (a Pinecone deleteAll or
+	// namespace delete); ID is empty.
+	OpDeleteAll
 )
 
 // Tag is one record-level fact extracted from a write.

@@ -29,6 +29,7 @@ type call struct {
 	intent  ledger.IntentID // 0: nothing to confirm (deletes only, or fail-open)
 	deletes []extract.Tag   // the application's deletes by id
 	moved   []extract.Tag   // records whose earlier subjects no longer hold once applied
+	cleared []string        // tables whose every record the write deletes (deleteAll, namespace delete)
 	once    sync.Once
 }
 
@@ -81,6 +82,7 @@ func (c *call) settle(o outcome) {
 			if len(c.deletes) > 0 {
 				core.Deleted(ledger.StorePinecone, c.deletes)
 			}
+			core.TablesDeleted(ledger.StorePinecone, c.cleared)
 		case notApplied:
 			if c.intent != 0 {
 				core.Drop([]ledger.IntentID{c.intent})

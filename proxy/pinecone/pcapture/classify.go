@@ -25,6 +25,7 @@ const (
 	opDocumentsUpsert           // REST documents upsert (API 2026-07)
 	opDocumentsUpdate           // REST documents update (API 2026-07)
 	opDocumentsDelete           // REST documents delete (API 2026-07)
+	opNamespaceDelete           // REST DELETE /namespaces/{namespace}: every record of it deleted
 	opNonCanonical              // a write path spelled differently, or a path starting with "//"
 	opUnknown                   // neither a known read nor a write Lethe reads
 )
@@ -86,6 +87,12 @@ func classify(r *http.Request) write {
 			return write{op: opUnknown, name: w.name, grpc: grpc, pattern: pathPattern(segments), version: version}
 		}
 		return w
+	}
+	if !grpc && r.Method == http.MethodDelete && len(segments) == 3 && matchSegments("/namespaces/{}", segments) {
+		// Adds no personal data, whatever the API version says: never
+		// refused, and recorded (every record of the namespace deleted)
+		// once the store answers success.
+		return write{op: opNamespaceDelete, name: "namespace delete", namespace: segments[2]}
 	}
 	if isPass(r, segments, grpc) {
 		return write{}

@@ -52,6 +52,8 @@ func (h *Hook) Request(ix *pinecone.Index, r *http.Request, body []byte) (pineco
 		}))
 	case opUnknown:
 		return h.unknown(ix, w, rules)
+	case opNamespaceDelete:
+		return h.intend(ix, w, rules, false, rules.DeleteNamespace(w.namespace), nil)
 	}
 	tags, err := w.tags(rules, body)
 	return h.intend(ix, w, rules, pinecone.IsGRPC(r), tags, err)
@@ -72,6 +74,8 @@ func (h *Hook) intend(ix *pinecone.Index, w write, rules *pcextract.Rules, grpc 
 		switch t.Op {
 		case extract.OpDelete:
 			c.deletes = append(c.deletes, t)
+		case extract.OpDeleteAll:
+			c.cleared = append(c.cleared, t.Table)
 		case extract.OpUnattributed:
 			if r := h.core.Unattributable(
 				"lethe-proxy: the write was not forwarded because Lethe cannot tell whose records it writes: "+t.Reason,
@@ -93,7 +97,7 @@ func (h *Hook) intend(ix *pinecone.Index, w write, rules *pcextract.Rules, grpc 
 		}
 		c.intent = id
 	}
-	if c.intent == 0 && len(c.deletes) == 0 && len(c.moved) == 0 {
+	if c.intent == 0 && len(c.deletes) == 0 && len(c.moved) == 0 && len(c.cleared) == 0 {
 		return nil, nil
 	}
 	return c, nil

@@ -36,7 +36,7 @@ var passRoutes = []restRoute{
 	{http.MethodGet, "/namespaces"},
 	{http.MethodPost, "/namespaces"},        // create a namespace: no records
 	{http.MethodGet, "/namespaces/{}"},      //
-	{http.MethodDelete, "/namespaces/{}"},   // forget checks the store itself
+	{http.MethodDelete, "/namespaces/{}"},   // classify reads it first (opNamespaceDelete); listed for OPTIONS
 	{http.MethodGet, "/bulk/imports"},       //
 	{http.MethodGet, "/bulk/imports/{}"},    //
 	{http.MethodDelete, "/bulk/imports/{}"}, // cancel an import

@@ -172,9 +172,9 @@ func (r *Rules) UpdateDocumentsREST(namespace string, body []byte) ([]extract.Ta
 
 // DeleteDocumentsREST tags the body of POST
 // /namespaces/{namespace}/documents/delete, exactly one of {"ids"},
-// {"filter"} and {"delete_all": true}: one extract.OpDelete per id. Deletes
-// by filter and of all documents yield nothing, as the vectors' do (see
-// Rules).
+// {"filter"} and {"delete_all": true}: one extract.OpDelete per id, one
+// extract.OpDeleteAll for "delete_all": true. Deletes by filter yield
+// nothing, as the vectors' do (see Rules).
 func (r *Rules) DeleteDocumentsREST(namespace string, body []byte) ([]extract.Tag, error) {
 	const op = "documents delete"
 	ns, doc, root, err := documentsBody(namespace, body, op)
@@ -182,6 +182,7 @@ func (r *Rules) DeleteDocumentsREST(namespace string, body []byte) ([]extract.Ta
 		return nil, err
 	}
 	ids := -1
+	all := false
 	var seen members
 	for m := membersOf(doc, root); ; {
 		key, v, ok := m.next()
@@ -191,18 +192,24 @@ func (r *Rules) DeleteDocumentsREST(namespace string, body []byte) ([]extract.Ta
 		if name, twice := seen.once(key, "ids", "filter", "delete_all"); twice {
 			return nil, errRepeated(op, "", name)
 		}
+		if strictjson.QuotedIs(key, "delete_all") {
+			all = isJSONTrue(doc, v)
+		}
 		if strictjson.QuotedIs(key, "ids") {
 			if ids, err = jsonMember(doc, v, ids, op, "ids", '[', "an array"); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if _, covered := r.fields(ns); !covered || ids < 0 {
+	if _, covered := r.fields(ns); !covered || ids < 0 && !all {
 		return nil, nil
 	}
 	table := r.table(ns)
 	var tags []extract.Tag
-	for e, n := elementsOf(doc, ids), 0; ; n++ {
+	if all {
+		tags = append(tags, extract.Tag{Table: table, Op: extract.OpDeleteAll})
+	}
+	for e, n := elementsOf(doc, ids), 0; ids >= 0; n++ {
 		v, ok := e.next()
 		if !ok {
 			break

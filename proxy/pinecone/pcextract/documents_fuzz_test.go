@@ -262,8 +262,12 @@ func (r *Rules) refDocuments(op, namespace string, body []byte) ([]extract.Tag, 
 				err = dup
 			}
 		}
-		if err != nil || !covered || !hasIDs {
+		all, _, _ := refMemberOf[bool](root, "delete_all") // the extractor does not judge its type: the store does
+		if err != nil || !covered || !hasIDs && !all {
 			return nil, err
+		}
+		if all {
+			tags = append(tags, extract.Tag{Table: table, Op: extract.OpDeleteAll})
 		}
 		for _, e := range ids {
 			s, ok := e.(string)

@@ -86,7 +86,8 @@ func TestDeleteDocumentsREST(t *testing.T) {
 		{"by ids", "team", `{"ids":["a","b"]}`,
 			[]extract.Tag{docTag("team", extract.OpDelete, "a"), docTag("team", extract.OpDelete, "b")}},
 		{"by filter yields nothing", "team", `{"filter":{"owner":"alice"}}`, nil},
-		{"delete_all yields nothing", "team", `{"delete_all":true}`, nil},
+		{"delete_all marks the namespace", "team", `{"delete_all":true}`, []extract.Tag{{Table: "docs/team", Op: extract.OpDeleteAll}}},
+		{"delete_all false yields nothing", "team", `{"delete_all":false}`, nil},
 	}, (*Rules).DeleteDocumentsREST)
 }
 

@@ -43,6 +43,10 @@ func checkPineconeTags(t *testing.T, tags []extract.Tag) {
 			if tag.Reason == "" {
 				t.Fatal("unattributed tag without reason")
 			}
+		case extract.OpDeleteAll:
+			if tag.ID != "" {
+				t.Fatal("delete-all tag with an id")
+			}
 		default:
 			t.Fatalf("unknown op %d", tag.Op)
 		}

@@ -144,14 +144,14 @@ func (r *Rules) UpdateGRPC(msg []byte) ([]extract.Tag, error) {
 }
 
 // DeleteGRPC tags a DeleteRequest{ids=1, delete_all=2, namespace=3,
-// filter=4}: one extract.OpDelete per id. Deletes of all records or by filter yield
-// nothing (see Rules).
+// filter=4}: one extract.OpDelete per id, one extract.OpDeleteAll for
+// delete_all true. Deletes by filter yield nothing (see Rules).
 func (r *Rules) DeleteGRPC(msg []byte) ([]extract.Tag, error) {
 	if err := checkWire(msg, &wireDelete, 0); err != nil {
 		return nil, grpcErr("delete", err)
 	}
 	ns := extract.DefaultNamespace
-	count, hasNS := 0, false
+	count, hasNS, all := 0, false, false
 	p := protoFields{b: msg}
 	for {
 		num, typ, val, ok := p.next()
@@ -164,7 +164,10 @@ func (r *Rules) DeleteGRPC(msg []byte) ([]extract.Tag, error) {
 			err = wantType(typ, protowire.BytesType, "ids")
 			count++
 		case 2:
-			err = wantType(typ, protowire.VarintType, "delete_all")
+			if err = wantType(typ, protowire.VarintType, "delete_all"); err == nil {
+				v, _ := protowire.ConsumeVarint(val)
+				all = v != 0 // the last value of a repeated scalar wins
+			}
 		case 3:
 			if err = once(&hasNS, typ, protowire.BytesType, "namespace"); err == nil {
 				ns, err = protoNamespace(val)
@@ -179,11 +182,14 @@ func (r *Rules) DeleteGRPC(msg []byte) ([]extract.Tag, error) {
 	if p.err != nil {
 		return nil, grpcErr("delete", p.err)
 	}
-	if _, covered := r.fields(ns); !covered || count == 0 {
+	if _, covered := r.fields(ns); !covered || count == 0 && !all {
 		return nil, nil
 	}
 	table := r.table(ns)
-	tags := make([]extract.Tag, 0, count)
+	tags := make([]extract.Tag, 0, count+1)
+	if all {
+		tags = append(tags, extract.Tag{Table: table, Op: extract.OpDeleteAll})
+	}
 	p = protoFields{b: msg}
 	for {
 		num, _, val, ok := p.next()

@@ -2,6 +2,7 @@ package pcextract
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/internal/strictjson"
@@ -131,8 +132,9 @@ func (r *Rules) UpdateREST(body []byte) ([]extract.Tag, error) {
 }
 
 // DeleteREST tags the body of POST /vectors/delete, {"ids", "deleteAll",
-// "namespace", "filter"}: one extract.OpDelete per id. Deletes of all records or by
-// filter yield nothing (see Rules).
+// "namespace", "filter"}: one extract.OpDelete per id, one
+// extract.OpDeleteAll for "deleteAll": true. Deletes by filter yield
+// nothing (see Rules).
 func (r *Rules) DeleteREST(body []byte) ([]extract.Tag, error) {
 	doc, root, err := checkedJSONObject(body, "delete")
 	if err != nil {
@@ -140,16 +142,19 @@ func (r *Rules) DeleteREST(body []byte) ([]extract.Tag, error) {
 	}
 	ids := -1
 	ns := extract.DefaultNamespace
+	all := false
 	var seen members
 	for m := membersOf(doc, root); ; {
 		key, v, ok := m.next()
 		if !ok {
 			break
 		}
-		if name, twice := seen.once(key, "ids", "namespace"); twice {
+		if name, twice := seen.once(key, "ids", "namespace", "deleteAll"); twice {
 			return nil, errRepeated("delete", "", name)
 		}
 		switch {
+		case strictjson.QuotedIs(key, "deleteAll"):
+			all = isJSONTrue(doc, v)
 		case strictjson.QuotedIs(key, "ids"):
 			if ids, err = jsonMember(doc, v, ids, "delete", "ids", '[', "an array"); err != nil {
 				return nil, err
@@ -160,12 +165,15 @@ func (r *Rules) DeleteREST(body []byte) ([]extract.Tag, error) {
 			}
 		}
 	}
-	if _, covered := r.fields(ns); !covered || ids < 0 {
+	if _, covered := r.fields(ns); !covered || ids < 0 && !all {
 		return nil, nil
 	}
 	table := r.table(ns)
 	var tags []extract.Tag
-	for e, n := elementsOf(doc, ids), 0; ; n++ {
+	if all {
+		tags = append(tags, extract.Tag{Table: table, Op: extract.OpDeleteAll})
+	}
+	for e, n := elementsOf(doc, ids), 0; ids >= 0; n++ {
 		v, ok := e.next()
 		if !ok {
 			break
@@ -180,6 +188,11 @@ func (r *Rules) DeleteREST(body []byte) ([]extract.Tag, error) {
 		tags = append(tags, extract.Tag{Table: table, Op: extract.OpDelete, ID: id})
 	}
 	return tags, nil
+}
+
+// isJSONTrue reports whether the value at doc[v] is the literal true.
+func isJSONTrue(doc string, v int) bool {
+	return strings.HasPrefix(doc[v:], "true")
 }
 
 // restNamespace reads the "namespace" member at doc[v]: a string, or null

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/lethe-privacy/lethe/extract"
 )
@@ -38,11 +39,13 @@ const AnyNamespace = "*"
 //     nothing, the record's subjects do not change; by filter setting a
 //     subject field: one extract.OpUnattributed, since which records match is known
 //     only to the store; by filter otherwise, or a dry run: nothing.
-//   - delete by ids: one extract.OpDelete per id. Delete all and delete by filter
-//     yield nothing: they add no personal data, and forgetting a subject
-//     checks the store itself rather than trusting the ledger's view of
-//     deletes. DELETE /namespaces/{namespace} yields nothing for the same
-//     reason, and has no function here.
+//   - delete by ids: one extract.OpDelete per id. Delete all (REST
+//     "deleteAll": true, gRPC delete_all, documents "delete_all": true) and
+//     DELETE /namespaces/{namespace} (DeleteNamespace): one
+//     extract.OpDeleteAll for the namespace. Delete by filter yields
+//     nothing: which records match is known only to the store, it adds no
+//     personal data, and forgetting a subject checks the store itself
+//     rather than trusting the ledger's view of deletes.
 //   - documents (API version 2026-07): an upsert is one extract.OpWrite per
 //     document, its subjects the subject fields at the document's top level;
 //     an update by "_id" that sets or removes a subject field, one
@@ -154,6 +157,17 @@ func (r *Rules) fields(ns string) ([]string, bool) {
 		return f, true
 	}
 	return r.any, r.any != nil
+}
+
+// DeleteNamespace is the tag of DELETE /namespaces/{namespace}, the
+// namespace as the path names it: one extract.OpDeleteAll when a rule
+// covers it, else nothing.
+func (r *Rules) DeleteNamespace(namespace string) []extract.Tag {
+	ns := extract.CanonicalNamespace(namespace)
+	if _, covered := r.fields(ns); !covered || !utf8.ValidString(ns) {
+		return nil // a namespace that is not UTF-8 text has no records in the ledger
+	}
+	return []extract.Tag{{Table: r.table(ns), Op: extract.OpDeleteAll}}
 }
 
 func (r *Rules) table(ns string) string {
