@@ -11,8 +11,8 @@ import (
 
 // notScannedReason is the physical reason of a layer in a v2 certificate
 // whose pages were not looked at.
-const notScannedReason = "this layer does not scan its pages: a PostgreSQL table without physical: report, " +
-	"or a store whose pages cannot be read (Pinecone)"
+const notScannedReason = "this layer does not scan its pages: its rule does not ask for it (physical: report), " +
+	"or its store's pages cannot be read"
 
 // certificatePhysical is the physical section of each layer of st in a
 // certificate issued at issued: nil for all of them when no layer scanned
