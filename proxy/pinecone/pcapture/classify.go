@@ -25,7 +25,7 @@ const (
 	opDocumentsUpsert           // REST documents upsert (API 2026-07)
 	opDocumentsUpdate           // REST documents update (API 2026-07)
 	opDocumentsDelete           // REST documents delete (API 2026-07)
-	opNamespaceDelete           // REST DELETE /namespaces/{namespace}: every record of it deleted
+	opNamespaceDelete           // REST DELETE /namespaces/{namespace} or gRPC DeleteNamespace: every record of it deleted
 	opNonCanonical              // a write path spelled differently, or a path starting with "//"
 	opUnknown                   // neither a known read nor a write Lethe reads
 )
@@ -35,7 +35,7 @@ type write struct {
 	op        op
 	name      string // for messages and logs: "upsert", …
 	grpc      bool
-	namespace string // opRecords and the documents writes: from the path
+	namespace string // opRecords, the documents writes and REST opNamespaceDelete: from the path
 	pattern   string // opUnknown: the path with its values hidden (pathPattern)
 	version   string // opUnknown: the API version, as shownVersion shows it
 }
@@ -64,6 +64,9 @@ const (
 	grpcUpsert = "/VectorService/Upsert"
 	grpcUpdate = "/VectorService/Update"
 	grpcDelete = "/VectorService/Delete"
+	// grpcDeleteNamespace deletes every record of the namespace its
+	// DeleteNamespaceRequest names.
+	grpcDeleteNamespace = "/VectorService/DeleteNamespace"
 )
 
 // classify reads r's method, path as sent and API version into a write.
@@ -93,6 +96,10 @@ func classify(r *http.Request) write {
 		// refused, and recorded (every record of the namespace deleted)
 		// once the store answers success.
 		return write{op: opNamespaceDelete, name: "namespace delete", namespace: segments[2]}
+	}
+	if grpc && r.URL.Path == grpcDeleteNamespace {
+		// As the REST namespace delete; the namespace is in the message.
+		return write{op: opNamespaceDelete, name: "namespace delete", grpc: true}
 	}
 	if isPass(r, segments, grpc) {
 		return write{}
@@ -259,6 +266,8 @@ func (w write) tags(rules *pcextract.Rules, body []byte) ([]extract.Tag, error) 
 			return rules.UpsertGRPC(msg)
 		case opUpdate:
 			return rules.UpdateGRPC(msg)
+		case opNamespaceDelete:
+			return rules.DeleteNamespaceGRPC(msg)
 		default:
 			return rules.DeleteGRPC(msg)
 		}

@@ -14,14 +14,23 @@
 //	      POST /bulk/imports
 //	gRPC  /VectorService/Upsert, /VectorService/Update, /VectorService/Delete
 //
+// A namespace delete (REST DELETE /namespaces/{namespace}, gRPC
+// /VectorService/DeleteNamespace) adds no personal data and is never
+// refused for its API version; once the store answers success every
+// record of the namespace is marked deleted, as for deleteAll. A gRPC
+// DeleteNamespaceRequest that cannot be read is refused, since which
+// namespace it empties would be unknown.
+//
 // Classification is an allow-list. Besides these writes, the requests
 // that pass untouched are the data plane's reads and the operations that
 // add no personal data (routes.go: fetch, list, query, stats, records
 // search, the documents fetch, list and search, namespaces, bulk import
 // status and cancel, the control plane's
-// index descriptions; DELETE /namespaces/{namespace}; the matching gRPC
-// methods). Deletes by filter and deleteAll are forwarded without a
-// record: they add no personal data, and forget checks the store itself.
+// index descriptions; the matching gRPC methods). Deletes by filter are
+// forwarded without a record: they add no personal data, which records
+// they match is known only to the store, and forget checks the store
+// itself. deleteAll (REST), delete_all (gRPC, documents) and namespace
+// deletes mark the namespace's records deleted once they succeed.
 //
 // Refused in every mode (LT004, INVALID_ARGUMENT): a path starting with
 // "//", which an upstream resolving the request-target as a URL reads as

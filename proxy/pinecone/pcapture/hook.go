@@ -53,7 +53,9 @@ func (h *Hook) Request(ix *pinecone.Index, r *http.Request, body []byte) (pineco
 	case opUnknown:
 		return h.unknown(ix, w, rules)
 	case opNamespaceDelete:
-		return h.intend(ix, w, rules, false, rules.DeleteNamespace(w.namespace), nil)
+		if !w.grpc {
+			return h.intend(ix, w, rules, false, rules.DeleteNamespace(w.namespace), nil)
+		}
 	}
 	tags, err := w.tags(rules, body)
 	return h.intend(ix, w, rules, pinecone.IsGRPC(r), tags, err)

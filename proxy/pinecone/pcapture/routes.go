@@ -7,8 +7,9 @@ import (
 )
 
 // The data plane's requests that write nothing Lethe records: reads, and
-// operations that add no personal data (deleting or creating a namespace,
-// cancelling an import). Everything here passes untouched; a request that
+// operations that add no personal data (creating a namespace, cancelling
+// an import). Deleting a namespace adds none either, but classify reads it
+// first (opNamespaceDelete), to mark its records deleted. Everything here passes untouched; a request that
 // is neither here nor a write classify knows is unknown (see classify).
 // The list is Pinecone's data plane as go-pinecone v5 (API 2025-10), the
 // Node SDK 5.x (2025-01) and 9.x (2026-07, with the documents reads) call it, plus the control plane's index
@@ -54,7 +55,6 @@ var passMethods = map[string]bool{
 	"/VectorService/ListNamespaces":     true,
 	"/VectorService/DescribeNamespace":  true,
 	"/VectorService/CreateNamespace":    true,
-	"/VectorService/DeleteNamespace":    true,
 }
 
 // isPass reports whether r is one of the requests that pass untouched.

@@ -41,7 +41,8 @@ const AnyNamespace = "*"
 //     only to the store; by filter otherwise, or a dry run: nothing.
 //   - delete by ids: one extract.OpDelete per id. Delete all (REST
 //     "deleteAll": true, gRPC delete_all, documents "delete_all": true) and
-//     DELETE /namespaces/{namespace} (DeleteNamespace): one
+//     DELETE /namespaces/{namespace} (DeleteNamespace) or gRPC
+//     DeleteNamespace (DeleteNamespaceGRPC): one
 //     extract.OpDeleteAll for the namespace. Delete by filter yields
 //     nothing: which records match is known only to the store, it adds no
 //     personal data, and forgetting a subject checks the store itself
