@@ -199,7 +199,7 @@ func FuzzPineconeGRPC(f *testing.F) {
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		for _, r := range []*Rules{pcRules(t), pcRulesAny(t)} {
 			for _, fn := range []func(*Rules, []byte) ([]extract.Tag, error){
-				(*Rules).UpsertGRPC, (*Rules).UpdateGRPC, (*Rules).DeleteGRPC,
+				(*Rules).UpsertGRPC, (*Rules).UpdateGRPC, (*Rules).DeleteGRPC, (*Rules).DeleteNamespaceGRPC,
 			} {
 				tags, err := fn(r, msg)
 				if err == nil {
