@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,6 +28,13 @@ import (
 //
 // Messages after a refused one are forwarded as usual; the server discards
 // them until Sync as it does after any error.
+//
+// The server's ErrorResponse for a raising DO block says where it was raised
+// (Where: "PL/pgSQL function inline_code_block line 1 at RAISE", and the
+// server's source file, line and routine), which clients print as CONTEXT.
+// The refusal is the proxy's own error, not a PL/pgSQL function's: the
+// client gets that ErrorResponse without those fields (see
+// withoutServerContext); the Observer still sees it as the server sent it.
 
 // refusalDefaultCode is used when a Refusal carries no valid SQLSTATE.
 const refusalDefaultCode = "LT000"
@@ -37,6 +45,7 @@ func (ss *session) refuse(typ byte, r *Refusal) verdict {
 	ss.log.Info("statement refused", "code", r.Code, "reason", r.LogReason)
 	switch typ {
 	case 'Q':
+		ss.refusals.add(injection{epoch: ss.sent.Load(), code: r.Code, message: r.Message, simple: true})
 		return verdict{prefix: fixLength(appendCString(appendMessageHeader(nil, 'Q'), raiseStatement(r))), drop: true}
 	case 'P', 'B', 'E':
 		ss.refusals.add(injection{epoch: ss.sent.Load(), code: r.Code, message: r.Message})
@@ -159,12 +168,17 @@ type injection struct {
 	epoch   int64
 	code    string
 	message string
+	// simple: the injection is a Query, answered by our ErrorResponse
+	// alone (no ParseComplete or BindComplete to remove).
+	simple bool
 }
 
 // refusals removes the ParseComplete and BindComplete of injected
-// statements from the server's stream. The server answers an injection with
+// statements from the server's stream, and the server context from their
+// ErrorResponse. The server answers an extended-protocol injection with
 // exactly ParseComplete, BindComplete, ErrorResponse (ours), or with nothing
-// when it is already skipping to Sync.
+// when it is already skipping to Sync; a Query injection with ErrorResponse
+// (ours) and ReadyForQuery.
 type refusals struct {
 	pending atomic.Int32 // fast path: no lock while nothing is pending
 	holding atomic.Bool  // held bytes exist: every message must pass filter to keep order
@@ -182,8 +196,10 @@ func (q *refusals) add(in injection) {
 
 // filter decides about one server message given the number of
 // ReadyForQuery messages seen so far. pass reports whether the message goes
-// on (after v.prefix); held messages are released in v.prefix when they turn
-// out to be the application's own.
+// on to the Observer; the client gets v.prefix and, unless v.drop, the
+// message. Held messages are released in v.prefix when they turn out to be
+// the application's own; our ErrorResponse reaches the client in v.prefix,
+// without server context, in place of the message.
 func (q *refusals) filter(typ byte, body []byte, epoch int64) (v verdict, pass bool) {
 	if q.pending.Load() == 0 {
 		return verdict{}, true
@@ -193,6 +209,15 @@ func (q *refusals) filter(typ byte, body []byte, epoch int64) (v verdict, pass b
 	if len(q.queue) == 0 || q.queue[0].epoch != epoch {
 		return verdict{}, true
 	}
+	if q.queue[0].simple {
+		v.prefix = q.release()
+		if typ == 'E' && q.matches(body) {
+			q.queue = q.queue[1:]
+			q.pending.Add(-1)
+			return verdict{prefix: append(v.prefix, withoutServerContext(body)...), drop: true}, true
+		}
+		return v, true
+	}
 	switch {
 	case typ == '1' && len(q.held) == 0, typ == '2' && len(q.held) == 5:
 		q.hold(typ)
@@ -201,7 +226,7 @@ func (q *refusals) filter(typ byte, body []byte, epoch int64) (v verdict, pass b
 		q.release()
 		q.queue = q.queue[1:]
 		q.pending.Add(-1)
-		return verdict{}, true
+		return verdict{prefix: withoutServerContext(body), drop: true}, true
 	}
 	v.prefix = q.release()
 	if typ == '1' {
@@ -241,6 +266,29 @@ func (q *refusals) expire(epoch int64) {
 		q.queue = q.queue[1:]
 		q.pending.Add(-1)
 	}
+}
+
+// withoutServerContext is the ErrorResponse message with body's fields
+// except those that say where in the server the error was raised: W
+// (Where), F (File), L (Line) and R (Routine). For an injected refusal they
+// name the DO block and PL/pgSQL's source, not anything the application
+// ran. Fields are kept in their order; a field without its terminator ends
+// the copy.
+func withoutServerContext(body []byte) []byte {
+	out := appendMessageHeader(make([]byte, 0, headerLen+len(body)), 'E')
+	for len(body) > 0 && body[0] != 0 {
+		end := bytes.IndexByte(body, 0)
+		if end < 0 {
+			break
+		}
+		switch body[0] {
+		case 'W', 'F', 'L', 'R':
+		default:
+			out = append(out, body[:end+1]...)
+		}
+		body = body[end+1:]
+	}
+	return fixLength(append(out, 0))
 }
 
 // errorField returns one field of an ErrorResponse body.

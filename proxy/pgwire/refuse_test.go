@@ -275,6 +275,12 @@ func TestRefusals_Filter(t *testing.T) {
 		return s
 	}
 	inEpoch := func(s filterStep, epoch int64) filterStep { s.epoch = epoch; return s }
+	// replaced is our ErrorResponse: it reaches the Observer as it is and
+	// the client, after released, without server context.
+	replaced := func(body []byte, released ...[]byte) filterStep {
+		return filterStep{typ: 'E', body: body, wantPass: true, wantDrop: true,
+			wantPrefix: append(bytes.Join(released, nil), withoutServerContext(body)...)}
+	}
 
 	cases := []struct {
 		name        string
@@ -285,13 +291,13 @@ func TestRefusals_Filter(t *testing.T) {
 		{
 			name:        "completions before our error are removed",
 			injections:  []injection{{epoch: 0, code: code, message: message}},
-			steps:       []filterStep{hold('1'), hold('2'), pass('E', ours)},
+			steps:       []filterStep{hold('1'), hold('2'), replaced(ours)},
 			wantPending: 0,
 		},
 		{
 			name:       "after our error nothing more is filtered",
 			injections: []injection{{epoch: 0, code: code, message: message}},
-			steps: []filterStep{hold('1'), hold('2'), pass('E', ours),
+			steps: []filterStep{hold('1'), hold('2'), replaced(ours),
 				pass('1', nil), pass('2', nil), pass('E', ours), pass('Z', []byte("E"))},
 			wantPending: 0,
 		},
@@ -323,20 +329,20 @@ func TestRefusals_Filter(t *testing.T) {
 			name:       "the application's completions before ours are released in order",
 			injections: []injection{{epoch: 0, code: code, message: message}},
 			// The application's Parse, Bind went through; its Execute was refused.
-			steps:       []filterStep{hold('1'), hold('2'), {typ: '1', wantPrefix: msgs(parseComplete, bindComplete), wantDrop: true}, hold('2'), pass('E', ours)},
+			steps:       []filterStep{hold('1'), hold('2'), {typ: '1', wantPrefix: msgs(parseComplete, bindComplete), wantDrop: true}, hold('2'), replaced(ours)},
 			wantPending: 0,
 		},
 		{
 			name:       "the application's ParseComplete before our Parse is released",
 			injections: []injection{{epoch: 0, code: code, message: message}},
 			// The application's Parse went through; its Bind was refused.
-			steps:       []filterStep{hold('1'), {typ: '1', wantPrefix: parseComplete, wantDrop: true}, hold('2'), pass('E', ours)},
+			steps:       []filterStep{hold('1'), {typ: '1', wantPrefix: parseComplete, wantDrop: true}, hold('2'), replaced(ours)},
 			wantPending: 0,
 		},
 		{
 			name:        "BindComplete without ParseComplete passes",
 			injections:  []injection{{epoch: 0, code: code, message: message}},
-			steps:       []filterStep{pass('2', nil), hold('1'), hold('2'), pass('E', ours)},
+			steps:       []filterStep{pass('2', nil), hold('1'), hold('2'), replaced(ours)},
 			wantPending: 0,
 		},
 		{
@@ -358,6 +364,24 @@ func TestRefusals_Filter(t *testing.T) {
 			wantPending: 1,
 		},
 		{
+			name:        "a Query injection's error is replaced, nothing is held",
+			injections:  []injection{{epoch: 0, code: code, message: message, simple: true}},
+			steps:       []filterStep{pass('1', nil), pass('E', errorBody(t, "42P01", "other")), replaced(ours), pass('E', ours), pass('Z', []byte("E"))},
+			wantPending: 0,
+		},
+		{
+			name: "a Query injection after an extended one is matched after it",
+			injections: []injection{
+				{epoch: 0, code: code, message: "first"},
+				{epoch: 0, code: code, message: "second", simple: true},
+			},
+			steps: []filterStep{
+				hold('1'), hold('2'), replaced(errorBody(t, code, "first")),
+				pass('1', nil), replaced(errorBody(t, code, "second")),
+			},
+			wantPending: 0,
+		},
+		{
 			name: "injections are matched in order",
 			injections: []injection{
 				{epoch: 0, code: code, message: "first"},
@@ -365,8 +389,8 @@ func TestRefusals_Filter(t *testing.T) {
 			},
 			steps: []filterStep{
 				hold('1'), hold('2'), pass('E', errorBody(t, code, "second"), parseComplete, bindComplete),
-				hold('1'), hold('2'), pass('E', errorBody(t, code, "first")),
-				hold('1'), hold('2'), pass('E', errorBody(t, code, "second")),
+				hold('1'), hold('2'), replaced(errorBody(t, code, "first")),
+				hold('1'), hold('2'), replaced(errorBody(t, code, "second")),
 			},
 			wantPending: 0,
 		},
@@ -440,7 +464,7 @@ func TestSessionRefuse_ReplacesMessageByType(t *testing.T) {
 		wantDrop    bool
 		wantPending int32
 	}{
-		{'Q', msg('Q', append([]byte(raiseStatement(r)), 0)), true, 0},
+		{'Q', msg('Q', append([]byte(raiseStatement(r)), 0)), true, 1},
 		{'P', raiseExtended(r), true, 1},
 		{'B', raiseExtended(r), true, 1},
 		{'E', raiseExtended(r), true, 1},
@@ -458,7 +482,7 @@ func TestSessionRefuse_ReplacesMessageByType(t *testing.T) {
 			assert.Equal(t, tc.wantDrop, v.drop)
 			assert.Equal(t, tc.wantPending, ss.refusals.pending.Load())
 			if tc.wantPending > 0 {
-				assert.Equal(t, injection{epoch: 7, code: r.Code, message: r.Message}, ss.refusals.queue[0])
+				assert.Equal(t, injection{epoch: 7, code: r.Code, message: r.Message, simple: tc.typ == 'Q'}, ss.refusals.queue[0])
 			}
 		})
 	}
@@ -481,17 +505,17 @@ func TestSession_RemovesInjectedCompletionsWithoutReordering(t *testing.T) {
 		{
 			name:   "only the injection is answered",
 			server: msgs(msg('1', nil), msg('2', nil), msg('E', ours), msg('Z', []byte("E"))),
-			want:   msgs(msg('E', ours), msg('Z', []byte("E"))),
+			want:   msgs(withoutServerContext(ours), msg('Z', []byte("E"))),
 		},
 		{
 			name:   "the application's Parse and Bind are answered first",
 			server: msgs(msg('1', nil), msg('2', nil), msg('C', []byte("SELECT 1\x00")), msg('1', nil), msg('2', nil), msg('E', ours), msg('Z', []byte("E"))),
-			want:   msgs(msg('1', nil), msg('2', nil), msg('C', []byte("SELECT 1\x00")), msg('E', ours), msg('Z', []byte("E"))),
+			want:   msgs(msg('1', nil), msg('2', nil), msg('C', []byte("SELECT 1\x00")), withoutServerContext(ours), msg('Z', []byte("E"))),
 		},
 		{
 			name:     "the application's query returns rows before the injection is answered",
 			server:   msgs(msg('1', nil), msg('2', nil), appRows, msg('1', nil), msg('2', nil), msg('E', ours), msg('Z', []byte("E"))),
-			want:     msgs(msg('1', nil), msg('2', nil), appRows, msg('E', ours), msg('Z', []byte("E"))),
+			want:     msgs(msg('1', nil), msg('2', nil), appRows, withoutServerContext(ours), msg('Z', []byte("E"))),
 			knownBug: "DataRow is not inspected, so it overtakes the held ParseComplete/BindComplete",
 		},
 	}
@@ -576,4 +600,23 @@ func TestSessionRefuse_LogsTheLogReasonNeverTheMessage(t *testing.T) {
 	assert.Contains(t, out, `reason="the statement did not parse"`)
 	assert.NotContains(t, out, "secret")
 	assert.NotContains(t, out, "INSERT")
+}
+
+func TestWithoutServerContext_DropsWhereFileLineRoutineKeepsTheRest(t *testing.T) {
+	full, err := (&pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: "LT003",
+		Message: "refused", Detail: "detail", Hint: "hint", Position: 7, SchemaName: "public",
+		Where: "PL/pgSQL function inline_code_block line 1 at RAISE", File: "pl_exec.c", Line: 3911, Routine: "exec_stmt_raise",
+		UnknownFields: map[byte]string{'Z': "kept"}}).Encode(nil)
+	require.NoError(t, err)
+
+	got := withoutServerContext(full[headerLen:])
+
+	var decoded pgproto3.ErrorResponse
+	require.Equal(t, byte('E'), got[0])
+	require.Equal(t, len(got)-1, int(binary.BigEndian.Uint32(got[1:headerLen])), "length field")
+	require.NoError(t, decoded.Decode(got[headerLen:]))
+	assert.Equal(t, pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: "LT003",
+		Message: "refused", Detail: "detail", Hint: "hint", Position: 7, SchemaName: "public",
+		UnknownFields: map[byte]string{'Z': "kept"}}, decoded)
+	assert.Equal(t, []byte{'E', 0, 0, 0, 5, 0}, withoutServerContext([]byte{0}), "an empty error stays one")
 }

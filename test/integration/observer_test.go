@@ -124,6 +124,7 @@ func assertRefused(t *testing.T, err error) {
 	require.Error(t, err)
 	assert.Equal(t, "LT001", pgCode(err))
 	assert.Equal(t, "lethe: writes to forbidden tables are refused", pgMessage(err))
+	assertNoServerContext(t, err)
 }
 
 func countRows(t *testing.T, db testDB, table string) int {
