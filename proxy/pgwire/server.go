@@ -66,7 +66,17 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
+		// Counted under mu, which Shutdown takes after setting closing and
+		// before it waits: a connection is either counted before Shutdown
+		// waits for the count, or closed here unserved.
+		s.mu.Lock()
+		if s.closing.Load() {
+			s.mu.Unlock()
+			conn.Close()
+			return ErrServerClosed
+		}
 		s.conns.Add(1)
+		s.mu.Unlock()
 		go func() {
 			defer s.conns.Done()
 			s.serveConn(conn)
