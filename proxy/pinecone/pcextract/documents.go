@@ -204,26 +204,7 @@ func (r *Rules) DeleteDocumentsREST(namespace string, body []byte) ([]extract.Ta
 	if _, covered := r.fields(ns); !covered || ids < 0 && !all {
 		return nil, nil
 	}
-	table := r.table(ns)
-	var tags []extract.Tag
-	if all {
-		tags = append(tags, extract.Tag{Table: table, Op: extract.OpDeleteAll})
-	}
-	for e, n := elementsOf(doc, ids), 0; ids >= 0; n++ {
-		v, ok := e.next()
-		if !ok {
-			break
-		}
-		if doc[v] != '"' || doc[v+1] == '"' {
-			return nil, fmt.Errorf("pinecone: %s: ids[%d] is not a non-empty string", op, n)
-		}
-		id, err := ownedJSONString(doc[v:strictjson.SkipString(doc, v)])
-		if err != nil {
-			return nil, fmt.Errorf("pinecone: %s: ids[%d] %w", op, n, err)
-		}
-		tags = append(tags, extract.Tag{Table: table, Op: extract.OpDelete, ID: id})
-	}
-	return tags, nil
+	return deleteTags(doc, ids, all, r.table(ns), op)
 }
 
 // documentsBody checks a documents write: the path's namespace (valid

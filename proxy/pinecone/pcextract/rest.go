@@ -168,7 +168,13 @@ func (r *Rules) DeleteREST(body []byte) ([]extract.Tag, error) {
 	if _, covered := r.fields(ns); !covered || ids < 0 && !all {
 		return nil, nil
 	}
-	table := r.table(ns)
+	return deleteTags(doc, ids, all, r.table(ns), "delete")
+}
+
+// deleteTags are the tags of a delete request already read: one
+// extract.OpDeleteAll when all, one extract.OpDelete per id of the "ids"
+// array at doc[ids] (ids < 0: none). op names the request in errors.
+func deleteTags(doc string, ids int, all bool, table, op string) ([]extract.Tag, error) {
 	var tags []extract.Tag
 	if all {
 		tags = append(tags, extract.Tag{Table: table, Op: extract.OpDeleteAll})
@@ -179,11 +185,11 @@ func (r *Rules) DeleteREST(body []byte) ([]extract.Tag, error) {
 			break
 		}
 		if doc[v] != '"' || doc[v+1] == '"' {
-			return nil, fmt.Errorf("pinecone: delete: ids[%d] is not a non-empty string", n)
+			return nil, fmt.Errorf("pinecone: %s: ids[%d] is not a non-empty string", op, n)
 		}
 		id, err := ownedJSONString(doc[v:strictjson.SkipString(doc, v)])
 		if err != nil {
-			return nil, fmt.Errorf("pinecone: delete: ids[%d] %w", n, err)
+			return nil, fmt.Errorf("pinecone: %s: ids[%d] %w", op, n, err)
 		}
 		tags = append(tags, extract.Tag{Table: table, Op: extract.OpDelete, ID: id})
 	}
