@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,8 +41,10 @@ CREATE TABLE b (id int PRIMARY KEY, meta jsonb);`,
 				extract.Rule{Table: "a", ID: "id", Subjects: subjects("owner")},
 				extract.Rule{Table: "b", ID: "id", Subjects: subjects("meta->>'user_id'")})
 			lagging := &laggingLedger{Observer: f.ledger, rng: rand.New(rand.NewPCG(seed, 1))}
-			for range failures {
-				lagging.failAt = append(lagging.failAt, 10+lagging.rng.IntN(50))
+			for len(lagging.failAt) < failures { // distinct calls: two equal numbers would fail once
+				if at := 10 + lagging.rng.IntN(50); !slices.Contains(lagging.failAt, at) {
+					lagging.failAt = append(lagging.failAt, at)
+				}
 			}
 			fl, err := New(Config{ConnString: f.connStr, Name: f.name, Rules: f.rules, Ledger: lagging, Core: &testCore{observer: lagging},
 				FlushInterval: 20 * time.Millisecond, MaxBatch: 40, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
