@@ -71,7 +71,7 @@ func BenchmarkIntend(b *testing.B) {
 			}
 			defer l.Close()
 			benchIntend(b, l)
-			b.ReportMetric(float64(l.ic.requests.Load())/float64(l.ic.batches.Load()), "intents/commit")
+			b.ReportMetric(float64(l.pendingFile.requests.Load())/float64(l.pendingFile.batches.Load()), "intents/commit")
 		})
 		b.Run("SQLite/serial/"+w.name, func(b *testing.B) {
 			l, err := OpenSQLite(filepath.Join(b.TempDir(), "ledger.db"), Options{CommitWindow: w.window})
@@ -93,7 +93,7 @@ func BenchmarkIntend(b *testing.B) {
 			}
 			defer l.Close()
 			benchIntend(b, l)
-			b.ReportMetric(float64(l.c.requests.Load())/float64(l.c.batches.Load()), "intents/commit")
+			b.ReportMetric(float64(l.decisions.requests.Load())/float64(l.decisions.batches.Load()), "intents/commit")
 		})
 	}
 }
@@ -127,7 +127,7 @@ func BenchmarkIntendSync(b *testing.B) {
 			}
 			defer l.Close()
 			benchIntend(b, l)
-			b.ReportMetric(float64(l.ic.requests.Load())/float64(l.ic.batches.Load()), "intents/commit")
+			b.ReportMetric(float64(l.pendingFile.requests.Load())/float64(l.pendingFile.batches.Load()), "intents/commit")
 		})
 		b.Run("Postgres/serial/"+mode.String(), func(b *testing.B) {
 			conn := testPGConnString(b)
@@ -206,7 +206,7 @@ func BenchmarkBySubject(b *testing.B) {
 func loadSQLiteBench(b *testing.B, l *SQLite, rows int) {
 	ctx := context.Background()
 	var have int
-	if err := l.w.QueryRowContext(ctx, `SELECT count(*) FROM entries`).Scan(&have); err != nil {
+	if err := l.writer.QueryRowContext(ctx, `SELECT count(*) FROM entries`).Scan(&have); err != nil {
 		b.Fatal(err)
 	}
 	if have == rows {
@@ -216,7 +216,7 @@ func loadSQLiteBench(b *testing.B, l *SQLite, rows int) {
 		b.Fatalf("bench ledger has %d rows, want 0 or %d: delete it", have, rows)
 	}
 	start := time.Now()
-	conn, err := l.w.Conn(ctx)
+	conn, err := l.writer.Conn(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}

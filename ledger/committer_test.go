@@ -47,7 +47,7 @@ func intendConcurrently(c *committer, ids []string) ([]IntentID, []error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[i] = writes{c: c}.Intend(context.Background(), []Entry{entry("t", id, "s")})
+			out[i], errs[i] = writes{decisions: c}.Intend(context.Background(), []Entry{entry("t", id, "s")})
 		}()
 	}
 	wg.Wait()
@@ -139,7 +139,7 @@ func TestCommitter_IntentsCommitApartAndFirst(t *testing.T) {
 	c := newCommitter(f.write, Options{CommitWindow: 500 * time.Millisecond})
 	defer c.close()
 	ctx := context.Background()
-	w := writes{c: c}
+	w := writes{decisions: c}
 	ids, errs := intendConcurrently(c, []string{"a", "b", "c"})
 	for _, err := range errs {
 		require.NoError(t, err)
@@ -175,7 +175,7 @@ func TestCommitter_LogsSlowIntentCommits(t *testing.T) {
 	f := &fakeWriter{delay: slowCommit + 50*time.Millisecond}
 	c := newCommitter(f.write, Options{CommitWindow: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	defer c.close()
-	w := writes{c: c}
+	w := writes{decisions: c}
 	require.NoError(t, w.Confirm(context.Background(), 1), "the fake writer takes anything")
 	require.NotContains(t, logs.String(), "slow", "nobody waited for a confirmation")
 	_, err := w.Intend(context.Background(), []Entry{entry("t", "1", "s")})

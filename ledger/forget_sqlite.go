@@ -16,7 +16,7 @@ import (
 // the committer's idea of the mode can only be stale towards NORMAL, which
 // costs it one extra PRAGMA, never durability.
 func (l *SQLite) durableTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	conn, err := l.w.Conn(ctx) // the one writer connection: waits for the committer's batch
+	conn, err := l.writer.Conn(ctx) // the one writer connection: waits for the committer's batch
 	if err != nil {
 		return unavailable(err)
 	}
@@ -94,7 +94,7 @@ func (l *SQLite) OpenForgets(ctx context.Context) ([]ForgetRequest, error) {
 }
 
 func (l *SQLite) forgets(ctx context.Context, where string, args ...any) ([]ForgetRequest, error) {
-	rows, err := l.r.QueryContext(ctx, `SELECT `+sqliteForgetColumns+` FROM forget_requests `+where, args...)
+	rows, err := l.readers.QueryContext(ctx, `SELECT `+sqliteForgetColumns+` FROM forget_requests `+where, args...)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -197,7 +197,7 @@ func notOpen(status string) error {
 }
 
 func (l *SQLite) Tombstones(ctx context.Context) ([]Tombstone, error) {
-	rows, err := l.r.QueryContext(ctx, `SELECT subject, request_id, created_at FROM tombstones ORDER BY created_at`)
+	rows, err := l.readers.QueryContext(ctx, `SELECT subject, request_id, created_at FROM tombstones ORDER BY created_at`)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -242,7 +242,7 @@ func (l *SQLite) AddLateWrite(ctx context.Context, w LateWrite) error {
 }
 
 func (l *SQLite) LateWrites(ctx context.Context, requestID string) ([]LateWrite, error) {
-	rows, err := l.r.QueryContext(ctx, `SELECT at, store, tbl, deleted, residual, log_index FROM late_writes WHERE request_id = ? ORDER BY at, log_index`, requestID)
+	rows, err := l.readers.QueryContext(ctx, `SELECT at, store, tbl, deleted, residual, log_index FROM late_writes WHERE request_id = ? ORDER BY at, log_index`, requestID)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -262,7 +262,7 @@ func (l *SQLite) LateWrites(ctx context.Context, requestID string) ([]LateWrite,
 
 func (l *SQLite) ListForgets(ctx context.Context, f ForgetFilter) ([]ForgetSummary, error) {
 	where, args := forgetListWhere(f, func(int) string { return "?" }, func(t time.Time) any { return t.UnixMicro() })
-	rows, err := l.r.QueryContext(ctx, `SELECT id, status, received_at, deadline, updated_at FROM forget_requests`+where, args...)
+	rows, err := l.readers.QueryContext(ctx, `SELECT id, status, received_at, deadline, updated_at FROM forget_requests`+where, args...)
 	if err != nil {
 		return nil, unavailable(err)
 	}

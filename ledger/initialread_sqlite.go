@@ -9,7 +9,7 @@ import (
 // InitialReadDone implements InitialReads on the read pool.
 func (l *SQLite) InitialReadDone(ctx context.Context, key SlotKey) (bool, error) {
 	var done bool
-	err := l.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM initial_reads WHERE system_id = ? AND database = ? AND slot = ?)`,
+	err := l.readers.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM initial_reads WHERE system_id = ? AND database = ? AND slot = ?)`,
 		key.System, key.Database, key.Slot).Scan(&done)
 	if err != nil {
 		return false, unavailable(err)

@@ -82,7 +82,7 @@ func TestSQLite_UpgradeKeepsPendingIntents(t *testing.T) {
 	require.NoError(t, err)
 	defer l.Close()
 	var tables int
-	require.NoError(t, l.r.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'intent_entries'`).Scan(&tables))
+	require.NoError(t, l.readers.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'intent_entries'`).Scan(&tables))
 	require.Zero(t, tables, "intent_entries is converted and dropped")
 	checkUpgradedPending(t, l)
 }

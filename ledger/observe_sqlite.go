@@ -25,7 +25,7 @@ func (l *SQLite) ObserveNoSync(ctx context.Context, changes []Change) error {
 // with synchronous=NORMAL (relaxedSync); the writer is FULL again
 // afterwards for the durable writers that share it.
 func (l *SQLite) noSyncTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	conn, err := l.w.Conn(ctx)
+	conn, err := l.writer.Conn(ctx)
 	if err != nil {
 		return unavailable(err)
 	}

@@ -19,6 +19,6 @@ func TestSQLite_ObserveNoSyncLeavesTheWriterFull(t *testing.T) {
 	require.NoError(t, l.ObserveNoSync(ctx, []Change{{Kind: ChangeWrite, Store: StorePostgres, Table: "public.docs", RecordID: "1",
 		Subjects: []SubjectHash{testHasher.Hash("alice")}}}))
 	var sync int
-	require.NoError(t, l.w.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
+	require.NoError(t, l.writer.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
 	require.Equal(t, 2, sync, "the writer is FULL after ObserveNoSync")
 }

@@ -130,7 +130,7 @@ func (l *Postgres) unregister() {
 // which lets a proxy of the older build finish the transactions it had in
 // flight at the upgrade. This handle's own intents are never orphans.
 func (l *Postgres) PendingOrphans(ctx context.Context) ([]Intent, error) {
-	if l.c.isClosed() {
+	if l.decisions.isClosed() {
 		return nil, ErrClosed
 	}
 	return l.pending(ctx, `

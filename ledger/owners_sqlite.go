@@ -14,10 +14,10 @@ func (l *SQLite) register(name string) error {
 	// Pending intents are in the pending file (sqlite_pending.go), which
 	// openPending has cleared of resolved ones.
 	var owners []byte
-	if err := l.pr.QueryRowContext(ctx, `SELECT json_group_array(DISTINCT owner_id) FROM pending WHERE owner_id IS NOT NULL`).Scan(&owners); err != nil {
+	if err := l.pendingReaders.QueryRowContext(ctx, `SELECT json_group_array(DISTINCT owner_id) FROM pending WHERE owner_id IS NOT NULL`).Scan(&owners); err != nil {
 		return err
 	}
-	tx, err := l.w.BeginTx(ctx, nil)
+	tx, err := l.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -41,7 +41,7 @@ func (l *SQLite) register(name string) error {
 func (l *SQLite) unregister() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := l.w.ExecContext(ctx, `DELETE FROM owners WHERE id = ?`, l.owner); err != nil {
+	if _, err := l.writer.ExecContext(ctx, `DELETE FROM owners WHERE id = ?`, l.owner); err != nil {
 		l.log.Warn("ledger: could not remove this handle from the owners table", "owner_id", l.owner, "err", err)
 	}
 }

@@ -30,15 +30,15 @@ type ownerBackend struct {
 func crash(l Ledger) {
 	switch l := l.(type) {
 	case *SQLite:
-		l.c.close()
+		l.decisions.close()
 		for _, st := range l.stmts {
 			st.Close()
 		}
-		l.r.Close()
-		l.w.Close()
+		l.readers.Close()
+		l.writer.Close()
 	case *Postgres:
 		l.owner.stopRenewing()
-		l.c.close()
+		l.decisions.close()
 		l.pool.Close()
 	}
 }

@@ -61,8 +61,8 @@ func OpenPostgres(ctx context.Context, connString string, opts Options) (*Postgr
 		pool.Close()
 		return nil, fmt.Errorf("%w: PostgreSQL ledger schema %q: registering this handle: %w", ErrUnavailable, opts.schema(), err)
 	}
-	l.c = newCommitter(l.writeBatch, opts)
-	l.c.fence = l.owner.lease.check
+	l.decisions = newCommitter(l.writeBatch, opts)
+	l.decisions.fence = l.owner.lease.check
 	go l.renewLoop()
 	return l, nil
 }
@@ -532,11 +532,11 @@ func (l *Postgres) Counts(ctx context.Context) ([]TableCount, error) {
 // removes this handle from the owners (what it left pending becomes an
 // orphan at once), then closes the pool.
 func (l *Postgres) Close() error {
-	if l.c.isClosed() {
+	if l.decisions.isClosed() {
 		return nil
 	}
 	l.owner.stopRenewing()
-	l.c.close()
+	l.decisions.close()
 	l.unregister()
 	l.pool.Close()
 	return nil

@@ -28,7 +28,7 @@ func (l *SQLite) RecordSalt(ctx context.Context, h *Hasher) (SaltCheck, error) {
 		}
 		if !held {
 			// Intents still pending live in the pending file.
-			if err := l.pr.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pending WHERE entries IS NOT NULL)`).Scan(&held); err != nil {
+			if err := l.pendingReaders.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pending WHERE entries IS NOT NULL)`).Scan(&held); err != nil {
 				return unavailable(err)
 			}
 		}
@@ -47,7 +47,7 @@ func (l *SQLite) RecordSalt(ctx context.Context, h *Hasher) (SaltCheck, error) {
 
 // CheckSalt implements SaltKeeper on the read pool.
 func (l *SQLite) CheckSalt(ctx context.Context, h *Hasher) (SaltCheck, error) {
-	stored, err := sqliteSaltFingerprint(ctx, l.r)
+	stored, err := sqliteSaltFingerprint(ctx, l.readers)
 	if err != nil {
 		return 0, err
 	}

@@ -25,24 +25,24 @@ import (
 // lets run beside the writers.
 type SQLite struct {
 	writes
-	path   string
-	w, r   *sql.DB // the ledger file: writer, readers
-	pw, pr *sql.DB // the pending file: writer, readers
+	path                          string
+	writer, readers               *sql.DB // the ledger file: writer, readers
+	pendingWriter, pendingReaders *sql.DB // the pending file: writer, readers
 	// stmts are sqliteWrites, sqliteReads, pendingWrites and pendingReads,
 	// each prepared on its file's writer or readers.
 	stmts map[string]*sql.Stmt
 	// inserts[k] confirms 1<<k entries (sqlite_confirm.go); insertArgs is
 	// their reused argument list. They are used only inside a transaction
 	// of the writer, which has one connection: by one caller at a time.
-	inserts    [insertSizes]*sql.Stmt
-	insertArgs []any
-	owner      int64 // this handle's row in owners (see owners.go)
-	cp         *checkpointer
-	obs        observedLog // the WAL follower's changes not yet in entries
+	inserts     [insertSizes]*sql.Stmt
+	insertArgs  []any
+	owner       int64 // this handle's row in owners (see owners.go)
+	checkpoints *checkpointer
+	observed    observedLog // the WAL follower's changes not yet in entries
 	// bulkAt is when the last batch of decisions committed; only their
 	// committer goroutine touches it.
 	bulkAt time.Time
-	// pendingFull is pw's synchronous mode (see pendingSync); only the
+	// pendingFull is pendingWriter's synchronous mode (see pendingSync); only the
 	// intents' committer touches it. The DSN opens it FULL.
 	pendingFull bool
 	intentSync  IntentSync
@@ -74,13 +74,13 @@ func openSQLite(path string, opts Options, checkpointEvery time.Duration) (l *SQ
 	// its cost per entry grow with the ledger.
 	// The writer never checkpoints inside its commits (see
 	// sqlite_checkpoint.go).
-	l.w = openWriter(path, busy, ledgerWriterPragmas, "_cache_size=-65536")
-	if err = migrateSQLite(l.w); err != nil {
+	l.writer = openWriter(path, busy, ledgerWriterPragmas, "_cache_size=-65536")
+	if err = migrateSQLite(l.writer); err != nil {
 		return l, err
 	}
 	// A bigger page cache per reader: a lookup touches a few pages of the
 	// subject index and one leaf per record.
-	if l.r, err = sql.Open("sqlite3", sqliteDSN(path, busy, "_query_only=1", "_cache_size=-32768")); err != nil {
+	if l.readers, err = sql.Open("sqlite3", sqliteDSN(path, busy, "_query_only=1", "_cache_size=-32768")); err != nil {
 		return l, err
 	}
 	if err = l.openPending(busy); err != nil {
@@ -98,11 +98,11 @@ func openSQLite(path string, opts Options, checkpointEvery time.Duration) (l *SQ
 	if err = l.register(opts.owner()); err != nil {
 		return l, fmt.Errorf("registering this handle: %w", err)
 	}
-	if l.cp, err = startCheckpointer(sqliteDSN(path, busy), path+"-wal", checkpointEvery, l.log); err != nil {
+	if l.checkpoints, err = startCheckpointer(sqliteDSN(path, busy), path+"-wal", checkpointEvery, l.log); err != nil {
 		return l, err
 	}
-	l.c = newCommitter(l.writeDecisions, opts)
-	l.ic = newCommitter(l.writeIntents, opts)
+	l.decisions = newCommitter(l.writeDecisions, opts)
+	l.pendingFile = newCommitter(l.writeIntents, opts)
 	return l, nil
 }
 
@@ -159,11 +159,11 @@ func (c pragmaConnector) Driver() driver.Driver                        { return 
 // transaction of the ledger file, then deletes the resolved intents from
 // the pending file (see sqlite_pending.go for why in that order).
 func (l *SQLite) writeDecisions(ctx context.Context, now time.Time, batch []*request) error {
-	if l.cp.restartDue(l.bulkAt) {
+	if l.checkpoints.restartDue(l.bulkAt) {
 		// Between transactions, so that the batch starts the WAL over
 		// (sqlite_checkpoint.go). A failure only delays that to the next
 		// batch.
-		if err := l.cp.restart(ctx, l.w); err != nil {
+		if err := l.checkpoints.restart(ctx, l.writer); err != nil {
 			l.log.Warn("ledger: the writer's checkpoint did not complete; the WAL grows until one does", "err", err)
 		}
 	}
@@ -171,12 +171,12 @@ func (l *SQLite) writeDecisions(ctx context.Context, now time.Time, batch []*req
 	if err != nil {
 		return err
 	}
-	l.obs.mu.Lock() // before the writer connection, as every holder takes them
-	defer l.obs.mu.Unlock()
+	l.observed.mu.Lock() // before the writer connection, as every holder takes them
+	defer l.observed.mu.Unlock()
 	// The writer is shared with forget and the transparency log, which
 	// must stay FULL: this batch alone commits on a connection of its own
 	// with synchronous=NORMAL (see relaxedSync).
-	conn, err := l.w.Conn(ctx)
+	conn, err := l.writer.Conn(ctx)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func (l *SQLite) writeDecisions(ctx context.Context, now time.Time, batch []*req
 		return err
 	}
 	defer tx.Rollback()
-	drain := l.obs.changes.Load() > 0
+	drain := l.observed.changes.Load() > 0
 	if drain {
 		if err := l.drainObserved(ctx, tx); err != nil {
 			return err
@@ -207,7 +207,7 @@ func (l *SQLite) writeDecisions(ctx context.Context, now time.Time, batch []*req
 		return err
 	}
 	if drain {
-		l.obs.drained()
+		l.observed.drained()
 	}
 	l.bulkAt = time.Now()
 	l.clearPending(pending)
@@ -297,7 +297,7 @@ func (l *SQLite) prepare() error {
 	for _, set := range []struct {
 		db      *sql.DB
 		queries map[string]string
-	}{{l.w, sqliteWrites}, {l.r, sqliteReads}, {l.pw, pendingWrites}, {l.pr, pendingReads}} {
+	}{{l.writer, sqliteWrites}, {l.readers, sqliteReads}, {l.pendingWriter, pendingWrites}, {l.pendingReaders, pendingReads}} {
 		for name, q := range set.queries {
 			st, err := set.db.Prepare(q)
 			if err != nil {
@@ -362,12 +362,12 @@ func (l *SQLite) markDeleted(ctx context.Context, tx *sql.Tx, ts int64, store St
 // Close commits the writes already submitted, removes this handle from
 // the owners, then closes the files.
 func (l *SQLite) Close() error {
-	if l.c.isClosed() {
+	if l.decisions.isClosed() {
 		return nil
 	}
-	l.c.close()  // decisions first: they clear intents from the pending file
-	l.ic.close() // through this one
-	l.cp.stop()
+	l.decisions.close()   // decisions first: they clear intents from the pending file
+	l.pendingFile.close() // through this one
+	l.checkpoints.stop()
 	l.unregister()
 	return l.closeFiles()
 }
@@ -383,7 +383,7 @@ func (l *SQLite) closeFiles() error {
 		}
 	}
 	var errs []error
-	for _, db := range []*sql.DB{l.pr, l.pw, l.r, l.w} {
+	for _, db := range []*sql.DB{l.pendingReaders, l.pendingWriter, l.readers, l.writer} {
 		if db != nil {
 			errs = append(errs, db.Close())
 		}

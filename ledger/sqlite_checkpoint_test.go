@@ -26,7 +26,7 @@ func TestSQLite_CheckpointsOffTheWriter(t *testing.T) {
 	require.NoError(t, err)
 	defer l.Close()
 	var auto int
-	require.NoError(t, l.w.QueryRow("PRAGMA wal_autocheckpoint").Scan(&auto))
+	require.NoError(t, l.writer.QueryRow("PRAGMA wal_autocheckpoint").Scan(&auto))
 	require.Zero(t, auto, "the writer's automatic checkpoints are off")
 
 	ctx := context.Background()
@@ -35,7 +35,7 @@ func TestSQLite_CheckpointsOffTheWriter(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, l.Confirm(ctx, id))
 	}
-	require.Eventually(t, func() bool { return l.cp.copied.Load() > 0 }, 20*checkpointInterval, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return l.checkpoints.copied.Load() > 0 }, 20*checkpointInterval, 10*time.Millisecond,
 		"the checkpointer copied the WAL back")
 	require.Len(t, bySubject(t, l, "alice"), 50)
 }
@@ -49,15 +49,15 @@ func TestSQLite_WriterPragmasSurviveReconnection(t *testing.T) {
 	require.NoError(t, err)
 	defer l.Close()
 	ctx := context.Background()
-	conn, err := l.w.Conn(ctx)
+	conn, err := l.writer.Conn(ctx)
 	require.NoError(t, err)
 	require.ErrorIs(t, conn.Raw(func(any) error { return driver.ErrBadConn }), driver.ErrBadConn)
 	conn.Close()
-	require.Zero(t, l.w.Stats().OpenConnections, "the writer's connection was closed, not put back")
+	require.Zero(t, l.writer.Stats().OpenConnections, "the writer's connection was closed, not put back")
 
 	var auto, limit int
-	require.NoError(t, l.w.QueryRow("PRAGMA wal_autocheckpoint").Scan(&auto))
-	require.NoError(t, l.w.QueryRow("PRAGMA journal_size_limit").Scan(&limit))
+	require.NoError(t, l.writer.QueryRow("PRAGMA wal_autocheckpoint").Scan(&auto))
+	require.NoError(t, l.writer.QueryRow("PRAGMA journal_size_limit").Scan(&limit))
 	require.Zero(t, auto, "the new connection's automatic checkpoints are off")
 	require.Equal(t, restartWALBytes, limit, "the new connection cuts the WAL back when it starts over")
 }
@@ -129,7 +129,7 @@ func TestSQLite_WALStartsOverAfterTheCheckpointer(t *testing.T) {
 	seq, _ := readWALHeader(t, path)
 	require.Equal(t, first, seq, "without the checkpointer's run, the WAL goes on until maxWALBytes")
 
-	require.NoError(t, l.cp.runOnce())
+	require.NoError(t, l.checkpoints.runOnce())
 	confirmStatement(t, l, i+1)
 	seq, size = readWALHeader(t, path)
 	require.Equal(t, first+1, seq, "the WAL started over")
@@ -154,7 +154,7 @@ func TestSQLite_WALRestartWaitsForReaders(t *testing.T) {
 		_, size = readWALHeader(t, path)
 	}
 	// A read transaction whose snapshot holds the WAL's frames.
-	reader, err := l.r.BeginTx(ctx, nil)
+	reader, err := l.readers.BeginTx(ctx, nil)
 	require.NoError(t, err)
 	var n int
 	require.NoError(t, reader.QueryRow("SELECT count(*) FROM entries").Scan(&n))

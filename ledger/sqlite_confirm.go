@@ -47,7 +47,7 @@ func confirmInsertSQL(n int) string {
 // prepareConfirmInserts compiles the INSERTs on the writer, once.
 func (l *SQLite) prepareConfirmInserts() error {
 	for k := range insertSizes {
-		st, err := l.w.Prepare(confirmInsertSQL(1 << k))
+		st, err := l.writer.Prepare(confirmInsertSQL(1 << k))
 		if err != nil {
 			return fmt.Errorf("prepare confirmation insert of %d: %w", 1<<k, err)
 		}

@@ -64,12 +64,12 @@ func (o *observedLog) drained() { o.changes.Store(0) }
 // loadObserved reads what waits in observed, at open.
 func (l *SQLite) loadObserved() error {
 	var n, since int64
-	if err := l.w.QueryRow(`SELECT coalesce(sum(n), 0), coalesce(min(at), 0) FROM observed`).Scan(&n, &since); err != nil {
+	if err := l.writer.QueryRow(`SELECT coalesce(sum(n), 0), coalesce(min(at), 0) FROM observed`).Scan(&n, &since); err != nil {
 		return err
 	}
-	l.obs.maxChanges, l.obs.maxAge = drainChanges, drainAge
-	l.obs.changes.Store(n)
-	l.obs.since = time.UnixMicro(since)
+	l.observed.maxChanges, l.observed.maxAge = drainChanges, drainAge
+	l.observed.changes.Store(n)
+	l.observed.since = time.UnixMicro(since)
 	return nil
 }
 
@@ -82,11 +82,11 @@ func (l *SQLite) observe(ctx context.Context, changes []Change, inTx func(contex
 	if len(changes) == 0 {
 		return nil
 	}
-	l.obs.mu.Lock()
-	defer l.obs.mu.Unlock()
+	l.observed.mu.Lock()
+	defer l.observed.mu.Unlock()
 	now := time.Now()
 	ts := now.UnixMicro()
-	drain := l.obs.due(len(changes), now)
+	drain := l.observed.due(len(changes), now)
 	err := inTx(ctx, func(tx *sql.Tx) error {
 		if !drain {
 			_, err := tx.StmtContext(ctx, l.stmts["observed_append"]).ExecContext(ctx, ts, len(changes), encodeChanges(changes))
@@ -101,9 +101,9 @@ func (l *SQLite) observe(ctx context.Context, changes []Change, inTx func(contex
 		return err
 	}
 	if drain {
-		l.obs.drained()
+		l.observed.drained()
 	} else {
-		l.obs.appended(len(changes), now)
+		l.observed.appended(len(changes), now)
 	}
 	return nil
 }
@@ -112,18 +112,18 @@ func (l *SQLite) observe(ctx context.Context, changes []Change, inTx func(contex
 // entries. The drain commits without a fsync: were it lost, the rows it
 // deleted would be back with it.
 func (l *SQLite) syncObserved(ctx context.Context) error {
-	if l.obs.changes.Load() == 0 {
+	if l.observed.changes.Load() == 0 {
 		return nil
 	}
-	l.obs.mu.Lock()
-	defer l.obs.mu.Unlock()
-	if l.obs.changes.Load() == 0 {
+	l.observed.mu.Lock()
+	defer l.observed.mu.Unlock()
+	if l.observed.changes.Load() == 0 {
 		return nil
 	}
 	if err := l.noSyncTx(ctx, func(tx *sql.Tx) error { return l.drainObserved(ctx, tx) }); err != nil {
 		return err
 	}
-	l.obs.drained()
+	l.observed.drained()
 	return nil
 }
 

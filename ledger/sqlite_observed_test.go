@@ -21,7 +21,7 @@ func observedDelete(id string) Change {
 // waitingRows is how many Observe calls wait in observed.
 func waitingRows(t *testing.T, l *SQLite) int {
 	var n int
-	require.NoError(t, l.w.QueryRow(`SELECT count(*) FROM observed`).Scan(&n))
+	require.NoError(t, l.writer.QueryRow(`SELECT count(*) FROM observed`).Scan(&n))
 	return n
 }
 
@@ -89,10 +89,10 @@ func TestSQLite_ObserveDrainsWhenTooManyChangesWaitOrTheOldestWaitedLong(t *test
 	l, err := OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), Options{})
 	require.NoError(t, err)
 	defer l.Close()
-	l.obs.maxChanges, l.obs.maxAge = 4, time.Hour
+	l.observed.maxChanges, l.observed.maxAge = 4, time.Hour
 	inEntries := func() int {
 		var n int
-		require.NoError(t, l.w.QueryRow(`SELECT count(*) FROM entries`).Scan(&n))
+		require.NoError(t, l.writer.QueryRow(`SELECT count(*) FROM entries`).Scan(&n))
 		return n
 	}
 
@@ -103,7 +103,7 @@ func TestSQLite_ObserveDrainsWhenTooManyChangesWaitOrTheOldestWaitedLong(t *test
 	require.Equal(t, 0, waitingRows(t, l), "a fifth would be too many")
 	require.Equal(t, 5, inEntries())
 
-	l.obs.maxChanges, l.obs.maxAge = 1000, 20*time.Millisecond
+	l.observed.maxChanges, l.observed.maxAge = 1000, 20*time.Millisecond
 	require.NoError(t, l.Observe(ctx, []Change{observedWrite("6", "alice")}))
 	require.Equal(t, 1, waitingRows(t, l))
 	time.Sleep(30 * time.Millisecond)
@@ -157,9 +157,9 @@ func TestSQLite_ObserveBesideReadsAndDecisions(t *testing.T) {
 	require.NoError(t, err)
 	// Closed at the end, not deferred: a Close deferred would wait on
 	// stuck writers while the panic below unwinds.
-	l.obs.mu.Lock()
-	l.obs.maxChanges = 25
-	l.obs.mu.Unlock()
+	l.observed.mu.Lock()
+	l.observed.maxChanges = 25
+	l.observed.mu.Unlock()
 	const batches, perBatch, intents = 40, 10, 40
 	done := make(chan struct{})
 	errs := make(chan error, 3)
@@ -243,9 +243,9 @@ func TestSQLite_ACorruptWaitingBatchIsAnErrorAndStaysThere(t *testing.T) {
 	l, err := OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), Options{})
 	require.NoError(t, err)
 	defer l.Close()
-	l.obs.maxAge = time.Hour // no drain before the reads below, however slow the host
+	l.observed.maxAge = time.Hour // no drain before the reads below, however slow the host
 	require.NoError(t, l.Observe(ctx, []Change{observedWrite("1", "alice")}))
-	_, err = l.w.Exec(`UPDATE observed SET changes = x'01ff'`)
+	_, err = l.writer.Exec(`UPDATE observed SET changes = x'01ff'`)
 	require.NoError(t, err)
 	require.NoError(t, l.Observe(ctx, []Change{observedWrite("2", "alice")}))
 
@@ -254,6 +254,6 @@ func TestSQLite_ACorruptWaitingBatchIsAnErrorAndStaysThere(t *testing.T) {
 	require.ErrorContains(t, err, "observed changes appended at")
 	require.Equal(t, 2, waitingRows(t, l), "both batches are still there")
 	var n int
-	require.NoError(t, l.w.QueryRow(`SELECT count(*) FROM entries`).Scan(&n))
+	require.NoError(t, l.writer.QueryRow(`SELECT count(*) FROM entries`).Scan(&n))
 	require.Zero(t, n, "the batch after the corrupt one was not written alone")
 }

@@ -77,20 +77,20 @@ type pendingIntent struct {
 // are prepared: clearResolvedPending.)
 func (l *SQLite) openPending(busyMillis int64) error {
 	path := l.path + "-pending"
-	l.pw = openWriter(path, busyMillis, nil)
+	l.pendingWriter = openWriter(path, busyMillis, nil)
 	var err error
 	l.pendingFull = true // the DSN's; a reconnection after an error is FULL too
 	var version int
-	if err := l.pw.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
+	if err := l.pendingWriter.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
 		return err
 	}
 	if version > pendingSchemaVersion {
 		return fmt.Errorf("%s: schema version %d is newer than this build knows (%d); upgrade lethe", path, version, pendingSchemaVersion)
 	}
-	if _, err := l.pw.Exec(pendingSchema); err != nil {
+	if _, err := l.pendingWriter.Exec(pendingSchema); err != nil {
 		return err
 	}
-	if l.pr, err = sql.Open("sqlite3", sqliteDSN(path, busyMillis, "_query_only=1")); err != nil {
+	if l.pendingReaders, err = sql.Open("sqlite3", sqliteDSN(path, busyMillis, "_query_only=1")); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -105,7 +105,7 @@ func (l *SQLite) openPending(busyMillis int64) error {
 // pending in the ledger file. Copy, then delete: a crash in between only
 // repeats the move at the next open.
 func (l *SQLite) moveLegacyPending(ctx context.Context) error {
-	rows, err := l.w.QueryContext(ctx, `SELECT id, created_at, entries, owner_id FROM intents WHERE state = 'pending'`)
+	rows, err := l.writer.QueryContext(ctx, `SELECT id, created_at, entries, owner_id FROM intents WHERE state = 'pending'`)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (l *SQLite) moveLegacyPending(ctx context.Context) error {
 	if err != nil || len(ps) == 0 {
 		return err
 	}
-	tx, err := l.pw.BeginTx(ctx, nil)
+	tx, err := l.pendingWriter.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (l *SQLite) moveLegacyPending(ctx context.Context) error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	_, err = l.w.ExecContext(ctx, `DELETE FROM intents WHERE state = 'pending'`)
+	_, err = l.writer.ExecContext(ctx, `DELETE FROM intents WHERE state = 'pending'`)
 	return err
 }
 
@@ -135,15 +135,15 @@ func (l *SQLite) moveLegacyPending(ctx context.Context) error {
 // file has seen.
 func (l *SQLite) continueIDs(ctx context.Context) error {
 	var last int64
-	if err := l.w.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM intents`).Scan(&last); err != nil {
+	if err := l.writer.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM intents`).Scan(&last); err != nil {
 		return err
 	}
-	if _, err := l.pw.ExecContext(ctx, `
+	if _, err := l.pendingWriter.ExecContext(ctx, `
 		INSERT INTO sqlite_sequence (name, seq) SELECT 'pending', ?1
 		WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'pending')`, last); err != nil {
 		return err
 	}
-	_, err := l.pw.ExecContext(ctx, `UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'pending' AND seq < ?1`, last)
+	_, err := l.pendingWriter.ExecContext(ctx, `UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'pending' AND seq < ?1`, last)
 	return err
 }
 
@@ -161,7 +161,7 @@ func (l *SQLite) clearResolvedPending() error {
 	if err != nil || len(resolved) == 0 {
 		return err
 	}
-	_, err = l.pw.ExecContext(ctx, pendingWrites["pending_clear"], idsJSON(slices.Collect(maps.Keys(resolved))))
+	_, err = l.pendingWriter.ExecContext(ctx, pendingWrites["pending_clear"], idsJSON(slices.Collect(maps.Keys(resolved))))
 	return err
 }
 
@@ -171,7 +171,7 @@ func (l *SQLite) writeIntents(ctx context.Context, now time.Time, batch []*reque
 	if err := l.pendingSync(ctx, holdsIntent(batch) && l.intentSync == IntentDurable); err != nil {
 		return err
 	}
-	tx, err := l.pw.BeginTx(ctx, nil)
+	tx, err := l.pendingWriter.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func (l *SQLite) pendingSync(ctx context.Context, full bool) error {
 	if full {
 		mode = "FULL"
 	}
-	if _, err := l.pw.ExecContext(ctx, "PRAGMA synchronous = "+mode); err != nil {
+	if _, err := l.pendingWriter.ExecContext(ctx, "PRAGMA synchronous = "+mode); err != nil {
 		return err
 	}
 	l.pendingFull = full
@@ -252,7 +252,7 @@ func (l *SQLite) clearPending(resolved map[IntentID]pendingIntent) {
 	ids := slices.Collect(maps.Keys(resolved))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := l.ic.submit(&request{ctx: ctx, kind: opClearPending, idsJSON: idsJSON(ids)}); err != nil {
+	if err := l.pendingFile.submit(&request{ctx: ctx, kind: opClearPending, idsJSON: idsJSON(ids)}); err != nil {
 		l.log.Warn("ledger: could not clear resolved intents from the pending file; readers skip them and the next open clears them",
 			"intents", len(ids), "err", err)
 	}

@@ -45,7 +45,7 @@ func TestSQLite_IntentsOnlyWriteThePendingFile(t *testing.T) {
 	require.Empty(t, pendingIDs(t, l))
 	require.Len(t, bySubject(t, l, "alice"), 50)
 	var left int
-	require.NoError(t, l.pr.QueryRow(`SELECT count(*) FROM pending`).Scan(&left))
+	require.NoError(t, l.pendingReaders.QueryRow(`SELECT count(*) FROM pending`).Scan(&left))
 	require.Zero(t, left, "resolved intents leave the pending file")
 }
 
@@ -62,14 +62,14 @@ func TestSQLite_ResolvedPendingRowIsSkippedThenCleared(t *testing.T) {
 	confirmed := intend(t, l, entry("public.docs", "1", "alice"), entry("public.docs", "2", "bob"))
 	dropped := intend(t, l, entry("public.docs", "3", "alice"))
 	open := intend(t, l, entry("public.docs", "4", "alice"))
-	rows, err := l.pr.QueryContext(ctx, `SELECT id, created_at, entries, owner_id FROM pending`)
+	rows, err := l.pendingReaders.QueryContext(ctx, `SELECT id, created_at, entries, owner_id FROM pending`)
 	require.NoError(t, err)
 	before, err := scanPending(rows)
 	require.NoError(t, err)
 	require.NoError(t, l.Confirm(ctx, confirmed))
 	require.NoError(t, l.Drop(ctx, dropped))
 	for _, p := range before { // the crash: the rows are back
-		_, err := l.pw.Exec(`INSERT OR IGNORE INTO pending (id, created_at, entries, owner_id) VALUES (?, ?, ?, ?)`, int64(p.id), p.created, p.blob, p.owner)
+		_, err := l.pendingWriter.Exec(`INSERT OR IGNORE INTO pending (id, created_at, entries, owner_id) VALUES (?, ?, ?, ?)`, int64(p.id), p.created, p.blob, p.owner)
 		require.NoError(t, err)
 	}
 
@@ -86,7 +86,7 @@ func TestSQLite_ResolvedPendingRowIsSkippedThenCleared(t *testing.T) {
 	require.ErrorIs(t, l.Drop(ctx, confirmed), ErrIntentConfirmed)
 
 	for _, p := range before { // deciding them again cleared them: put them back once more
-		_, err := l.pw.Exec(`INSERT OR IGNORE INTO pending (id, created_at, entries, owner_id) VALUES (?, ?, ?, ?)`, int64(p.id), p.created, p.blob, p.owner)
+		_, err := l.pendingWriter.Exec(`INSERT OR IGNORE INTO pending (id, created_at, entries, owner_id) VALUES (?, ?, ?, ?)`, int64(p.id), p.created, p.blob, p.owner)
 		require.NoError(t, err)
 	}
 	require.NoError(t, l.Close())
@@ -94,7 +94,7 @@ func TestSQLite_ResolvedPendingRowIsSkippedThenCleared(t *testing.T) {
 	require.NoError(t, err)
 	defer l.Close()
 	var left []int64
-	rows, err = l.pr.QueryContext(ctx, `SELECT id FROM pending ORDER BY id`)
+	rows, err = l.pendingReaders.QueryContext(ctx, `SELECT id FROM pending ORDER BY id`)
 	require.NoError(t, err)
 	for rows.Next() {
 		var id int64

@@ -16,7 +16,7 @@ func (l *SQLite) Pending(ctx context.Context) ([]Intent, error) {
 // first: a SQLite ledger serves one proxy, so they were left by its earlier
 // runs (see owners.go).
 func (l *SQLite) PendingOrphans(ctx context.Context) ([]Intent, error) {
-	if l.c.isClosed() {
+	if l.decisions.isClosed() {
 		return nil, ErrClosed
 	}
 	return l.pendingIntents(ctx, "pending_orphans", l.owner)

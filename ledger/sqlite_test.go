@@ -49,21 +49,21 @@ func TestSQLite_UsesWALAndFullSync(t *testing.T) {
 	ctx := context.Background()
 	var mode string
 	var sync int
-	require.NoError(t, l.w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode))
-	require.NoError(t, l.w.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
+	require.NoError(t, l.writer.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode))
+	require.NoError(t, l.writer.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
 	require.Equal(t, "wal", mode)
 	require.Equal(t, 2, sync, "synchronous=FULL")
-	require.NoError(t, l.r.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
+	require.NoError(t, l.readers.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
 	require.Equal(t, 2, sync, "synchronous=FULL on read connections too")
 	var version int
-	require.NoError(t, l.r.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&version))
+	require.NoError(t, l.readers.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&version))
 	require.Equal(t, len(sqliteMigrations), version)
 
-	require.NoError(t, l.pw.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode))
-	require.NoError(t, l.pw.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
+	require.NoError(t, l.pendingWriter.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode))
+	require.NoError(t, l.pendingWriter.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
 	require.Equal(t, "wal", mode, "the pending file")
 	require.Equal(t, 2, sync, "synchronous=FULL in the pending file")
-	require.NoError(t, l.pw.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version))
+	require.NoError(t, l.pendingWriter.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version))
 	require.Equal(t, pendingSchemaVersion, version)
 }
 
@@ -79,11 +79,11 @@ func TestSQLite_DecisionsLeaveTheWriterFull(t *testing.T) {
 	id := intend(t, l, entry("public.docs", "1", "alice"))
 	require.NoError(t, l.Confirm(ctx, id))
 	var sync int
-	require.NoError(t, l.w.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
+	require.NoError(t, l.writer.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
 	require.Equal(t, 2, sync, "the ledger file's writer is FULL after a decision")
 	intend(t, l, entry("public.docs", "2", "alice"))
 	require.True(t, l.pendingFull)
-	require.NoError(t, l.pw.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
+	require.NoError(t, l.pendingWriter.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync))
 	require.Equal(t, 2, sync, "the pending file's writer is FULL after an intent")
 }
 
@@ -103,10 +103,10 @@ func TestSQLite_IntentNoSyncSkipsTheFsync(t *testing.T) {
 		ctx := context.Background()
 		id := intend(t, l, entry("public.docs", "1", "alice"))
 		var mode int
-		require.NoError(t, l.pw.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&mode))
+		require.NoError(t, l.pendingWriter.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&mode))
 		require.Equal(t, tc.pendingMode, mode, "the pending file's synchronous mode after an intent (IntentSync %d)", tc.sync)
 		require.NoError(t, l.Confirm(ctx, id))
-		require.NoError(t, l.w.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&mode))
+		require.NoError(t, l.writer.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&mode))
 		require.Equal(t, 2, mode, "the ledger file's writer stays FULL (IntentSync %d)", tc.sync)
 		require.NoError(t, l.Close())
 	}

@@ -93,13 +93,13 @@ func sqliteReadHashes(ctx context.Context, q sqlQuerier, indexes []int64) ([]tlo
 
 // ReadHashes returns the stored hashes at indexes.
 func (s *SQLiteTlog) ReadHashes(ctx context.Context, indexes []int64) ([]tlog.Hash, error) {
-	return sqliteReadHashes(ctx, s.l.r, indexes)
+	return sqliteReadHashes(ctx, s.l.readers, indexes)
 }
 
 // ReadRecord returns record n.
 func (s *SQLiteTlog) ReadRecord(ctx context.Context, n int64) ([]byte, error) {
 	var data []byte
-	err := s.l.r.QueryRowContext(ctx, `SELECT data FROM tlog_records WHERE idx = ?`, n).Scan(&data)
+	err := s.l.readers.QueryRowContext(ctx, `SELECT data FROM tlog_records WHERE idx = ?`, n).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errNoTlogRecord(n)
 	}
@@ -111,7 +111,7 @@ func (s *SQLiteTlog) ReadRecord(ctx context.Context, n int64) ([]byte, error) {
 
 // Size returns the number of records.
 func (s *SQLiteTlog) Size(ctx context.Context) (int64, error) {
-	return sqliteTlogSize(ctx, s.l.r)
+	return sqliteTlogSize(ctx, s.l.readers)
 }
 
 // PutCheckpoint stores the checkpoint of size, once (see translog.Storage).
@@ -142,7 +142,7 @@ func (s *SQLiteTlog) PutCheckpoint(ctx context.Context, size int64, note []byte)
 // Checkpoint returns the checkpoint of size, or nil if none is stored.
 func (s *SQLiteTlog) Checkpoint(ctx context.Context, size int64) ([]byte, error) {
 	var note []byte
-	err := s.l.r.QueryRowContext(ctx, `SELECT note FROM tlog_checkpoints WHERE size = ?`, size).Scan(&note)
+	err := s.l.readers.QueryRowContext(ctx, `SELECT note FROM tlog_checkpoints WHERE size = ?`, size).Scan(&note)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -159,7 +159,7 @@ func (s *SQLiteTlog) LatestCheckpoint(ctx context.Context) (int64, []byte, error
 		size int64
 		note []byte
 	)
-	err := s.l.r.QueryRowContext(ctx, `SELECT size, note FROM tlog_checkpoints ORDER BY size DESC LIMIT 1`).Scan(&size, &note)
+	err := s.l.readers.QueryRowContext(ctx, `SELECT size, note FROM tlog_checkpoints ORDER BY size DESC LIMIT 1`).Scan(&size, &note)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil, nil
 	}

@@ -9,15 +9,15 @@ import (
 
 // writes implements the write half of Ledger on top of the committer; both
 // backends embed it, so that both take writes the same way. Intents go to
-// ic when it is set (SQLite's pending file, see sqlite_pending.go), to c
-// otherwise; everything else goes to c.
-type writes struct{ c, ic *committer }
+// pendingFile when it is set (SQLite's pending file, see sqlite_pending.go),
+// to decisions otherwise; everything else goes to decisions.
+type writes struct{ decisions, pendingFile *committer }
 
 func (w writes) intents() *committer {
-	if w.ic != nil {
-		return w.ic
+	if w.pendingFile != nil {
+		return w.pendingFile
 	}
-	return w.c
+	return w.decisions
 }
 
 // Intend durably records entries as pending and returns their intent. It
@@ -34,8 +34,8 @@ func (w writes) StartIntend(ctx context.Context, entries []Entry) Intending {
 			return Intended(0, fmt.Errorf("ledger: entry %d: %w", i, err))
 		}
 	}
-	if w.c.fence != nil {
-		if err := w.c.fence(); err != nil {
+	if w.decisions.fence != nil {
+		if err := w.decisions.fence(); err != nil {
 			return Intended(0, err)
 		}
 	}
@@ -77,7 +77,7 @@ func (q queuedIntent) Wait() (IntentID, error) {
 // intent twice is not an error; confirming a dropped or unknown intent
 // returns ErrUnknownIntent.
 func (w writes) Confirm(ctx context.Context, id IntentID) error {
-	return w.c.submit(&request{ctx: ctx, kind: opConfirm, intent: id})
+	return w.decisions.submit(&request{ctx: ctx, kind: opConfirm, intent: id})
 }
 
 // ConfirmAll confirms many intents, each as Confirm does, submitted
@@ -88,7 +88,7 @@ func (w writes) ConfirmAll(ctx context.Context, ids []IntentID) []error {
 	for i, id := range ids {
 		rs[i] = &request{kind: opConfirm, intent: id}
 	}
-	return w.c.submitAll(ctx, rs)
+	return w.decisions.submitAll(ctx, rs)
 }
 
 // Drop forgets an intent's pending entries. Records confirmed by earlier
@@ -96,7 +96,7 @@ func (w writes) ConfirmAll(ctx context.Context, ids []IntentID) []error {
 // Dropping twice is not an error; dropping a confirmed intent returns
 // ErrIntentConfirmed.
 func (w writes) Drop(ctx context.Context, id IntentID) error {
-	return w.c.submit(&request{ctx: ctx, kind: opDrop, intent: id})
+	return w.decisions.submit(&request{ctx: ctx, kind: opDrop, intent: id})
 }
 
 // MarkDeleted marks the confirmed records with these ids deleted, for every
@@ -111,7 +111,7 @@ func (w writes) MarkDeleted(ctx context.Context, store Store, table string, reco
 	if len(ids) == 0 {
 		return nil
 	}
-	return w.c.submit(&request{ctx: ctx, kind: opMarkDeleted, store: store, table: table, recordIDs: ids})
+	return w.decisions.submit(&request{ctx: ctx, kind: opMarkDeleted, store: store, table: table, recordIDs: ids})
 }
 
 // MarkTableDeleted marks every confirmed record of table deleted, for
@@ -121,7 +121,7 @@ func (w writes) MarkTableDeleted(ctx context.Context, store Store, table string)
 	if store == "" || table == "" {
 		return fmt.Errorf("ledger: mark a table deleted: the store and the table must be named (got %q, %q)", store, table)
 	}
-	return w.c.submit(&request{ctx: ctx, kind: opMarkTableDeleted, store: store, table: table})
+	return w.decisions.submit(&request{ctx: ctx, kind: opMarkTableDeleted, store: store, table: table})
 }
 
 func validEntry(e Entry) error {
