@@ -235,12 +235,12 @@ func (c *Capture) StartDurable(entries []ledger.Entry, table string) *PendingInt
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.IntentTimeout)
-	return &PendingIntent{c: c, entries: entries, table: table, cancel: cancel, intending: c.cfg.Ledger.StartIntend(ctx, entries)}
+	return &PendingIntent{capture: c, entries: entries, table: table, cancel: cancel, intending: c.cfg.Ledger.StartIntend(ctx, entries)}
 }
 
 // PendingIntent is an intent on its way to the ledger (StartDurable).
 type PendingIntent struct {
-	c         *Capture
+	capture   *Capture
 	entries   []ledger.Entry
 	table     string
 	cancel    context.CancelFunc
@@ -257,7 +257,7 @@ func (p *PendingIntent) Wait() (ledger.IntentID, *Refusal) {
 	if !p.waited {
 		id, err := p.intending.Wait()
 		p.cancel()
-		p.id, p.refusal = p.c.intended(id, err, p.entries, p.table)
+		p.id, p.refusal = p.capture.intended(id, err, p.entries, p.table)
 		p.waited = true
 	}
 	return p.id, p.refusal

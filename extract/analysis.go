@@ -54,7 +54,7 @@ type Analysis struct {
 	Kind   Kind
 	Reason string // for KindUnattributed: why, in words; it names tables, columns and functions, never values (it is logged)
 
-	t *table
+	rule *table
 
 	// KindInsert: one entry per VALUES row.
 	rows []row
@@ -201,7 +201,7 @@ func (r *Rules) analyzeStmt(n *pg.Node, sp []string) []*Analysis {
 		// Lethe would have to pair with this text; refuse to guess.
 		var out []*Analysis
 		for _, a := range r.analyzeStmt(n.GetPrepareStmt().Query, sp) {
-			out = append(out, unattributed(a.t, "PREPARE … AS a write: SQL-level prepared statements run later through EXECUTE, which Lethe cannot attribute; use the protocol's prepared statements"))
+			out = append(out, unattributed(a.rule, "PREPARE … AS a write: SQL-level prepared statements run later through EXECUTE, which Lethe cannot attribute; use the protocol's prepared statements"))
 		}
 		return out
 	}
@@ -235,7 +235,7 @@ func (r *Rules) writableCTEs(w *pg.WithClause, sp []string) []*Analysis {
 				out = append(out, a)
 				continue
 			}
-			out = append(out, unattributed(a.t, fmt.Sprintf("writable CTE (WITH %s AS (%s …)): its rows are tied to the rest of the statement", quoteIdent(cte.Ctename), writeVerb(a.Kind))))
+			out = append(out, unattributed(a.rule, fmt.Sprintf("writable CTE (WITH %s AS (%s …)): its rows are tied to the rest of the statement", quoteIdent(cte.Ctename), writeVerb(a.Kind))))
 		}
 	}
 	return out
@@ -287,7 +287,7 @@ func (r *Rules) relation(rv *pg.RangeVar, sp []string) []*table {
 }
 
 func unattributed(t *table, reason string) *Analysis {
-	return &Analysis{Table: t.name, Kind: KindUnattributed, Reason: reason, t: t}
+	return &Analysis{Table: t.name, Kind: KindUnattributed, Reason: reason, rule: t}
 }
 
 // Tags computes the tags of one execution of the statement given its bound

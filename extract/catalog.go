@@ -77,14 +77,14 @@ func (r *Rules) FindWriters(c Catalog) Writers { return r.WriterFinder().Find(c)
 // catalog every minute, and parsing a PL/pgSQL function is costly.
 // It keeps only the bodies of the latest read. Not safe for concurrent use.
 type WriterFinder struct {
-	r        *Rules
-	routines map[Routine]effects
-	rules    map[string]effects
-	rels     relationFinder
+	configured *Rules
+	routines   map[Routine]effects
+	rules      map[string]effects
+	rels       relationFinder
 }
 
 // WriterFinder returns a WriterFinder for r's tables.
-func (r *Rules) WriterFinder() *WriterFinder { return &WriterFinder{r: r} }
+func (r *Rules) WriterFinder() *WriterFinder { return &WriterFinder{configured: r} }
 
 // Find is FindWriters, reusing what earlier calls parsed.
 func (wf *WriterFinder) Find(c Catalog) Writers {
@@ -107,10 +107,10 @@ func (wf *WriterFinder) Find(c Catalog) Writers {
 		rules[i], seenRules[rr.Definition] = e, e
 	}
 	wf.routines, wf.rules = seen, seenRules
-	derived := wf.rels.derive(wf.r, c.Relations)
-	w := wf.r.findWriters(c, routines, rules, derived)
+	derived := wf.rels.derive(wf.configured, c.Relations)
+	w := wf.configured.findWriters(c, routines, rules, derived)
 	w.Relations = derived
-	w.ColumnOrders = wf.r.columnOrders(c.Relations, derived)
+	w.ColumnOrders = wf.configured.columnOrders(c.Relations, derived)
 	w.PathSetters = findPathSetters(c)
 	return w
 }
@@ -118,7 +118,7 @@ func (wf *WriterFinder) Find(c Catalog) Writers {
 // findWriters runs the fixpoint over c, given the effects of its routines
 // and rules.
 func (r *Rules) findWriters(c Catalog, routines, rules []effects, derived []DerivedRelation) Writers {
-	f := finder{r: r, funcs: tableSets[qualName]{}, fired: tableSets[firedKey]{}}
+	f := finder{configured: r, funcs: tableSets[qualName]{}, fired: tableSets[firedKey]{}}
 	for _, d := range derived {
 		if t := r.tables[d.Of]; t != nil {
 			f.derived = append(f.derived, derivedName{qualName{d.Schema, d.Name}, t})
@@ -155,17 +155,17 @@ func (r *Rules) findWriters(c Catalog, routines, rules []effects, derived []Deri
 
 // finder holds what FindWriters knows so far.
 type finder struct {
-	r     *Rules
-	funcs tableSets[qualName] // writer functions (overloads share a name)
-	fired tableSets[firedKey]
+	configured *Rules
+	funcs      tableSets[qualName] // writer functions (overloads share a name)
+	fired      tableSets[firedKey]
 	// derived are the relations that write configured tables under
 	// another name (views, partitions, children).
 	derived []derivedName
 }
 
 type derivedName struct {
-	rel qualName
-	t   *table
+	rel  qualName
+	rule *table
 }
 
 type firedKey struct {
@@ -179,10 +179,10 @@ type firedKey struct {
 func (f *finder) tables(e effects) tableSet {
 	out := tableSet{}
 	for _, w := range e.writes {
-		out.addAll(f.r.named(w.rel))
+		out.addAll(f.configured.named(w.rel))
 		for _, d := range f.derived {
 			if w.rel.matches(d.rel.schema, d.rel.name) {
-				out[d.t] = true
+				out[d.rule] = true
 			}
 		}
 		for k, ts := range f.fired {
@@ -201,14 +201,14 @@ func (f *finder) tables(e effects) tableSet {
 	for _, text := range e.texts {
 		writes := namesWrite(text)
 		if writes {
-			for _, t := range f.r.tables {
+			for _, t := range f.configured.tables {
 				if namedIn(text, t.relname) {
 					out[t] = true
 				}
 			}
 			for _, d := range f.derived {
 				if namedIn(text, d.rel.name) {
-					out[d.t] = true
+					out[d.rule] = true
 				}
 			}
 			for k, ts := range f.fired {

@@ -111,7 +111,7 @@ func analyzeCopy(t *table, s *pg.CopyStmt) *Analysis {
 			spec.dest[i] = c
 		}
 	}
-	return &Analysis{Table: t.name, Kind: KindCopy, t: t, copy: spec}
+	return &Analysis{Table: t.name, Kind: KindCopy, rule: t, copy: spec}
 }
 
 // defString is an option argument's text form ("" for a bare option).

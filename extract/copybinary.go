@@ -101,7 +101,7 @@ func (d *CopyDecoder) binaryRows(tags []Tag) ([]Tag, error) {
 			}
 			r := roleID
 			if dst >= 0 {
-				r = d.a.t.columnRole(dst)
+				r = d.analysis.rule.columnRole(dst)
 			}
 			v, err := decodeBinary(field, 0, r)
 			if err != nil {

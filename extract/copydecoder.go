@@ -10,8 +10,8 @@ import (
 // align with messages; it keeps at most one incomplete row in memory.
 // It is not safe for concurrent use.
 type CopyDecoder struct {
-	a    *Analysis
-	spec *copySpec
+	analysis *Analysis
+	spec     *copySpec
 
 	buf  []byte // unconsumed bytes: at most the row in progress
 	scan int    // text/CSV: bytes of buf already searched for the row's end
@@ -36,9 +36,9 @@ func (a *Analysis) NewCopyDecoder() (*CopyDecoder, error) {
 		return nil, fmt.Errorf("extract: NewCopyDecoder on a %s analysis, want copy", a.Kind)
 	}
 	return &CopyDecoder{
-		a: a, spec: a.copy,
-		vals:    make([]string, len(a.t.columns)),
-		present: make([]bool, len(a.t.columns)),
+		analysis: a, spec: a.copy,
+		vals:    make([]string, len(a.rule.columns)),
+		present: make([]bool, len(a.rule.columns)),
 	}, nil
 }
 
@@ -115,7 +115,7 @@ func (d *CopyDecoder) consume(n int) {
 
 // tag builds the tag of one decoded row from d.vals/d.present.
 func (d *CopyDecoder) tag(id string) (Tag, error) {
-	t := d.a.t
+	t := d.analysis.rule
 	subjects, err := t.rowSubjects(nil, d.vals, d.present)
 	if err != nil {
 		return Tag{}, fmt.Errorf("COPY row %d: %w", d.row, err)

@@ -8,7 +8,7 @@ import (
 // data, so only a delete by id is worth a tag (it lets the ledger drop the
 // record); any other DELETE yields none.
 func analyzeDelete(t *table, s *pg.DeleteStmt) *Analysis {
-	a := &Analysis{Table: t.name, Kind: KindDelete, t: t}
+	a := &Analysis{Table: t.name, Kind: KindDelete, rule: t}
 	a.ids, a.byIDs = whereIDs(s.WhereClause, t, aliasOf(s.Relation))
 	return a
 }

@@ -123,7 +123,7 @@ func FuzzServerSideWrites(f *testing.F) {
 			t.Fatalf("Analyze found %s in %q but Mentions said no", as[0].Table, sql)
 		}
 		for _, a := range as {
-			if a.t == nil || r.tables[a.Table] != a.t {
+			if a.rule == nil || r.tables[a.Table] != a.rule {
 				t.Fatalf("analysis of an unconfigured table %q", a.Table)
 			}
 			if a.Kind == KindUnattributed && a.Reason == "" {

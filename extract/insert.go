@@ -12,7 +12,7 @@ import (
 // to t's columns in the catalog's order (columnorder.go). Anything whose
 // rows come from a query is unattributed.
 func (r *Rules) analyzeInsert(t *table, s *pg.InsertStmt) *Analysis {
-	a := &Analysis{Table: t.name, Kind: KindInsert, t: t}
+	a := &Analysis{Table: t.name, Kind: KindInsert, rule: t}
 	if s.SelectStmt == nil {
 		// INSERT … DEFAULT VALUES: one row, database-generated id, no subject.
 		a.rows = []row{{cols: make([]value, len(t.columns))}}
@@ -176,7 +176,7 @@ func isExcluded(n *pg.Node, col string) bool {
 // database generates has ID ""; a row with no subject still gets a tag, with
 // empty Subjects, and the caller decides.
 func (a *Analysis) insertTags(p Params) ([]Tag, error) {
-	t := a.t
+	t := a.rule
 	tags := make([]Tag, 0, len(a.rows))
 	vals := make([]string, len(t.columns))
 	present := make([]bool, len(t.columns))

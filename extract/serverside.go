@@ -118,7 +118,7 @@ type serverSide struct {
 func (s *serverSide) add(tables []*table, format string, args ...any) {
 	var reason string
 	for _, t := range tables {
-		if slices.ContainsFunc(s.out, func(a *Analysis) bool { return a.t == t }) {
+		if slices.ContainsFunc(s.out, func(a *Analysis) bool { return a.rule == t }) {
 			continue
 		}
 		if reason == "" {

@@ -11,7 +11,7 @@ import (
 // columns matter: an UPDATE that leaves them alone changes no one's
 // attribution and yields no tags.
 func analyzeUpdate(t *table, s *pg.UpdateStmt) *Analysis {
-	a := &Analysis{Table: t.name, Kind: KindUpdate, t: t, sets: make([]value, len(t.columns))}
+	a := &Analysis{Table: t.name, Kind: KindUpdate, rule: t, sets: make([]value, len(t.columns))}
 	for _, n := range s.TargetList {
 		rt := n.GetResTarget()
 		if rt == nil {
@@ -59,7 +59,7 @@ func (a *Analysis) updateTags(p Params) ([]Tag, error) {
 	if !a.setsSubject {
 		return nil, nil
 	}
-	t := a.t
+	t := a.rule
 	vals := make([]string, len(t.columns))
 	present := make([]bool, len(t.columns))
 	var err error

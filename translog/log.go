@@ -14,9 +14,9 @@ import (
 // It is safe for concurrent use; several Logs (in several processes) may
 // share one Storage.
 type Log struct {
-	s      Storage
-	signer note.Signer
-	origin string
+	storage Storage
+	signer  note.Signer
+	origin  string
 	// signing serialises Sign within the process; across processes,
 	// Storage.PutCheckpoint's one-per-size rule decides.
 	signing sync.Mutex
@@ -32,7 +32,7 @@ func New(s Storage, signer note.Signer, origin string) (*Log, error) {
 	if signer.Name() != origin {
 		return nil, fmt.Errorf("tlog: the signing key is named %q but the log's origin is %q; generate the key with the origin as its name", signer.Name(), origin)
 	}
-	return &Log{s: s, signer: signer, origin: origin}, nil
+	return &Log{storage: s, signer: signer, origin: origin}, nil
 }
 
 // Origin returns the log's origin line.
@@ -40,7 +40,7 @@ func (l *Log) Origin() string { return l.origin }
 
 // Append adds record to the log and returns its index.
 func (l *Log) Append(ctx context.Context, record []byte) (int64, error) {
-	n, err := l.s.Append(ctx, record, func(n int64, r HashReader) ([]Hash, error) {
+	n, err := l.storage.Append(ctx, record, func(n int64, r HashReader) ([]Hash, error) {
 		return merkle.StoredHashes(n, record, r)
 	})
 	if err != nil {
@@ -51,7 +51,7 @@ func (l *Log) Append(ctx context.Context, record []byte) (int64, error) {
 
 // Record returns record n.
 func (l *Log) Record(ctx context.Context, n int64) ([]byte, error) {
-	rec, err := l.s.ReadRecord(ctx, n)
+	rec, err := l.storage.ReadRecord(ctx, n)
 	if err != nil {
 		return nil, fmt.Errorf("tlog: read record %d: %w", n, err)
 	}
@@ -60,7 +60,7 @@ func (l *Log) Record(ctx context.Context, n int64) ([]byte, error) {
 
 // Size returns the number of records in the log.
 func (l *Log) Size(ctx context.Context) (int64, error) {
-	n, err := l.s.Size(ctx)
+	n, err := l.storage.Size(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("tlog: read log size: %w", err)
 	}
@@ -93,7 +93,7 @@ func (l *Log) Sign(ctx context.Context) (Checkpoint, error) {
 	if latest != nil && latest.Size > size {
 		return Checkpoint{}, fmt.Errorf("%w: the storage holds %d records but a checkpoint of size %d was signed: records were lost; restore them before signing", ErrTruncated, size, latest.Size)
 	}
-	stored, err := l.s.Checkpoint(ctx, size)
+	stored, err := l.storage.Checkpoint(ctx, size)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("tlog: read checkpoint of size %d: %w", size, err)
 	}
@@ -109,11 +109,11 @@ func (l *Log) Sign(ctx context.Context) (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("tlog: sign checkpoint of size %d: %w", size, err)
 	}
-	if err := l.s.PutCheckpoint(ctx, size, signed); err != nil {
+	if err := l.storage.PutCheckpoint(ctx, size, signed); err != nil {
 		// Another process sharing the storage may have stored its
 		// checkpoint for this size first; if it states the same tree,
 		// it is the one to hand out.
-		if stored, rerr := l.s.Checkpoint(ctx, size); rerr == nil && stored != nil {
+		if stored, rerr := l.storage.Checkpoint(ctx, size); rerr == nil && stored != nil {
 			return l.matchStored(stored, size, root)
 		}
 		return Checkpoint{}, fmt.Errorf("tlog: store checkpoint of size %d: %w", size, err)
@@ -123,7 +123,7 @@ func (l *Log) Sign(ctx context.Context) (Checkpoint, error) {
 
 // latestStored returns the latest stored checkpoint, or nil if none is.
 func (l *Log) latestStored(ctx context.Context) (*Checkpoint, error) {
-	size, latest, err := l.s.LatestCheckpoint(ctx)
+	size, latest, err := l.storage.LatestCheckpoint(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tlog: read latest checkpoint: %w", err)
 	}
@@ -227,6 +227,6 @@ func (l *Log) checkSize(ctx context.Context, size int64) error {
 // hashReader reads the storage's hashes under ctx.
 func (l *Log) hashReader(ctx context.Context) HashReader {
 	return merkle.HashReaderFunc(func(indexes []int64) ([]Hash, error) {
-		return l.s.ReadHashes(ctx, indexes)
+		return l.storage.ReadHashes(ctx, indexes)
 	})
 }

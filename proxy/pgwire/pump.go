@@ -50,11 +50,11 @@ type pump struct {
 	src io.Reader
 	dst io.Writer
 
-	buf  []byte
-	r, w int // buf[r:w] has been read but not yet forwarded or consumed
-	fwd  int // buf[fwd:r] is scanned and waiting to be written
-	rest int // bytes of a streamed message that are still to arrive
-	need int // size of the inspected message being assembled at p.r
+	buf             []byte
+	scanned, filled int // buf[scanned:filled] has been read but not yet scanned
+	unsent          int // buf[unsent:scanned] is scanned and waiting to be written
+	rest            int // bytes of a streamed message that are still to arrive
+	need            int // size of the inspected message being assembled at p.scanned
 	// bigIdle counts reads with an empty grown buffer since a message last
 	// needed it (see fill).
 	bigIdle int
@@ -71,7 +71,7 @@ type pump struct {
 	// refuse it. A 600 KB vector Bind then reaches the server while the
 	// client is still sending it, instead of after its last byte.
 	stream func(typ byte) bool
-	tee    bool // the incomplete message at p.r is being streamed (buf[r:fwd] is written)
+	tee    bool // the incomplete message at p.scanned is being streamed (buf[scanned:unsent] is written)
 	// dstFailed: run ended because writing to dst failed, not reading src.
 	dstFailed bool
 }
@@ -100,12 +100,12 @@ func (p *pump) run() error {
 // atBoundary reports whether everything forwarded so far ends on a message
 // boundary, so that a message of our own may be written to dst.
 func (p *pump) atBoundary() bool {
-	return p.rest == 0 && p.fwd == p.r
+	return p.rest == 0 && p.unsent == p.scanned
 }
 
 func (p *pump) fill() error {
-	if p.r == p.w {
-		p.r, p.w, p.fwd = 0, 0, 0
+	if p.scanned == p.filled {
+		p.scanned, p.filled, p.unsent = 0, 0, 0
 		if len(p.buf) > 4*initialBufSize {
 			// A big inspected message grew the buffer. Keep it while big
 			// messages keep coming (a 600 KB vector Bind per statement
@@ -117,15 +117,15 @@ func (p *pump) fill() error {
 			}
 		}
 	}
-	if p.w == len(p.buf) {
+	if p.filled == len(p.buf) {
 		p.makeRoom()
 	}
-	n, err := p.src.Read(p.buf[p.w:])
-	p.w += n
+	n, err := p.src.Read(p.buf[p.filled:])
+	p.filled += n
 	if n > 0 {
 		return nil
 	}
-	if err == io.EOF && (p.r != p.w || p.rest != 0) {
+	if err == io.EOF && (p.scanned != p.filled || p.rest != 0) {
 		return io.ErrUnexpectedEOF
 	}
 	if err == nil {
@@ -134,24 +134,24 @@ func (p *pump) fill() error {
 	return err
 }
 
-// scan advances p.r over every complete message (and every streamable piece)
-// in buf[p.r:p.w], handing inspected messages to handle.
+// scan advances p.scanned over every complete message (and every streamable piece)
+// in buf[p.scanned:p.filled], handing inspected messages to handle.
 func (p *pump) scan() error {
 	for {
 		if p.rest > 0 {
-			n := min(p.rest, p.w-p.r)
-			p.r += n
+			n := min(p.rest, p.filled-p.scanned)
+			p.scanned += n
 			p.rest -= n
 			if p.rest > 0 {
 				return nil
 			}
 		}
-		avail := p.w - p.r
+		avail := p.filled - p.scanned
 		if avail < headerLen {
 			return nil
 		}
-		typ := p.buf[p.r]
-		length := int(binary.BigEndian.Uint32(p.buf[p.r+1:]))
+		typ := p.buf[p.scanned]
+		length := int(binary.BigEndian.Uint32(p.buf[p.scanned+1:]))
 		if length < 4 || length > maxProtocolLen {
 			return fmt.Errorf("%w: type %q, length %d", ErrMalformed, typ, length)
 		}
@@ -161,10 +161,10 @@ func (p *pump) scan() error {
 		size := 1 + length
 		if p.inspect == nil || !p.inspect(typ) {
 			if size <= avail {
-				p.r += size
+				p.scanned += size
 				continue
 			}
-			p.r = p.w
+			p.scanned = p.filled
 			p.rest = size - avail
 			return nil
 		}
@@ -173,14 +173,14 @@ func (p *pump) scan() error {
 			p.tee = p.stream != nil && p.stream(typ)
 			return nil
 		}
-		if p.flushFirst != nil && p.fwd < p.r && p.flushFirst(typ) {
+		if p.flushFirst != nil && p.unsent < p.scanned && p.flushFirst(typ) {
 			if err := p.flush(); err != nil {
 				return err
 			}
 		}
 		teed := p.tee
 		p.tee = false
-		v, err := p.handle(typ, p.buf[p.r+headerLen:p.r+size])
+		v, err := p.handle(typ, p.buf[p.scanned+headerLen:p.scanned+size])
 		if err != nil {
 			return err
 		}
@@ -188,7 +188,7 @@ func (p *pump) scan() error {
 			return fmt.Errorf("%w: type %q", errRefusedStreamed, typ)
 		}
 		if v.prefix == nil && !v.drop {
-			p.r += size
+			p.scanned += size
 			continue
 		}
 		if err := p.splice(v, size); err != nil {
@@ -198,7 +198,7 @@ func (p *pump) scan() error {
 }
 
 // splice writes what is scanned, then the verdict's prefix, then (unless
-// dropped) the message at p.r.
+// dropped) the message at p.scanned.
 func (p *pump) splice(v verdict, size int) error {
 	if err := p.flush(); err != nil {
 		return err
@@ -208,14 +208,14 @@ func (p *pump) splice(v verdict, size int) error {
 			return err
 		}
 	}
-	p.r += size
+	p.scanned += size
 	if v.drop {
-		p.fwd = p.r
+		p.unsent = p.scanned
 	}
 	return nil
 }
 
-// reserve notes that the inspected message at p.r needs size bytes. The
+// reserve notes that the inspected message at p.scanned needs size bytes. The
 // buffer grows only as the message actually arrives (see makeRoom), so a
 // 5-byte header alone cannot make the proxy allocate max_message_size.
 func (p *pump) reserve(size int) {
@@ -229,12 +229,12 @@ func (p *pump) reserve(size int) {
 // (a partial message) to the front and, if that is not enough for the
 // message being assembled, doubles the buffer up to the message's size.
 func (p *pump) makeRoom() {
-	if p.r > 0 {
-		n := copy(p.buf, p.buf[p.r:p.w])
-		p.fwd -= p.r // p.r outside a streamed message; further inside one
-		p.r, p.w = 0, n
+	if p.scanned > 0 {
+		n := copy(p.buf, p.buf[p.scanned:p.filled])
+		p.unsent -= p.scanned // p.scanned outside a streamed message; further inside one
+		p.scanned, p.filled = 0, n
 	}
-	if p.w < len(p.buf) {
+	if p.filled < len(p.buf) {
 		return
 	}
 	size := 2 * len(p.buf)
@@ -245,20 +245,20 @@ func (p *pump) makeRoom() {
 		size = p.need
 	}
 	buf := make([]byte, size)
-	copy(buf, p.buf[:p.w])
+	copy(buf, p.buf[:p.filled])
 	p.buf = buf
 }
 
 func (p *pump) flush() error {
-	end := p.r
+	end := p.scanned
 	if p.tee {
-		end = p.w // the streamed message, as far as it has arrived
+		end = p.filled // the streamed message, as far as it has arrived
 	}
-	if p.fwd >= end {
+	if p.unsent >= end {
 		return nil
 	}
-	err := p.write(p.buf[p.fwd:end])
-	p.fwd = end
+	err := p.write(p.buf[p.unsent:end])
+	p.unsent = end
 	return err
 }
 

@@ -53,7 +53,7 @@ func (s *session) copyDone() *pgwire.Refusal {
 }
 
 func (s *session) flushCopy() *pgwire.Refusal {
-	id, r := s.c.Intend(ledger.StorePostgres, s.copyTags)
+	id, r := s.capture.Intend(ledger.StorePostgres, s.copyTags)
 	s.copyTags = s.copyTags[:0]
 	if r != nil {
 		s.copyDec, s.copyReq = nil, 0

@@ -72,7 +72,7 @@ func (s *session) noteDDL(stmts ...string) {
 	if !found {
 		return
 	}
-	s.c.DDLSeen()
+	s.capture.DDLSeen()
 	s.lock(func() {
 		d := &s.ddl
 		d.waitEnd, d.endsAt = true, s.exchanges.sent.Load()+1
@@ -104,7 +104,7 @@ func (s *session) ddlReady(status byte, answered uint64, catalog *WriterCatalog)
 		return
 	}
 	d.waitEnd = false
-	s.c.DDLSeen()
+	s.capture.DDLSeen()
 	d.read = catalog.Request()
 	if d.read == nil {
 		d.tables, d.reordered = nil, nil // nothing reads the catalog: nothing to wait for
@@ -127,10 +127,10 @@ func (d *ddlFollower) rules(s *session, base *extract.Rules) *extract.Rules {
 		select {
 		case <-read:
 		case <-t.C:
-			s.c.Logger().Warn("the catalog read after DDL did not end in time; analysing with the last known catalog", "waited", catalogWait)
+			s.capture.Logger().Warn("the catalog read after DDL did not end in time; analysing with the last known catalog", "waited", catalogWait)
 		}
 		t.Stop()
-		base = s.c.Rules() // what the read put in force
+		base = s.capture.Rules() // what the read put in force
 		s.lock(func() {
 			if d.read == read {
 				d.read = nil

@@ -19,10 +19,10 @@ import (
 // and the next statement is analysed with what that read found.
 func TestSession_DDLIsReadFromTheCatalogBeforeTheNextStatement(t *testing.T) {
 	s, _ := memSession(t, capture.Strict)
-	t.Cleanup(s.c.Close)
+	t.Cleanup(s.capture.Close)
 	reads := make(chan struct{}, 10)
 	created := false
-	wc := NewWriterCatalog(s.c, func(context.Context) (extract.Writers, error) {
+	wc := NewWriterCatalog(s.capture, func(context.Context) (extract.Writers, error) {
 		reads <- struct{}{}
 		if created {
 			return addDocWrites, nil
@@ -72,7 +72,7 @@ func TestSession_DDLIsReadFromTheCatalogBeforeTheNextStatement(t *testing.T) {
 // transaction ends.
 func TestSession_DDLWithoutCatalogEndsWithTheTransaction(t *testing.T) {
 	s, _ := memSession(t, capture.Strict)
-	t.Cleanup(s.c.Close)
+	t.Cleanup(s.capture.Close)
 	require.Nil(t, s.ClientMessage(wire(t, &pgproto3.Query{String: `BEGIN`})))
 	s.ServerMessage(wire(t, &pgproto3.CommandComplete{CommandTag: []byte("BEGIN")}))
 	s.ServerMessage(wire(t, &pgproto3.ReadyForQuery{TxStatus: 'T'}))
@@ -94,10 +94,10 @@ func TestSession_DDLWithoutCatalogEndsWithTheTransaction(t *testing.T) {
 // next one after the read follows the new order.
 func TestSession_InsertWithoutColumnListFollowsTheOrderReadAfterDDL(t *testing.T) {
 	s, l := memSession(t, capture.Strict)
-	t.Cleanup(s.c.Close)
+	t.Cleanup(s.capture.Close)
 	reads := make(chan struct{}, 10)
 	order := []string{"body", "id", "user_id"}
-	wc := NewWriterCatalog(s.c, func(context.Context) (extract.Writers, error) {
+	wc := NewWriterCatalog(s.capture, func(context.Context) (extract.Writers, error) {
 		reads <- struct{}{}
 		return extract.Writers{ColumnOrders: map[string][]string{"public.docs": order}}, nil
 	})

@@ -94,7 +94,7 @@ func (s *session) portalWrites(pt *portal) (portalWork, *pgwire.Refusal) {
 		}
 		tags := pt.tags[i]
 		w.deletes = appendDeletes(w.deletes, tags)
-		entries, r := s.c.Prepare(ledger.StorePostgres, tags)
+		entries, r := s.capture.Prepare(ledger.StorePostgres, tags)
 		if r != nil {
 			return w, wireRefusal(r)
 		}

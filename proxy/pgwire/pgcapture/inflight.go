@@ -40,7 +40,7 @@ func (s *session) startIntent(seq uint64, entries []ledger.Entry, table string) 
 			return r
 		}
 	}
-	if intent := s.c.StartDurable(entries, table); intent != nil {
+	if intent := s.capture.StartDurable(entries, table); intent != nil {
 		s.inflight = append(s.inflight, &inflight{seq: seq, entries: len(entries), intent: intent})
 	}
 	return nil
@@ -85,7 +85,7 @@ func (s *session) dropInflight() {
 	}
 	s.inflight = nil
 	if len(ids) > 0 {
-		s.c.Drop(ids)
+		s.capture.Drop(ids)
 	}
 }
 

@@ -73,7 +73,7 @@ func (s *session) analyze(sql string, paths [][]string) ([]*extract.Analysis, *p
 		// First: capture.mode has no say over coverage, and a write to an
 		// uncovered table may resolve to a configured one too.
 		if a.Kind == extract.KindUncovered {
-			return nil, wireRefusal(s.c.RefuseUncovered(a.Table, a.Reason))
+			return nil, wireRefusal(s.capture.RefuseUncovered(a.Table, a.Reason))
 		}
 	}
 	for _, a := range as {

@@ -42,8 +42,8 @@ func (s *session) crowded() *pgwire.Refusal {
 	if n < limit {
 		return nil
 	}
-	s.c.Logger().Warn("too many statements in flight on one connection", "limit", limit)
-	return wireRefusal(s.c.Refuse(capture.Refusal{
+	s.capture.Logger().Warn("too many statements in flight on one connection", "limit", limit)
+	return wireRefusal(s.capture.Refuse(capture.Refusal{
 		Code:      CodeTooManyInFlight,
 		Message:   fmt.Sprintf("lethe: statement refused: this connection has %d statements in flight (sent, not yet answered by the server), the proxy's limit", limit),
 		Hint:      "send a Sync (end the pipeline) and read the results more often, or raise capture.max_statements_in_flight in the proxy configuration",

@@ -45,7 +45,7 @@ func (w waitFor) Wait() (ledger.IntentID, error) { return (<-w).Wait() }
 func TestSession_IntentsInFlightAreBounded(t *testing.T) {
 	l := &sluggishLedger{}
 	s := memSessionOn(t, capture.Strict, l)
-	defer s.c.Close()
+	defer s.capture.Close()
 	require.Nil(t, s.ClientMessage(wire(t, &pgproto3.Parse{Name: "ins", Query: "INSERT INTO public.docs (id, user_id) VALUES ($1, $2)"})))
 	const writes = 20 * maxIntentsInFlight
 	for i := range writes {

@@ -22,7 +22,7 @@ type Config struct {
 // Observer is the pgwire.Observer that records, through its Capture,
 // every write to a configured table in the ledger before it is forwarded.
 type Observer struct {
-	c       *capture.Capture
+	capture *capture.Capture
 	cfg     Config
 	catalog atomic.Pointer[WriterCatalog]
 }
@@ -38,7 +38,7 @@ func New(c *capture.Capture, cfg Config) *Observer {
 	if cfg.MaxStatementsInFlight <= 0 {
 		cfg.MaxStatementsInFlight = DefaultMaxStatementsInFlight
 	}
-	return &Observer{c: c, cfg: cfg}
+	return &Observer{capture: c, cfg: cfg}
 }
 
 // Open starts observing one session, or returns nil (the relay then

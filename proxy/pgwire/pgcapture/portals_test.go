@@ -17,7 +17,7 @@ import (
 // hold them all.
 func TestSession_PortalsEndWithTheirTransaction(t *testing.T) {
 	s, _ := memSession(t, capture.Strict)
-	defer s.c.Close()
+	defer s.capture.Close()
 	require.Nil(t, s.ClientMessage(wire(t, &pgproto3.Parse{Name: "ins", Query: "INSERT INTO public.docs (id, user_id) VALUES ($1, $2)"})))
 	for i := range 10 * prunePortalsAt {
 		name := "p" + strconv.Itoa(i)
@@ -67,7 +67,7 @@ func TestSession_PortalsOutliveUnansweredSyncsAndOpenBlocks(t *testing.T) {
 // answered by one ReadyForQuery, which the tracker pairs with it.
 func TestSession_FunctionCallInsideABatchEndsTheSession(t *testing.T) {
 	s, l := memSession(t, capture.Strict)
-	defer s.c.Close()
+	defer s.capture.Close()
 	call := wire(t, &pgproto3.FunctionCall{Function: 42})
 	require.Nil(t, s.ClientMessage(call), "outside a batch")
 	s.ServerMessage(wire(t, ready('I')))
@@ -83,11 +83,11 @@ func TestSession_FunctionCallInsideABatchEndsTheSession(t *testing.T) {
 			wire(t, &pgproto3.ParseComplete{}), wire(t, &pgproto3.BindComplete{}),
 			wire(t, &pgproto3.CommandComplete{CommandTag: []byte("INSERT 0 1")}), wire(t, ready('I')),
 		})
-	s.c.Close()
+	s.capture.Close()
 	require.Equal(t, []string{"public.docs/d1"}, l.confirmed)
 
 	s2, _ := memSession(t, capture.Strict)
-	defer s2.c.Close()
+	defer s2.capture.Close()
 	require.Nil(t, s2.ClientMessage(wire(t, &pgproto3.Parse{Query: "SELECT 1"})))
 	r := s2.ClientMessage(call)
 	require.NotNil(t, r)

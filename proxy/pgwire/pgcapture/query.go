@@ -39,7 +39,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 		// Nothing of a refused Query runs: intents made for it are void.
 		for _, p := range plan {
 			if len(p.intents) > 0 {
-				s.c.Drop(p.intents)
+				s.capture.Drop(p.intents)
 			}
 		}
 		// The server answers the raise sent in its place (pgwire) with an
@@ -73,7 +73,7 @@ func (s *session) query(q string) *pgwire.Refusal {
 					continue
 				}
 				p.deletes = appendDeletes(p.deletes, tags)
-				id, r := s.c.Intend(ledger.StorePostgres, tags)
+				id, r := s.capture.Intend(ledger.StorePostgres, tags)
 				if r != nil {
 					plan = append(plan, p)
 					return refuse(wireRefusal(r))

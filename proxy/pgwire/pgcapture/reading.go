@@ -197,7 +197,7 @@ const encodingHint = "SET client_encoding = 'UTF8' (the server converts text to 
 // logReason says why without quoting it. The texts are ASCII: the error is
 // raised by a statement the server reads in the client's encoding.
 func (s *session) refuseReading(why, hint, logReason string) *pgwire.Refusal {
-	return wireRefusal(s.c.RefuseUnattributed(
+	return wireRefusal(s.capture.RefuseUnattributed(
 		"lethe: statement refused because the proxy could read it differently from the server: "+why, hint, logReason))
 }
 

@@ -159,7 +159,7 @@ func TestUnsafeEncoding_KnowsTheClientOnlyEncodingsAndTheirAliases(t *testing.T)
 // The fast path: settled, PostgreSQL's defaults, nothing to look at.
 func TestSession_MisreadCostsNothingInTheDefaultSettings(t *testing.T) {
 	s, _ := memSession(t, capture.Strict)
-	defer s.c.Close()
+	defer s.capture.Close()
 	q := `INSERT INTO docs (id, user_id) VALUES ('a', 'b\')`
 	ready := []byte{'I'}
 	allocs := testing.AllocsPerRun(100, func() {
@@ -177,7 +177,7 @@ func TestSession_MisreadCostsNothingInTheDefaultSettings(t *testing.T) {
 // its texts must read the same in every encoding.
 func TestSession_ReadingRefusalsAreASCII(t *testing.T) {
 	s, _ := memSession(t, capture.Strict)
-	defer s.c.Close()
+	defer s.capture.Close()
 	ascii := func(r *pgwire.Refusal) {
 		t.Helper()
 		require.NotNil(t, r)

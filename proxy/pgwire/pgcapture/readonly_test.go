@@ -41,7 +41,7 @@ func TestSession_SelectOfAConfiguredTableIsNotParsed(t *testing.T) {
 	selected := wire(t, &pgproto3.CommandComplete{CommandTag: []byte("SELECT 1")})
 	allocs := func(sql string) float64 {
 		s, _ := memSession(t, capture.Strict)
-		defer s.c.Close()
+		defer s.capture.Close()
 		q := wire(t, &pgproto3.Query{String: sql})
 		return testing.AllocsPerRun(100, func() {
 			exchange(t, s, []pgwire.Message{q}, []pgwire.Message{selected, ready})

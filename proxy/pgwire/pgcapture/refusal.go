@@ -21,7 +21,7 @@ func (s *session) unattributableErr(what string, err error) *pgwire.Refusal {
 }
 
 func (s *session) unattributableLogged(reason, logReason string) *pgwire.Refusal {
-	return wireRefusal(s.c.Unattributable(
+	return wireRefusal(s.capture.Unattributable(
 		"lethe: write to a configured table refused because its rows cannot be attributed to data subjects: "+reason,
 		"write rows with explicit VALUES (or COPY FROM STDIN), or set capture.mode: permissive to forward such writes and record them as unattributed",
 		logReason))

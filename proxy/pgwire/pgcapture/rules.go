@@ -29,7 +29,7 @@ type stmtText struct {
 // write a configured table is refused or recorded from its next Execute).
 // It costs one atomic load and one lock when nothing changed.
 func (s *session) followRules() {
-	r := s.ddl.rules(s, s.c.Rules())
+	r := s.ddl.rules(s, s.capture.Rules())
 	if r == s.rules {
 		return
 	}
@@ -44,10 +44,10 @@ func (s *session) followRules() {
 // writers a connector reads from the database's catalog. Call Refresh,
 // then Watch, from one goroutine; Request may be called from any.
 type WriterCatalog struct {
-	c      *capture.Capture
-	load   func(context.Context) (extract.Writers, error)
-	last   extract.Writers
-	loaded bool
+	capture *capture.Capture
+	load    func(context.Context) (extract.Writers, error)
+	last    extract.Writers
+	loaded  bool
 
 	watching atomic.Bool
 	kick     chan struct{}
@@ -59,7 +59,7 @@ type WriterCatalog struct {
 // load. c's configured rules (capture.Config.Rules) are combined with what
 // it finds.
 func NewWriterCatalog(c *capture.Capture, load func(context.Context) (extract.Writers, error)) *WriterCatalog {
-	return &WriterCatalog{c: c, load: load, kick: make(chan struct{}, 1)}
+	return &WriterCatalog{capture: c, load: load, kick: make(chan struct{}, 1)}
 }
 
 // Request asks Watch to read the catalog now, and returns a channel
@@ -107,7 +107,7 @@ func (w *WriterCatalog) Refresh(ctx context.Context) error {
 	if w.loaded && found.Equal(w.last) {
 		return nil
 	}
-	w.c.SetRules(w.c.ConfiguredRules().WithWriters(found))
+	w.capture.SetRules(w.capture.ConfiguredRules().WithWriters(found))
 	w.last, w.loaded = found, true
 	functions := make([]string, len(found.Functions))
 	for i, f := range found.Functions {
@@ -131,10 +131,10 @@ func (w *WriterCatalog) Refresh(ctx context.Context) error {
 	for i, p := range found.PathSetters {
 		setters[i] = p.Schema + "." + p.Name
 	}
-	w.c.Logger().Info("server-side writers of configured tables", "functions", functions, "triggers_and_rules", fired,
+	w.capture.Logger().Info("server-side writers of configured tables", "functions", functions, "triggers_and_rules", fired,
 		"relations", len(relations), "relations_refused", refused, "search_path_setters", setters,
 		"uncovered_relations_refused", len(found.Uncovered))
-	w.c.Logger().Debug("views, partitions and children of configured tables", "relation_names", relations)
+	w.capture.Logger().Debug("views, partitions and children of configured tables", "relation_names", relations)
 	return nil
 }
 
@@ -156,7 +156,7 @@ func (w *WriterCatalog) Watch(ctx context.Context, interval, retry time.Duration
 		select {
 		case <-ctx.Done():
 			return
-		case <-w.c.Done():
+		case <-w.capture.Done():
 			return
 		case <-next.C:
 		case <-w.kick:
@@ -168,7 +168,7 @@ func (w *WriterCatalog) Watch(ctx context.Context, interval, retry time.Duration
 			if ctx.Err() != nil {
 				return
 			}
-			w.c.Logger().Warn("could not read the server-side writers of configured tables; keeping the last known ones", "err", err, "retry_in", retry)
+			w.capture.Logger().Warn("could not read the server-side writers of configured tables; keeping the last known ones", "err", err, "retry_in", retry)
 			next.Reset(retry)
 			continue
 		}

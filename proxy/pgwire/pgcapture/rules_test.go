@@ -29,20 +29,20 @@ func callAddDoc() []pgproto3.FrontendMessage {
 // and executes for ever.
 func TestSession_NewRulesReanalysePreparedStatements(t *testing.T) {
 	s, _ := memSession(t, capture.Strict)
-	defer s.c.Close()
-	base := s.c.Rules()
+	defer s.capture.Close()
+	base := s.capture.Rules()
 	c := &conversation{t: t, s: s}
 	c.client(&pgproto3.Parse{Name: "call", Query: "SELECT add_doc($1, $2)"})
 	c.client(callAddDoc()...).server(done("SELECT 1"), ready('I'))
 	assert.Empty(t, c.refusals, "add_doc is not known to write yet")
 
-	s.c.SetRules(base.WithWriters(addDocWrites))
+	s.capture.SetRules(base.WithWriters(addDocWrites))
 	c.client(callAddDoc()...).server(ready('I'))
 	assert.Equal(t, []string{capture.CodeUnattributed}, c.refusals, "the prepared statement was analysed again")
 	c.client(query("SELECT add_doc('b', 'bob')")).server(ready('I'))
 	assert.Equal(t, []string{capture.CodeUnattributed, capture.CodeUnattributed}, c.refusals, "and so is a new Query")
 
-	s.c.SetRules(base)
+	s.capture.SetRules(base)
 	c.refusals = nil
 	c.client(callAddDoc()...).server(done("SELECT 1"), ready('I'))
 	assert.Empty(t, c.refusals, "writers dropped from the catalog are allowed again")
@@ -50,7 +50,7 @@ func TestSession_NewRulesReanalysePreparedStatements(t *testing.T) {
 
 func TestSession_PermissiveRecordsCallsOfWritersAsUnattributed(t *testing.T) {
 	s, l := memSession(t, capture.Permissive)
-	s.c.SetRules(s.c.Rules().WithWriters(addDocWrites))
+	s.capture.SetRules(s.capture.Rules().WithWriters(addDocWrites))
 	c := &conversation{t: t, s: s}
 	c.client(&pgproto3.Parse{Name: "call", Query: "SELECT add_doc($1, $2)"})
 	c.client(callAddDoc()...).server(done("SELECT 1"), ready('I'))
@@ -60,32 +60,32 @@ func TestSession_PermissiveRecordsCallsOfWritersAsUnattributed(t *testing.T) {
 
 func TestWriterCatalog_RefreshReplacesRulesOnlyWhenWritersChange(t *testing.T) {
 	s, _ := memSession(t, capture.Strict)
-	defer s.c.Close()
+	defer s.capture.Close()
 	found, fail := addDocWrites, error(nil)
-	wc := NewWriterCatalog(s.c, func(context.Context) (extract.Writers, error) { return found, fail })
-	base := s.c.Rules()
+	wc := NewWriterCatalog(s.capture, func(context.Context) (extract.Writers, error) { return found, fail })
+	base := s.capture.Rules()
 
 	require.NoError(t, wc.Refresh(context.Background()))
-	withWriters := s.c.Rules()
+	withWriters := s.capture.Rules()
 	assert.NotSame(t, base, withWriters)
 	assert.True(t, withWriters.Mentions("SELECT add_doc(1)"))
 
 	require.NoError(t, wc.Refresh(context.Background()))
-	assert.Same(t, withWriters, s.c.Rules(), "same writers: sessions keep their caches")
+	assert.Same(t, withWriters, s.capture.Rules(), "same writers: sessions keep their caches")
 
 	fail = errors.New("store down")
 	assert.Error(t, wc.Refresh(context.Background()))
-	assert.Same(t, withWriters, s.c.Rules(), "a failed read keeps the last writers")
+	assert.Same(t, withWriters, s.capture.Rules(), "a failed read keeps the last writers")
 
 	found, fail = extract.Writers{}, nil
 	require.NoError(t, wc.Refresh(context.Background()))
-	assert.False(t, s.c.Rules().Mentions("SELECT add_doc(1)"))
+	assert.False(t, s.capture.Rules().Mentions("SELECT add_doc(1)"))
 }
 
 func TestWriterCatalog_WatchRetriesAndStopsWithTheCapture(t *testing.T) {
 	s, _ := memSession(t, capture.Strict)
 	calls := make(chan struct{}, 100)
-	wc := NewWriterCatalog(s.c, func(context.Context) (extract.Writers, error) {
+	wc := NewWriterCatalog(s.capture, func(context.Context) (extract.Writers, error) {
 		calls <- struct{}{}
 		return extract.Writers{}, errors.New("store down")
 	})
@@ -96,7 +96,7 @@ func TestWriterCatalog_WatchRetriesAndStopsWithTheCapture(t *testing.T) {
 	}()
 	<-calls
 	<-calls // retried well before the hour
-	s.c.Close()
+	s.capture.Close()
 	select {
 	case <-stopped:
 	case <-time.After(5 * time.Second):
@@ -109,12 +109,12 @@ func TestWriterCatalog_WatchRetriesAndStopsWithTheCapture(t *testing.T) {
 // other literals for ever.
 func TestSession_NewRulesReanalyseInsertShapes(t *testing.T) {
 	s, _ := memSession(t, capture.Strict)
-	defer s.c.Close()
+	defer s.capture.Close()
 	c := &conversation{t: t, s: s}
 	c.client(query("INSERT INTO messages (id, body) VALUES ('m1', 'hello')")).server(done("INSERT 0 1"), ready('I'))
 	assert.Empty(t, c.refusals, "messages is not configured and fires nothing yet")
 
-	s.c.SetRules(s.c.Rules().WithWriters(extract.Writers{Fired: []extract.FiredRelation{
+	s.capture.SetRules(s.capture.Rules().WithWriters(extract.Writers{Fired: []extract.FiredRelation{
 		{Schema: "public", Name: "messages", By: "trigger embed_message", Events: extract.OnInsert, Tables: []string{"public.docs"}},
 	}}))
 	c.client(query("INSERT INTO messages (id, body) VALUES ('m2', 'again')")).server(ready('I'))

@@ -73,12 +73,12 @@ func wire(tb testing.TB, m interface {
 // benchSession opens a capture session over public.docs(id, user_id).
 func benchSession(tb testing.TB) *session {
 	s, _ := memSession(tb, capture.Strict)
-	tb.Cleanup(s.c.Close)
+	tb.Cleanup(s.capture.Close)
 	return s
 }
 
 // memSession opens a session of a Capture over public.docs(id, user_id)
-// and a memLedger; the caller closes s.c.
+// and a memLedger; the caller closes s.capture.
 func memSession(tb testing.TB, mode capture.Mode) (*session, *memLedger) {
 	l := &memLedger{}
 	return memSessionOn(tb, mode, l), l

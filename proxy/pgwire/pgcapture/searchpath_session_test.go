@@ -46,7 +46,7 @@ var failed = &pgproto3.ErrorResponse{Severity: "ERROR", Code: "22012", Message: 
 // confirmedAfter closes the session's Capture and returns the "table/id"
 // of every confirmed intent.
 func confirmedAfter(s *session, l *memLedger) []string {
-	s.c.Close()
+	s.capture.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	slices.Sort(l.confirmed) // decisions are applied concurrently

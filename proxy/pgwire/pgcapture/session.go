@@ -51,7 +51,7 @@ type portal struct {
 // session follows one connection. The relay calls ClientMessage and
 // ServerMessage from two goroutines; mu orders their use of the tracker.
 type session struct {
-	c *capture.Capture
+	capture *capture.Capture
 	// maxStatements bounds the statements in flight (limits.go).
 	maxStatements int
 	reset         []string             // what RESET search_path restores: the startup setting
@@ -93,9 +93,9 @@ type session struct {
 }
 
 func newSession(o *Observer, info pgwire.SessionInfo) *session {
-	c := o.c
+	c := o.capture
 	s := &session{
-		c: c, maxStatements: o.cfg.MaxStatementsInFlight, stmts: map[string]*prepared{}, portals: newPortalBook(), byText: map[analysisKey]*prepared{},
+		capture: c, maxStatements: o.cfg.MaxStatementsInFlight, stmts: map[string]*prepared{}, portals: newPortalBook(), byText: map[analysisKey]*prepared{},
 		reset: startupSearchPath(info.Parameters),
 		rules: c.Rules(), texts: map[string]stmtText{}, o: o,
 	}

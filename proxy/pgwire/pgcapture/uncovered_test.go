@@ -20,8 +20,8 @@ func TestSession_RefusesWritesToUncoveredTables(t *testing.T) {
 	for _, mode := range []capture.Mode{capture.Strict, capture.Permissive} {
 		t.Run(string(mode), func(t *testing.T) {
 			s, _ := memSession(t, mode)
-			defer s.c.Close()
-			s.c.SetRules(s.c.Rules().WithWriters(notesUncovered))
+			defer s.capture.Close()
+			s.capture.SetRules(s.capture.Rules().WithWriters(notesUncovered))
 			c := &conversation{t: t, s: s}
 
 			c.client(query("INSERT INTO notes (id, body) VALUES (1, 'x')")).server(ready('I'))
@@ -30,7 +30,7 @@ func TestSession_RefusesWritesToUncoveredTables(t *testing.T) {
 			assert.Equal(t, []string{capture.CodeUncovered, capture.CodeUncovered}, c.refusals, "refused at Parse")
 			c.client(&pgproto3.Bind{PreparedStatement: "up", Parameters: [][]byte{[]byte("y")}}, &pgproto3.Execute{}, &pgproto3.Sync{}).server(ready('I'))
 			assert.Equal(t, []string{capture.CodeUncovered, capture.CodeUncovered, capture.CodeUncovered}, c.refusals, "and at Execute")
-			assert.NotZero(t, s.c.Stats.RefusedUncovered.Load())
+			assert.NotZero(t, s.capture.Stats.RefusedUncovered.Load())
 
 			c.refusals = nil
 			c.client(query("SELECT * FROM notes")).server(done("SELECT 1"), ready('I'))

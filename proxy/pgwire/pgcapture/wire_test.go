@@ -29,7 +29,7 @@ func TestSession_SelectExchangeAllocatesAtMostItsQueryText(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := memSession(t, capture.Strict)
-			defer s.c.Close()
+			defer s.capture.Close()
 			exchange(t, s, tc.setup, nil)
 			got := testing.AllocsPerRun(100, func() {
 				exchange(t, s, tc.client, []pgwire.Message{selected, ready})
