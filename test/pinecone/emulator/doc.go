@@ -21,7 +21,10 @@
 //     includeMetadata), DescribeIndexStats (with filter), ListNamespaces,
 //     DescribeNamespace, DeleteNamespace, in both protocols;
 //   - REST POST /records/namespaces/{namespace}/upsert (NDJSON records with
-//     "_id" or "id"; the other fields become metadata; 201);
+//     "_id" or "id"; the other fields become metadata; 201) and
+//     /records/namespaces/{namespace}/search (records_search.go: a text
+//     query scored by the words a record's string fields hold, in place of
+//     integrated embedding; a vector query; a query by id; filter, fields);
 //   - the API version 2026-07's documents (documents.go, documents_read.go):
 //     POST /namespaces/{namespace}/documents/upsert (202 {"upserted_count"};
 //     a document is "_id" and top-level fields, replaced whole; names
@@ -45,9 +48,8 @@
 // DescribeIndex of that index (GET /indexes/{name}), which the Node SDK calls
 // to find the host for upsertRecords even when it was given one, and
 // ListIndexes (GET /indexes) listing it (control.go); integrated
-// embedding and
-// SearchRecords (records written through /records have metadata only, no
-// values), the documents search's query_string scoring and index schemas
+// embedding (records written through /records have metadata only, no
+// values; their search scores words), reranking, the documents search's query_string scoring and index schemas
 // (any field is accepted), bulk imports, FetchByMetadata, sparse-only indexes, sparse scoring
 // on cosine and euclidean indexes (refused), rate limits, and read units
 // beyond a plausible count. Euclidean scores are squared distances, lowest

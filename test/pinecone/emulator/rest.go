@@ -31,6 +31,7 @@ var restRoutes = []restRoute{
 	{http.MethodPost, "/describe_index_stats", "DescribeIndexStats", op(nil, statsFromREST, (*Server).describeIndexStats), http.StatusOK},
 	{http.MethodGet, "/describe_index_stats", "DescribeIndexStats", op(nil, statsFromREST, (*Server).describeIndexStats), http.StatusOK},
 	{http.MethodPost, "/records/namespaces/{namespace}/upsert", "UpsertRecords", op(nil, upsertRecordsFromREST, (*Server).upsertRecords), http.StatusCreated},
+	{http.MethodPost, "/records/namespaces/{namespace}/search", "SearchRecords", op(nil, searchRecordsFromREST, (*Server).searchRecords), http.StatusOK},
 	{http.MethodGet, "/namespaces", "ListNamespaces", op(nil, listNamespacesFromREST, (*Server).listNamespaces), http.StatusOK},
 	{http.MethodGet, "/namespaces/{namespace}", "DescribeNamespace", op(nil, namespaceFromREST, (*Server).describeNamespace), http.StatusOK},
 	{http.MethodDelete, "/namespaces/{namespace}", "DeleteNamespace", op(nil, namespaceFromREST, (*Server).deleteNamespace), http.StatusAccepted},
