@@ -19,6 +19,9 @@ const (
 	opDrop
 	opMarkDeleted
 	opMarkTableDeleted
+	// opMarkDeletedUnlessConfirmedSince marks records deleted unless one
+	// of their subjects was confirmed since a time (settle.go).
+	opMarkDeletedUnlessConfirmedSince
 	// opClearPending deletes resolved intents from SQLite's pending file
 	// (sqlite_pending.go).
 	opClearPending
@@ -29,17 +32,19 @@ type request struct {
 	ctx  context.Context
 	kind opKind
 
-	entries   []Entry  // opIntend
-	intent    IntentID // opConfirm, opDrop
-	store     Store    // opMarkDeleted, opMarkTableDeleted
-	table     string   // opMarkDeleted, opMarkTableDeleted
-	recordIDs []string // opMarkDeleted
-	idsJSON   string   // opClearPending: the intents, a JSON array
+	entries   []Entry   // opIntend
+	intent    IntentID  // opConfirm, opDrop
+	store     Store     // the opMark… kinds
+	table     string    // the opMark… kinds
+	recordIDs []string  // opMarkDeleted, opMarkDeletedUnlessConfirmedSince
+	since     time.Time // opMarkDeletedUnlessConfirmedSince
+	idsJSON   string    // opClearPending: the intents, a JSON array
 
 	// Set by the backend while it runs the batch; only delivered to the
 	// caller once the batch has committed.
-	id    IntentID // opIntend: the new intent
-	opErr error    // a refusal that does not abort the transaction (e.g. ErrUnknownIntent)
+	id     IntentID // opIntend: the new intent
+	marked int      // opMarkDeletedUnlessConfirmedSince: the records marked
+	opErr  error    // a refusal that does not abort the transaction (e.g. ErrUnknownIntent)
 
 	done chan error
 }
@@ -297,7 +302,7 @@ func (c *committer) commit(batch []*request) {
 
 func (c *committer) try(batch []*request) error {
 	for _, r := range batch {
-		r.id, r.opErr = 0, nil
+		r.id, r.marked, r.opErr = 0, 0, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()

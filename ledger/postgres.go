@@ -386,6 +386,8 @@ func (l *Postgres) queue(b *pgx.Batch, now time.Time, r *request) {
 		b.Queue(l.q(pgMarkDeleted), now, string(r.store), r.table, r.recordIDs)
 	case opMarkTableDeleted:
 		b.Queue(l.q(pgMarkTableDeleted), now, string(r.store), r.table)
+	case opMarkDeletedUnlessConfirmedSince:
+		l.queueMarkDeletedUnlessConfirmedSince(b, now, r)
 	}
 }
 
@@ -409,6 +411,8 @@ func (l *Postgres) readResult(res pgx.BatchResults, r *request) error {
 		if _, err := res.Exec(); err != nil {
 			return err
 		}
+	case opMarkDeletedUnlessConfirmedSince:
+		return readMarked(res, r)
 	default:
 		return errors.New("ledger: unknown request kind")
 	}

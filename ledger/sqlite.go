@@ -345,6 +345,9 @@ func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request, pe
 	case opMarkTableDeleted:
 		_, err := exec("truncate_table", ts, string(r.store), r.table)
 		return err
+
+	case opMarkDeletedUnlessConfirmedSince:
+		return l.markDeletedUnlessConfirmedSince(ctx, tx, ts, r)
 	}
 	return fmt.Errorf("ledger: request kind %d does not go to the ledger file", r.kind)
 }
