@@ -77,6 +77,13 @@ func checkConsistent(p *Payload) string {
 			return fmt.Sprintf("scope[%d] (%s %s) has no entry in layers", i, s.Store, s.Table)
 		}
 	}
+	inScope := make(map[Scope]bool, len(p.Scope))
+	for _, s := range p.Scope {
+		inScope[s] = true
+	}
+	if why := checkHorizon(p, inScope); why != "" {
+		return why
+	}
 	if deleted != p.DeletedIDs.Count {
 		return fmt.Sprintf("deleted_ids.count is %d, but the layers deleted %d records", p.DeletedIDs.Count, deleted)
 	}

@@ -62,7 +62,7 @@ func (r *jsonReader) verdict() (Verdict, string) {
 }
 
 // maxMembers is the most members an object of a certificate has (Payload).
-const maxMembers = 11
+const maxMembers = 12
 
 // jsonFields are the members of one object that a struct declares.
 type jsonFields struct {

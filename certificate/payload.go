@@ -10,8 +10,9 @@ import (
 
 // The payload schemas this package writes and accepts. A v2 payload is a
 // v1 payload whose every layer also has a physical section (Layer.Physical);
-// Sign writes v2 only when some layer has one, so every other certificate
-// stays v1 byte for byte.
+// a v3 payload (SchemaV3) is a v2 payload with a horizon. Sign writes v3
+// when the payload has a horizon, else v2 when some layer has a physical
+// section, so every other certificate stays v1 byte for byte.
 const (
 	SchemaV1 = "lethe.certificate/v1"
 	SchemaV2 = "lethe.certificate/v2"
@@ -31,6 +32,10 @@ type Payload struct {
 	RulesSHA256 string    `json:"rules_sha256"`
 	Tool        string    `json:"tool"`
 	Claim       Claim     `json:"claim"`
+	// Horizon is, in a v3 payload, when the copies forget cannot reach
+	// (WAL, archives, backups, replicas, the provider's purge) are
+	// expected to be gone; absent from v1 and v2 payloads.
+	Horizon []Horizon `json:"horizon,omitempty"`
 }
 
 // Subject identifies the data subject without naming them.
@@ -105,18 +110,26 @@ func (p *Payload) normalize() error {
 		}
 	}
 	if p.Schema == "" {
-		p.Schema = SchemaV1
-		if physical > 0 {
+		switch {
+		case len(p.Horizon) > 0:
+			p.Schema = SchemaV3
+		case physical > 0:
 			p.Schema = SchemaV2
+		default:
+			p.Schema = SchemaV1
 		}
 	}
 	switch {
 	case p.Schema == SchemaV1 && physical > 0:
 		return fmt.Errorf("schema %q has no physical section; leave the schema empty or write %q", SchemaV1, SchemaV2)
-	case p.Schema == SchemaV2 && physical < len(p.Layers):
-		return fmt.Errorf("schema %q: every layer needs a physical section (status %q when its pages were not scanned)", SchemaV2, PhysicalNotScanned)
-	case p.Schema != SchemaV1 && p.Schema != SchemaV2:
-		return fmt.Errorf("schema %q: this package signs only %q and %q", p.Schema, SchemaV1, SchemaV2)
+	case p.Schema != SchemaV3 && len(p.Horizon) > 0:
+		return fmt.Errorf("schema %q has no horizon; leave the schema empty or write %q", p.Schema, SchemaV3)
+	case p.Schema == SchemaV3 && len(p.Horizon) == 0:
+		return fmt.Errorf("schema %q needs a horizon (status %q with the reason for a copy nothing is known of)", SchemaV3, HorizonUnknown)
+	case (p.Schema == SchemaV2 || p.Schema == SchemaV3) && physical < len(p.Layers):
+		return fmt.Errorf("schema %q: every layer needs a physical section (status %q when its pages were not scanned)", p.Schema, PhysicalNotScanned)
+	case p.Schema != SchemaV1 && p.Schema != SchemaV2 && p.Schema != SchemaV3:
+		return fmt.Errorf("schema %q: this package signs only %q, %q and %q", p.Schema, SchemaV1, SchemaV2, SchemaV3)
 	}
 	if !requestIDPattern.MatchString(p.RequestID) {
 		return fmt.Errorf("request_id %q: want 1-128 of A-Z a-z 0-9 . _ : -", p.RequestID)
@@ -151,6 +164,9 @@ func (p *Payload) normalize() error {
 	p.Claim.Covers = nonNil(p.Claim.Covers)
 	if p.Claim.Excludes == nil {
 		p.Claim.Excludes = DefaultExcludes()
+		if p.Schema == SchemaV3 {
+			p.Claim.Excludes = HorizonExcludes()
+		}
 	}
 	// Digests, times, counts, scope and layers: what Verify calls
 	// malformed in a signed payload.

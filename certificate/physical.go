@@ -144,11 +144,11 @@ func (ph *Physical) state() string {
 	return "not scanned"
 }
 
-// PhysicalSummary is the physical state of each layer of a v2 payload,
+// PhysicalSummary is the physical state of each layer of a v2 or v3 payload,
 // "<store> <table>: <state>" joined by "; ", as every verifier prints it
 // beside a valid verdict; "" for a v1 payload, which states none.
 func PhysicalSummary(p *Payload) string {
-	if p == nil || p.Schema != SchemaV2 {
+	if p == nil || (p.Schema != SchemaV2 && p.Schema != SchemaV3) {
 		return ""
 	}
 	parts := make([]string, len(p.Layers))

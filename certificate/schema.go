@@ -6,7 +6,9 @@ import "slices"
 // struct fields (TestSchema_MembersMatchStructs keeps them in step with the
 // json tags), and the decoders that read them member for member with a
 // jsonReader: checks 3–4 and 13–14 of docs/certificate.md. A v2 layer has
-// one member more than a v1 layer, physical, and it is required there.
+// one member more than a v1 layer, physical, and it is required there; a
+// v3 payload has one member more than a v2 payload, horizon, required
+// there, and v2 layers.
 var (
 	envelopeMembers  = []string{"lethe_certificate", "payload", "payload_sha256", "signature", "log"}
 	signatureMembers = []string{"alg", "key_id", "public_key", "sig"}
@@ -22,6 +24,8 @@ var (
 	physicalMembers = []string{"status", "reason", "method", "at", "relations"}
 	relationMembers = []string{"relation", "kind", "pages", "scanned", "holding", "holding_vector",
 		"holding_subject", "coverage", "took_ms"}
+	payloadMembersV3 = append(slices.Clip(payloadMembers), "horizon")
+	horizonMembers   = []string{"store", "copy", "status", "until", "basis"}
 	idsDigestMembers = []string{"count", "root"}
 	claimMembers     = []string{"statement", "covers", "excludes"}
 )
@@ -73,10 +77,10 @@ func readEnvelope(r *jsonReader, f *jsonFields) (w wireEnvelope) {
 }
 
 // readPayload reads the members of the payload f, the document's object,
-// whose schema is v1 or v2.
+// whose schema is v1, v2 or v3 (f read with payloadMembersV3 for v3).
 func readPayload(r *jsonReader, f *jsonFields, schema string) *Payload {
 	readLayer := readLayerV1
-	if schema == SchemaV2 {
+	if schema == SchemaV2 || schema == SchemaV3 {
 		readLayer = readLayerV2
 	}
 	p := &Payload{
@@ -92,8 +96,27 @@ func readPayload(r *jsonReader, f *jsonFields, schema string) *Payload {
 		Tool:        r.str(r.get(f, 9)),
 		Claim:       readClaim(r, r.get(f, 10)),
 	}
+	if schema == SchemaV3 {
+		p.Horizon = readArray(r, r.get(f, 11), func(t int32) Horizon { return readHorizon(r, t) })
+	}
 	r.done(f)
 	return p
+}
+
+// readHorizon reads one entry of a v3 payload's horizon; until is a
+// string here, read as a time by checkHorizon when the entry is dated.
+func readHorizon(r *jsonReader, t int32) (h Horizon) {
+	if f, ok := r.object(t, horizonMembers); ok {
+		h = Horizon{
+			Store:  r.str(r.get(&f, 0)),
+			Copy:   r.str(r.get(&f, 1)),
+			Status: r.str(r.get(&f, 2)),
+			Until:  r.str(r.get(&f, 3)),
+			Basis:  r.str(r.get(&f, 4)),
+		}
+		r.done(&f)
+	}
+	return h
 }
 
 func readSubject(r *jsonReader, t int32) (s Subject) {

@@ -15,9 +15,9 @@ func TestSchema_MembersMatchStructs(t *testing.T) {
 		members []string
 	}{
 		{Envelope{}, envelopeMembers}, {Signature{}, signatureMembers}, {LogProof{}, logMembers},
-		{Payload{}, payloadMembers}, {Subject{}, subjectMembers}, {Scope{}, scopeMembers},
+		{Payload{}, payloadMembersV3}, {Subject{}, subjectMembers}, {Scope{}, scopeMembers},
 		{Layer{}, layerMembersV2}, {Physical{}, physicalMembers}, {RelationPages{}, relationMembers},
-		{IDsDigest{}, idsDigestMembers}, {Claim{}, claimMembers},
+		{IDsDigest{}, idsDigestMembers}, {Claim{}, claimMembers}, {Horizon{}, horizonMembers},
 		{SignedReport{}, reportEnvelopeMembers}, {Report{}, reportMembers}, {ReportLayer{}, reportLayerMembers},
 	} {
 		typ := reflect.TypeOf(tc.v)

@@ -44,6 +44,9 @@ type Result struct {
 	// set beside a valid verdict on a v2 certificate; "" otherwise.
 	// It never changes the verdict: valid is a verified logical erasure.
 	Physical string
+	// Horizon is the horizon line (HorizonSummary), set beside a valid
+	// verdict on a v3 certificate; "" otherwise.
+	Horizon string
 }
 
 // Valid reports whether the certificate is genuine, current, logged, and
@@ -89,7 +92,8 @@ func Verify(data []byte, keys KeySet, now time.Time) Result {
 		return Result{Verdict: VerdictIncomplete, Payload: p, Reason: fmt.Sprintf(
 			"%s; but layer %s %s has %d residual records and verified_absent %t: the erasure is not proven complete", where, l.Store, l.Table, l.Residual, l.VerifiedAbsent)}
 	}
-	return Result{Verdict: VerdictValid, Payload: p, Reason: where + "; every layer of the scope verified empty", Physical: PhysicalSummary(p)}
+	return Result{Verdict: VerdictValid, Payload: p, Reason: where + "; every layer of the scope verified empty", Physical: PhysicalSummary(p),
+		Horizon: HorizonSummary(p)}
 }
 
 // checkSignature runs checks 7–11: sig is a trusted key's signature of
@@ -114,7 +118,7 @@ func checkSignature(sig Signature, payload []byte, payloadSHA256 string, keys Ke
 	return trusted, "", ""
 }
 
-// parsePayload runs checks 12–15: the signed bytes must be a v1 or v2
+// parsePayload runs checks 12–15: the signed bytes must be a v1, v2 or v3
 // payload, spelled member for member, that does not contradict itself.
 func parsePayload(data []byte) (*Payload, Verdict, string) {
 	// One copy of the payload text backs all the strings of the Payload.
@@ -128,8 +132,11 @@ func parsePayload(data []byte) (*Payload, Verdict, string) {
 	if t := f.vals[0]; t != 0 && r.toks[t].kind == jsonString {
 		schema = r.stringAt(t)
 	}
-	if schema != SchemaV1 && schema != SchemaV2 {
-		return nil, VerdictSchemaMismatch, fmt.Sprintf("schema is %v; this verifier reads %q and %q", r.generic(f.vals[0]), SchemaV1, SchemaV2)
+	if schema != SchemaV1 && schema != SchemaV2 && schema != SchemaV3 {
+		return nil, VerdictSchemaMismatch, fmt.Sprintf("schema is %v; this verifier reads %q, %q and %q", r.generic(f.vals[0]), SchemaV1, SchemaV2, SchemaV3)
+	}
+	if schema == SchemaV3 {
+		f = r.fields(0, payloadMembersV3)
 	}
 	p := readPayload(&r, &f, schema)
 	if v, why := r.verdict(); v != "" {

@@ -22,6 +22,9 @@ type verifyCase struct {
 	// physical is the physical line a valid v2 certificate gets
 	// (PhysicalSummary); "" for every other case.
 	physical string
+	// horizon is the horizon line a valid v3 certificate gets
+	// (HorizonSummary); "" for every other case.
+	horizon string
 }
 
 // operatorCert is the operator's valid certificate, edited by edit.
@@ -226,7 +229,7 @@ func verifyCases() []verifyCase {
 		{name: "checkpoint with a bad signature line before the good one", want: VerdictNotInLog, cert: operatorCert(func(e *Envelope) {
 			e.Log.Checkpoint = withCorruptSignature(e.Log.Checkpoint, true)
 		})},
-	}, append(append(strictCases(), settledCases()...), physicalCases()...)...)
+	}, append(append(append(strictCases(), settledCases()...), physicalCases()...), horizonCases()...)...)
 }
 
 // withCorruptSignature adds a copy of the checkpoint's signature line with
@@ -264,6 +267,9 @@ func TestVerify_Verdicts(t *testing.T) {
 			}
 			if got.Physical != tc.physical {
 				t.Errorf("physical %q, want %q", got.Physical, tc.physical)
+			}
+			if got.Horizon != tc.horizon {
+				t.Errorf("horizon %q, want %q", got.Horizon, tc.horizon)
 			}
 			if (got.Verdict == VerdictValid || got.Verdict == VerdictExpired) && got.Payload == nil {
 				t.Error("payload not returned")

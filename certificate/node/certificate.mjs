@@ -1,12 +1,14 @@
 // certificate.mjs verifies a Lethe deletion certificate, payload schema
-// v1 or v2 (docs/certificate.md, "Verifying"): after the envelope
+// v1, v2 or v3 (docs/certificate.md, "Verifying"): after the envelope
 // (envelope.mjs), the payload, the key's window, the time, the log and what
 // was proven, in the order of the table there. A v2 payload's layers each
-// have a physical section (physical.mjs).
+// have a physical section (physical.mjs); a v3 payload is a v2 payload
+// with a horizon (horizon.mjs).
 
 import { BOOL, INT64_MAX, NUM, STR, checkShape, int, isObject, parseJSON, parseTime } from './jsonsubset.mjs';
 import { REQUEST_ID, STORES, checkInclusion, fail, inWindow, isHex256, openEnvelope } from './envelope.mjs';
 import { PHYSICAL, SCHEMA_V2, physicalInconsistency, physicalSummary, readCounts } from './physical.mjs';
+import { HORIZON, SCHEMA_V3, horizonInconsistency, horizonSummary } from './horizon.mjs';
 
 const SCHEMA_V1 = 'lethe.certificate/v1';
 
@@ -30,9 +32,15 @@ const PAYLOAD_V1 = {
 // PAYLOAD_V2 is PAYLOAD_V1 whose layers have one member more, physical.
 const PAYLOAD_V2 = { ...PAYLOAD_V1, layers: [{ ...PAYLOAD_V1.layers[0], physical: PHYSICAL }] };
 
+// PAYLOAD_V3 is PAYLOAD_V2 with one member more, horizon.
+const PAYLOAD_V3 = { ...PAYLOAD_V2, horizon: HORIZON };
+
+const SHAPES = { [SCHEMA_V1]: PAYLOAD_V1, [SCHEMA_V2]: PAYLOAD_V2, [SCHEMA_V3]: PAYLOAD_V3 };
+
 // verifyCertificate verifies a parsed document (readDocument) that is no
 // report at the instant now (nanoseconds) and resolves to {verdict,
-// reason}, and for a v2 certificate physical, the physical line; it
+// reason}, for a v2 or v3 certificate physical, the physical line, and
+// for a v3 certificate horizon, the horizon line; it
 // rejects with a Failure for any verdict but valid.
 export async function verifyCertificate(doc, trust, now) {
   // 3–11: the envelope, the key and the signature.
@@ -64,7 +72,8 @@ export async function verifyCertificate(doc, trust, now) {
   }
   const valid = { verdict: 'valid', reason: `${where}; every layer of the scope verified empty` };
   // Beside the verdict, never in it: valid is the logical erasure.
-  if (p.schema === SCHEMA_V2) valid.physical = physicalSummary(p);
+  if (p.schema === SCHEMA_V2 || p.schema === SCHEMA_V3) valid.physical = physicalSummary(p);
+  if (p.schema === SCHEMA_V3) valid.horizon = horizonSummary(p);
   return valid;
 }
 
@@ -79,10 +88,10 @@ function readPayload(payload) {
     fail('malformed', `payload: not JSON of the subset: ${e.message}`);
   }
   if (!isObject(p)) fail('malformed', 'payload: not a JSON object');
-  if (p.schema !== SCHEMA_V1 && p.schema !== SCHEMA_V2) {
-    fail('schema_mismatch', `payload: schema is ${JSON.stringify(p.schema)}; this verifier reads ${SCHEMA_V1} and ${SCHEMA_V2}`);
+  if (typeof p.schema !== 'string' || !Object.hasOwn(SHAPES, p.schema)) {
+    fail('schema_mismatch', `payload: schema is ${JSON.stringify(p.schema)}; this verifier reads ${SCHEMA_V1}, ${SCHEMA_V2} and ${SCHEMA_V3}`);
   }
-  const shape = checkShape(p, p.schema === SCHEMA_V2 ? PAYLOAD_V2 : PAYLOAD_V1, '');
+  const shape = checkShape(p, SHAPES[p.schema], '');
   if (shape.members) fail('schema_mismatch', 'payload: ' + shape.members);
   if (shape.types) fail('malformed', 'payload: ' + shape.types);
   for (const [i, l] of p.layers.entries()) {
@@ -138,6 +147,10 @@ function inconsistency(p, issuedAt, validUntil) {
     if (deleted > INT64_MAX) return "the layers' deleted counts overflow";
   }
   if (scope.size > 0) return 'a scope entry has no entry in layers';
+  if (p.schema === SCHEMA_V3) {
+    const why = horizonInconsistency(p.horizon, new Set(p.scope.map((s) => s.store)));
+    if (why) return why;
+  }
   if (deleted !== p.deleted_ids.count) return `deleted_ids.count is ${p.deleted_ids.count}, but the layers deleted ${deleted} records`;
   return '';
 }

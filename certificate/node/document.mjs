@@ -10,7 +10,8 @@ export { MAX_SIZE, loadKeys } from './envelope.mjs';
 export { parseTime } from './jsonsubset.mjs';
 
 // verify resolves to {verdict, reason} for a certificate or a signed report,
-// and for a valid v2 certificate physical, the physical line;
+// for a valid v2 or v3 certificate physical, the physical line, and for
+// a valid v3 certificate horizon, the horizon line;
 // the checks and their order are the tables in docs/certificate.md,
 // "Verifying" and "Verifying a report".
 export async function verify(data, trust, now, requireLog) {

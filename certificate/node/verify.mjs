@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// verify.mjs verifies a Lethe deletion certificate (payload v1 or v2) or a signed
+// verify.mjs verifies a Lethe deletion certificate (payload v1, v2 or v3) or a signed
 // report, lethe.report/v1 (docs/certificate.md), independently of the Go
 // code: it reads the same bytes and runs the same checks in the same order,
 // so an auditor can read it in one sitting. This file is the command line
@@ -15,8 +15,9 @@
 //
 // A document with a member "lethe_report" is a report; anything else is
 // verified as a certificate. It prints "verdict: <verdict>" and a reason,
-// and between them, for a valid v2 certificate, "physical: <state of each
-// layer's pages>".
+// and between them, for a valid v2 or v3 certificate, "physical: <state of
+// each layer's pages>", then for a valid v3 certificate "horizon: <when
+// each kind of copy is expected to be gone>".
 // The exit status is 0 only for "valid", 1 for any other verdict, and 2
 // when it cannot run (usage, an unreadable or invalid keys file). --now is
 // the instant of verification: a certificate is current at it, a report is
@@ -80,7 +81,8 @@ async function main(argv) {
   // The physical line goes beside the verdict, never in it: valid is the
   // logical erasure.
   const physical = r.physical === undefined ? '' : `physical: ${r.physical}\n`;
-  process.stdout.write(`verdict: ${r.verdict}\n${physical}reason: ${r.reason}\n`);
+  const horizon = r.horizon === undefined ? '' : `horizon: ${r.horizon}\n`;
+  process.stdout.write(`verdict: ${r.verdict}\n${physical}${horizon}reason: ${r.reason}\n`);
   return r.verdict === 'valid' ? 0 : 1;
 }
 

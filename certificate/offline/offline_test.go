@@ -113,8 +113,8 @@ func TestWriteReport_DefaultsToTheRunID(t *testing.T) {
 
 // TestVerify_PrintsThePhysicalLineBesideAValidVerdict: `lethe-proxy verify`
 // prints a valid v2 certificate's physical line between the verdict and
-// the reason, as node verify.mjs does, and a v1 certificate's output has
-// no such line.
+// the reason, as node verify.mjs does, then a v3 certificate's horizon
+// line, and a v1 certificate's output has neither.
 func TestVerify_PrintsThePhysicalLineBesideAValidVerdict(t *testing.T) {
 	vectors := filepath.Join("..", "testdata", "vectors")
 	keysFile, err := os.ReadFile(filepath.Join(vectors, "keys.json"))
@@ -125,6 +125,8 @@ func TestVerify_PrintsThePhysicalLineBesideAValidVerdict(t *testing.T) {
 	for file, want := range map[string]string{
 		"cert-v2-pages-scanned-still-hold-the-bytes.json": "verdict: valid\nphysical: postgres public.langchain_pg_embedding: 13 of 27 pages scanned still hold the bytes; pinecone docs/default: not scanned\nreason: ",
 		"cert-valid.json": "verdict: valid\nreason: ",
+		"cert-v3-horizon-of-one-store.json": "verdict: valid\nphysical: postgres public.langchain_pg_embedding: 13 of 27 pages scanned still hold the bytes; pinecone docs/default: not scanned\n" +
+			"horizon: pinecone provider_purge: until 2026-08-30T12:00:00Z\nreason: ",
 	} {
 		data, err := os.ReadFile(filepath.Join(vectors, file))
 		require.NoError(t, err)

@@ -28,8 +28,9 @@ func ReadEvidence(name string, stdin io.Reader) ([]byte, error) {
 }
 
 // Verify verifies data, a deletion certificate or a signed report, against
-// keys under policy, prints the verdict on stdout (for a valid v2
-// certificate, the physical state of each layer on the next line; for a
+// keys under policy, prints the verdict on stdout (for a valid v2 or v3
+// certificate, the physical state of each layer on the next line, and for
+// a valid v3 certificate the horizon of each kind of copy after it; for a
 // genuine report, what it says, layer by layer) and says whether data is
 // valid.
 // policy.RequireLog applies to reports: a certificate always needs its
@@ -43,6 +44,9 @@ func Verify(data []byte, keys certificate.KeySet, policy certificate.ReportPolic
 	// Beside the verdict, never in it: valid is the logical erasure.
 	if r.Physical != "" {
 		fmt.Fprintf(stdout, "physical: %s\n", r.Physical)
+	}
+	if r.Horizon != "" {
+		fmt.Fprintf(stdout, "horizon: %s\n", r.Horizon)
 	}
 	fmt.Fprintf(stdout, "reason: %s\n", r.Reason)
 	return r.Valid()

@@ -30,7 +30,8 @@ const vectorsDir = "../testdata/vectors"
 type manifest struct {
 	Certificates []struct {
 		Name, Certificate, Keys, Now, Verdict string
-		Physical                              string // the physical line of a valid v2 certificate
+		Physical                              string // the physical line of a valid v2 or v3 certificate
+		Horizon                               string // the horizon line of a valid v3 certificate
 	} `json:"certificates"`
 	Reports []struct {
 		Name, Report, Keys, Now, Verdict string
@@ -116,6 +117,7 @@ type outcome struct {
 	State    string `json:"state"` // verdict, keys-refused or error
 	Verdict  string `json:"verdict"`
 	Physical string `json:"physical"` // the physical line, without "physical: "
+	Horizon  string `json:"horizon"`  // the horizon line, without "horizon: "
 	Reason   string `json:"reason"`
 }
 
@@ -201,7 +203,8 @@ func (p *tab) await(t *testing.T, want string) outcome {
 		const r = document.getElementById('result');
 		if (document.getElementById('what').textContent !== %s || !['verdict', 'keys-refused', 'error'].includes(r.dataset.state)) return null;
 		return { state: r.dataset.state, verdict: r.dataset.verdict, reason: document.getElementById('reason').textContent,
-			physical: document.getElementById('physical').textContent.replace(/^physical: /, '') };
+			physical: document.getElementById('physical').textContent.replace(/^physical: /, ''),
+			horizon: document.getElementById('horizon').textContent.replace(/^horizon: /, '') };
 	})()`, wantJSON), chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(30*time.Second)))
 	if err != nil {
 		t.Fatalf("no result for %s: %v; console:\n%s", want, err, p.console())
@@ -234,7 +237,7 @@ process.stdout.write(JSON.stringify(out));
 // nodeResult is what nodeScript prints for one input.
 type nodeResult struct {
 	Verdict, Reason, Refused string
-	Physical                 string
+	Physical, Horizon        string
 }
 
 // nodeVerdicts runs the verifier's modules in Node over inputs
@@ -290,17 +293,18 @@ func TestPage_VerdictsOfEveryVector(t *testing.T) {
 		name, keys, doc, now string
 		requireLog           bool
 		verdict              string // empty: the keys file must be refused
-		physical             string // the physical line of a valid v2 certificate
+		physical             string // the physical line of a valid v2 or v3 certificate
+		horizon              string // the horizon line of a valid v3 certificate
 	}
 	var vectors []vector
 	for _, v := range m.Certificates {
-		vectors = append(vectors, vector{"certificate " + v.Name, v.Keys, v.Certificate, v.Now, false, v.Verdict, v.Physical})
+		vectors = append(vectors, vector{"certificate " + v.Name, v.Keys, v.Certificate, v.Now, false, v.Verdict, v.Physical, v.Horizon})
 	}
 	for _, v := range m.Reports {
-		vectors = append(vectors, vector{"report " + v.Name, v.Keys, v.Report, v.Now, v.RequireLog, v.Verdict, ""})
+		vectors = append(vectors, vector{"report " + v.Name, v.Keys, v.Report, v.Now, v.RequireLog, v.Verdict, "", ""})
 	}
 	for _, v := range m.RefusedKeys {
-		vectors = append(vectors, vector{"keys file " + v.Name, v.Keys, m.Certificates[0].Certificate, m.Certificates[0].Now, false, "", ""})
+		vectors = append(vectors, vector{"keys file " + v.Name, v.Keys, m.Certificates[0].Certificate, m.Certificates[0].Now, false, "", "", ""})
 	}
 	var inputs [][4]any
 	for _, v := range vectors {
@@ -329,6 +333,9 @@ func TestPage_VerdictsOfEveryVector(t *testing.T) {
 		}
 		if got.Physical != v.physical || (node != nil && node[i].Physical != v.physical) {
 			t.Errorf("%s: the page's physical line %q, Node's %q, want %q", v.name, got.Physical, nodePhysical(node, i), v.physical)
+		}
+		if got.Horizon != v.horizon || (node != nil && node[i].Horizon != v.horizon) {
+			t.Errorf("%s: the page's horizon line %q, Node's %+v, want %q", v.name, got.Horizon, nodeHorizon(node, i), v.horizon)
 		}
 	}
 }
@@ -406,4 +413,12 @@ func nodePhysical(node []nodeResult, i int) string {
 		return ""
 	}
 	return node[i].Physical
+}
+
+// nodeHorizon is Node's horizon line for input i, or "" without Node.
+func nodeHorizon(node []nodeResult, i int) string {
+	if node == nil {
+		return ""
+	}
+	return node[i].Horizon
 }

@@ -1,7 +1,8 @@
 // page.mjs drives the browser verifier (verify.html): it reads the files
 // the auditor picks or drops, runs the verifier's own modules
 // (certificate/node/document.mjs, the ones `node verify.mjs` runs) on
-// their bytes, and shows the verdict, the physical line of a v2
+// their bytes, and shows the verdict, the physical line of a v2 or v3
+// certificate, the horizon line of a v3
 // certificate, the reason and what the document
 // states. Nothing leaves the page: it makes no request (its content
 // security policy forbids every one), and every text it shows from a file
@@ -22,7 +23,7 @@ let runs = 0;
 const readFile = async (file, limit) => new Uint8Array(await file.slice(0, limit).arrayBuffer());
 
 // show puts a state on the result and fills its lines.
-function show(state, { verdict = '', physical, reason = '', what = '' } = {}) {
+function show(state, { verdict = '', physical, horizon, reason = '', what = '' } = {}) {
   const result = $('result');
   result.dataset.state = state;
   result.dataset.verdict = verdict;
@@ -30,6 +31,8 @@ function show(state, { verdict = '', physical, reason = '', what = '' } = {}) {
   // A valid v2 certificate's physical line, beside the verdict as the
   // command-line verifiers print it.
   $('physical').textContent = physical === undefined ? '' : `physical: ${physical}`;
+  // A valid v3 certificate's horizon line, after the physical line.
+  $('horizon').textContent = horizon === undefined ? '' : `horizon: ${horizon}`;
   $('reason').textContent = reason;
   $('what').textContent = what;
 }
@@ -72,7 +75,7 @@ async function run() {
   const data = await readFile(chosen.document, MAX_SIZE + 1);
   const r = await verify(data, trust, now, requireLog);
   if (!current()) return;
-  show('verdict', { verdict: r.verdict, physical: r.physical, reason: r.reason, what });
+  show('verdict', { verdict: r.verdict, physical: r.physical, horizon: r.horizon, reason: r.reason, what });
   $('evidence').replaceChildren(...evidence(data, r.verdict === 'valid'));
 }
 
