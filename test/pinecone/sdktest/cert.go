@@ -19,12 +19,14 @@ import (
 )
 
 // Cert is a self-signed certificate for 127.0.0.1 and localhost: the
-// server's tls.Config, a pool that trusts it, and its PEM file for Node
-// (NODE_EXTRA_CA_CERTS).
+// server's tls.Config, a pool that trusts it, its PEM file for Node
+// (NODE_EXTRA_CA_CERTS) and, for a server that loads files (lethe-proxy's
+// pinecone.tls), its private key's PEM file.
 type Cert struct {
 	Server  *tls.Config
 	Roots   *x509.CertPool
 	PEMPath string
+	KeyPath string
 }
 
 // NewCert makes a Cert named name, valid for a day.
@@ -52,9 +54,14 @@ func NewCert(t testing.TB, name string) Cert {
 	roots.AddCert(leaf)
 	pemPath := filepath.Join(t.TempDir(), "ca.pem")
 	require.NoError(t, os.WriteFile(pemPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	keyPath := filepath.Join(filepath.Dir(pemPath), "key.pem")
+	require.NoError(t, os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
 	return Cert{
 		Server:  &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}}, MinVersion: tls.VersionTLS12},
 		Roots:   roots,
 		PEMPath: pemPath,
+		KeyPath: keyPath,
 	}
 }
