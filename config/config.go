@@ -138,14 +138,25 @@ type TableRule struct {
 	Description string `yaml:"description" json:"-"`
 	// Vacuum runs VACUUM (INDEX_CLEANUP ON) on the table after each
 	// forget, so that deleted rows and their HNSW index entries are
-	// physically removed rather than left for autovacuum.
+	// physically removed rather than left for autovacuum; retention
+	// sweeps vacuum after deleting too. physical: vacuum and scrub run the
+	// same VACUUM as their first step, stating in the certificate when it
+	// was not possible instead of failing the forget.
 	Vacuum bool `yaml:"vacuum"`
 	// Physical says what forget does about the bytes a delete leaves in
-	// the table's pages: off (default) or report (scan the table, its
+	// the table's pages: off (default); report (scan the table, its
 	// TOAST table and its indexes for the deleted records' bytes after
-	// verify and vacuum, and state the counts; docs/forget.md).
-	Physical  Physical `yaml:"physical" json:",omitempty"`
-	Retention `yaml:",inline"`
+	// verify and vacuum, and state the counts); vacuum (VACUUM
+	// (INDEX_CLEANUP ON), then scan); scrub (vacuum, scan, REINDEX
+	// CONCURRENTLY the indexes and rewrite a small table whose pages
+	// still hold them, scan again). docs/forget.md.
+	Physical Physical `yaml:"physical" json:",omitempty"`
+	// ScrubRewriteMaxPages bounds the table scrub may rewrite with VACUUM
+	// FULL, which holds an ACCESS EXCLUSIVE lock while it runs: the pages
+	// of the table, its TOAST table and their indexes together. Unset:
+	// DefaultScrubRewriteMaxPages; 0: never rewrite.
+	ScrubRewriteMaxPages *int64 `yaml:"scrub_rewrite_max_pages" json:",omitempty"`
+	Retention            `yaml:",inline"`
 }
 
 // Forget configures erasure requests, certificates and the admin API.

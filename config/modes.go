@@ -37,10 +37,44 @@ type Physical string
 const (
 	PhysicalOff    Physical = "off"    // nothing (default)
 	PhysicalReport Physical = "report" // scan the pages after each forget and state what still holds the bytes
+	PhysicalVacuum Physical = "vacuum" // VACUUM (INDEX_CLEANUP ON), then scan as report
+	PhysicalScrub  Physical = "scrub"  // vacuum, scan, rebuild or rewrite what still holds the bytes, scan again
 )
 
-// Reports reports whether forget scans the table's pages.
-func (p Physical) Reports() bool { return p == PhysicalReport }
+// Reports reports whether forget scans the table's pages (every setting
+// but off).
+func (p Physical) Reports() bool { return p != "" && p != PhysicalOff }
+
+// Vacuums reports whether forget vacuums the table before the scan
+// (vacuum and scrub).
+func (p Physical) Vacuums() bool { return p == PhysicalVacuum || p == PhysicalScrub }
+
+// Scrubs reports whether forget rebuilds what still holds the bytes after
+// the scan (scrub).
+func (p Physical) Scrubs() bool { return p == PhysicalScrub }
+
+// physicalName is the rule's physical setting as a file would spell it.
+func (t TableRule) physicalName() Physical {
+	if t.Physical == "" {
+		return PhysicalOff
+	}
+	return t.Physical
+}
+
+// RewriteMaxPages is the rule's scrub_rewrite_max_pages, its default
+// when unset.
+func (t TableRule) RewriteMaxPages() int64 {
+	if t.ScrubRewriteMaxPages == nil {
+		return DefaultScrubRewriteMaxPages
+	}
+	return *t.ScrubRewriteMaxPages
+}
+
+// DefaultScrubRewriteMaxPages is scrub_rewrite_max_pages when a rule does
+// not set it: a table whose relations (heap, TOAST, indexes) have at most
+// this many pages (8 MiB) together is rewritten (VACUUM FULL) when its
+// heap or TOAST pages still hold the bytes.
+const DefaultScrubRewriteMaxPages = 1024
 
 // WAL is capture.wal: whether the WAL follower runs ("true" and "false"
 // are YAML's spellings of on and off).

@@ -176,9 +176,17 @@ func (c *Config) validateCapture() []error {
 			}
 			parsed.rule.Subjects = append(parsed.rule.Subjects, s)
 		}
-		if !slices.Contains([]Physical{"", PhysicalOff, PhysicalReport}, t.Physical) {
-			errs = append(errs, at("physical %q is not one of off, report (report scans the table's pages for a forgotten "+
-				"person's bytes after each forget; it needs the page grant in docs/forget.md)", t.Physical))
+		if !slices.Contains([]Physical{"", PhysicalOff, PhysicalReport, PhysicalVacuum, PhysicalScrub}, t.Physical) {
+			errs = append(errs, at("physical %q is not one of off, report, vacuum, scrub (report scans the table's pages for a "+
+				"forgotten person's bytes after each forget, vacuum vacuums first, scrub also rebuilds what still holds them; "+
+				"docs/forget.md)", t.Physical))
+		}
+		if t.ScrubRewriteMaxPages != nil && *t.ScrubRewriteMaxPages < 0 {
+			errs = append(errs, at("scrub_rewrite_max_pages %d is negative: write 0 to never rewrite the table, or a page count "+
+				"(8 kB pages; default %d)", *t.ScrubRewriteMaxPages, DefaultScrubRewriteMaxPages))
+		} else if t.ScrubRewriteMaxPages != nil && t.Physical != PhysicalScrub {
+			errs = append(errs, at("scrub_rewrite_max_pages is set but physical is %q: it bounds only physical: scrub's rewrite; "+
+				"remove it or write physical: scrub", t.physicalName()))
 		}
 		errs = append(errs, validateRetention(at, t.Retention)...)
 		if t.RetainBy != "" {

@@ -114,7 +114,7 @@ func Build(cfg *config.Config) (Map, error) {
 		if err != nil {
 			return Map{}, fmt.Errorf("datamap: capture.tables %s: %w", r.Table, err)
 		}
-		plan, err := pgstore.PlanFor(t, r.Vacuum)
+		plan, err := pgstore.PlanFor(t, r.Vacuum || r.Physical.Vacuums())
 		if err != nil {
 			return Map{}, fmt.Errorf("datamap: capture.tables %s: %w", r.Table, err)
 		}

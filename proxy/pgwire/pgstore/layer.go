@@ -24,6 +24,7 @@ type Layer struct {
 	// physical is the page scan to run after each forget, nil when off;
 	// prints holds, by subject, the bytes it looks for (memory only).
 	physical *PhysicalScan
+	steps    PhysicalSteps
 	prints   map[string]*fingerprint
 }
 
@@ -152,8 +153,13 @@ func (l *Layer) Residual(ctx context.Context, subject string, ids []string) (con
 	return connector.Absence{}, fmt.Errorf("pgvector: %s was dropped and created again while forget verified it; the request resumes later", l.table)
 }
 
+// Cleanup runs the rule's vacuum: true (VACUUM (INDEX_CLEANUP ON)) unless
+// the layer's physical steps run that VACUUM themselves.
 func (l *Layer) Cleanup(ctx context.Context) error {
-	if !l.vacuum {
+	l.mu.Lock()
+	stepsVacuum := l.physical != nil && l.steps.Vacuum
+	l.mu.Unlock()
+	if !l.vacuum || stepsVacuum {
 		return nil
 	}
 	m, err := l.resolve(ctx)

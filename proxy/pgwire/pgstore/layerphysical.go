@@ -21,6 +21,15 @@ func (l *Layer) ReportPhysical(scan PhysicalScan) {
 	}
 }
 
+// RemovePhysical makes the layer run steps before its page scan (the
+// table's physical: vacuum or scrub); with ReportPhysical only, it scans
+// after the rule's vacuum: true, if any (physical: report).
+func (l *Layer) RemovePhysical(steps PhysicalSteps) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.steps = steps
+}
+
 // fingerprintKept is how long the bytes read for a forget are kept
 // waiting for its Physical: a forget that never gets there (its layer
 // stays unverified until the request fails) must not keep a person's
@@ -63,12 +72,13 @@ func (l *Layer) remember(ctx context.Context, m *Match, subject string, ids []st
 	}
 }
 
-// Physical scans the table's pages for the bytes of the records Delete
-// deleted for subject since the last Physical, and forgets those bytes.
-// nil when the layer does not report (physical: off).
+// Physical runs the layer's physical steps, then scans the table's pages
+// for the bytes of the records Delete deleted for subject since the last
+// Physical, and forgets those bytes. nil when the layer does not report
+// (physical: off). A forget that deleted nothing here runs no step.
 func (l *Layer) Physical(ctx context.Context, subject string) *connector.Physical {
 	l.mu.Lock()
-	scan, f := l.physical, l.prints[subject]
+	scan, steps, f := l.physical, l.steps, l.prints[subject]
 	delete(l.prints, subject)
 	l.mu.Unlock()
 	if scan == nil {
@@ -91,5 +101,5 @@ func (l *Layer) Physical(ctx context.Context, subject string) *connector.Physica
 		}
 		return &connector.Physical{Status: connector.PhysicalNotPossible, At: now, Reason: reason}
 	}
-	return l.store.scanPages(ctx, l.table, *scan, f)
+	return l.store.physicalStep(ctx, l.table, *scan, steps, f)
 }
