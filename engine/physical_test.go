@@ -86,7 +86,8 @@ func TestForget_PhysicalReachesAV2Certificate(t *testing.T) {
 	require.Equal(t, "fake pages", got.Method)
 	require.Equal(t, []certificate.RelationPages{{Relation: "docs", Kind: "heap", Pages: 4, Scanned: 4, Holding: 1, HoldingSubject: 1, Coverage: "all"}}, got.Relations)
 	require.Equal(t, certificate.PhysicalNotScanned, p.Layers[1].Physical.Status)
-	require.Contains(t, p.Claim.Statement, "A scan of all 4 pages of the table, TOAST table and indexes of pinecone ns at 1970-01-01T00:00:00Z found bytes of the deleted records still in 1 of them")
+	require.Contains(t, p.Claim.Statement, "A scan of all 4 pages of the table, TOAST table and indexes of pinecone ns at 1970-01-01T00:00:00Z found bytes of the deleted records still in 1 of them "+
+		"(dead tuples, freed page space or index entries that no step removed; its physical method names the steps that ran)")
 	require.Contains(t, p.Claim.Statement, "not_scanned were not looked at")
 	require.NotContains(t, raw, "alice", "the subject is never in a certificate")
 	// A resumed request signs its journaled payload again: a v2 payload

@@ -11,15 +11,16 @@ import (
 
 // notScannedReason is the physical reason of a layer in a v2 certificate
 // whose pages were not looked at.
-const notScannedReason = "this layer does not scan its pages: its rule does not ask for it (physical: report), " +
+const notScannedReason = "this layer does not scan its pages: its rule does not ask for it (physical: report, vacuum or scrub), " +
 	"or its store's pages cannot be read"
 
 // certificatePhysical is the physical section of each layer of st in a
 // certificate issued at issued: nil for all of them when no layer scanned
-// its pages (the certificate stays v1), else one per layer, not_scanned
-// for those that do not look.
-func certificatePhysical(st *journalState, issued time.Time) []*certificate.Physical {
-	scanned := false
+// its pages and none is required (the certificate stays v1), else one per
+// layer, not_scanned for those that do not look. required: the
+// certificate is v3, whose layers all have one.
+func certificatePhysical(st *journalState, issued time.Time, required bool) []*certificate.Physical {
+	scanned := required
 	for _, l := range st.Layers {
 		scanned = scanned || l.Physical != nil
 	}
@@ -74,7 +75,8 @@ func physicalStatement(layers []certificate.Layer) string {
 				fmt.Fprintf(&b, " A scan of %s of the table, TOAST table and indexes of %s at %s found no bytes of the deleted records.", read, name, at)
 			} else {
 				fmt.Fprintf(&b, " A scan of %s of the table, TOAST table and indexes of %s at %s found bytes of the deleted records still in %d of them "+
-					"(dead tuples or index entries no VACUUM has removed yet): not queryable, but on disk.", read, name, at, holding)
+					"(dead tuples, freed page space or index entries that no step removed; its physical method names the steps that ran): "+
+					"not queryable, but on disk.", read, name, at, holding)
 			}
 		case certificate.PhysicalNotPossible:
 			fmt.Fprintf(&b, " The pages of %s could not be scanned for the deleted records' bytes (layers[].physical.reason says why).", name)
