@@ -141,18 +141,3 @@ func HorizonSummary(p *Payload) string {
 	}
 	return strings.Join(parts, "; ")
 }
-
-// OpenHorizons is the entries of horizon still open at now: dated after
-// now, conditional, or unknown.
-func OpenHorizons(horizon []Horizon, now time.Time) []Horizon {
-	var open []Horizon
-	for _, h := range horizon {
-		if h.Status == HorizonDated {
-			if until, err := ParseTime(h.Until); err == nil && !until.After(now) {
-				continue
-			}
-		}
-		open = append(open, h)
-	}
-	return open
-}

@@ -2,7 +2,6 @@ package certificate
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 	"time"
 )
@@ -185,19 +184,3 @@ func TestSign_RefusesHorizonsVerifiersReject(t *testing.T) {
 		})
 	}
 }
-
-// TestOpenHorizons_KeepsFutureConditionalAndUnknown: a dated horizon
-// passed is closed; one to come, a condition and an unknown stay open.
-func TestOpenHorizons_KeepsFutureConditionalAndUnknown(t *testing.T) {
-	h := testHorizon(testIssued)
-	open := OpenHorizons(h, testIssued.AddDate(0, 0, 60))
-	var copies []string
-	for _, o := range open {
-		copies = append(copies, o.Store+" "+o.Copy)
-	}
-	want := "postgres pg_wal,postgres backups,postgres replicas,pinecone provider_purge"
-	if got := strings.Join(copies, ","); got != want {
-		t.Fatalf("open %s, want %s", got, want)
-	}
-}
-

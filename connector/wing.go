@@ -62,6 +62,9 @@ type ForgetSide struct {
 	// Settle waits until the wing has recorded every write its store
 	// committed before the call; nil when the wing records as it relays.
 	Settle func(ctx context.Context) error
+	// Horizon states when the copies of the store's data that a delete
+	// does not reach are expected to be gone (nil: the wing states none).
+	Horizon HorizonFunc
 	// Close releases forget's connections to the store.
 	Close func()
 }

@@ -173,7 +173,8 @@ func (c *Certifier) resign(payload []byte) (*certificate.Envelope, error) {
 func (c *Certifier) payload(r ledger.ForgetRequest, st *journalState) (certificate.Payload, error) {
 	issued := c.now().UTC().Truncate(time.Second)
 	p := certificate.Payload{
-		// No schema: Sign writes v1, or v2 when a layer has a physical section.
+		// No schema: Sign writes v1, v2 when a layer has a physical
+		// section, v3 when there is a horizon.
 		RequestID: r.ID, IssuedAt: issued, ValidUntil: issued.Add(c.validFor),
 		Subject:     certificate.Subject{HMAC: r.Subject.String(), Commitment: st.Commitment},
 		RulesSHA256: c.rulesSHA256, Tool: c.tool,
@@ -184,7 +185,8 @@ func (c *Certifier) payload(r ledger.ForgetRequest, st *journalState) (certifica
 		},
 	}
 	var refs []certificate.RecordRef
-	physical := certificatePhysical(st, issued)
+	horizon := certificateHorizon(st.Horizon)
+	physical := certificatePhysical(st, issued, len(horizon) > 0)
 	for i, l := range st.Layers {
 		p.Scope = append(p.Scope, certificate.Scope{Store: l.Store, Table: l.Table})
 		gone := l.gone()
@@ -200,6 +202,12 @@ func (c *Certifier) payload(r ledger.ForgetRequest, st *journalState) (certifica
 		}
 	}
 	p.Claim.Statement += physicalStatement(p.Layers)
+	if len(horizon) > 0 {
+		// A v3 certificate dates the WAL, archives, backups and replicas
+		// instead of excluding them.
+		p.Horizon, p.Claim.Excludes = horizon, certificate.HorizonExcludes()
+		p.Claim.Statement += horizonStatement(horizon)
+	}
 	ids, err := certificate.IDsRoot(refs)
 	if err != nil {
 		return certificate.Payload{}, err

@@ -49,6 +49,10 @@ type Config struct {
 	// so far (the WAL follower has caught up); preview and the check of
 	// its token call it before counting.
 	Settle func(context.Context) error
+	// Horizons state, per store, when the copies a delete does not reach
+	// (WAL, archives, backups, replicas, a provider's purge) are expected
+	// to be gone; with any, certificates are v3 and carry the horizon.
+	Horizons []connector.HorizonFunc
 }
 
 // Engine runs forgets. It is safe for concurrent use.

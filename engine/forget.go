@@ -126,6 +126,10 @@ type Status struct {
 	// LateWrites are records about the subject committed after the
 	// forget, by any path, and deleted since (LateWrite).
 	LateWrites []ledger.LateWrite `json:"late_writes,omitempty"`
+	// OpenHorizons are the copies of a completed request's deleted
+	// records still expected to exist now: the certificate's horizon
+	// entries dated after now, conditional or unknown.
+	OpenHorizons []HorizonStatus `json:"open_horizons,omitempty"`
 }
 
 // LayerStatus is one layer's progress.
@@ -163,6 +167,9 @@ func (e *Engine) Status(ctx context.Context, id string) (Status, error) {
 	}
 	if out.LateWrites, err = e.cfg.Ledger.LateWrites(ctx, id); err != nil {
 		return Status{}, err
+	}
+	if r.Status == ledger.ForgetCompleted {
+		out.OpenHorizons = openHorizons(st.Horizon, e.cfg.Now())
 	}
 	return out, nil
 }

@@ -64,6 +64,11 @@ func (e *Engine) run(ctx context.Context, id string) error {
 		return nil
 	}
 	began := time.Now()
+	if st.Payload == nil {
+		// Asked once, before the payload is journaled: a resumed request
+		// signs the journaled payload, horizon and all, again.
+		st.Horizon = e.horizon(ctx, st, e.cfg.Now())
+	}
 	cert, err := e.cfg.Certifier.certify(ctx, r, st, func() error { return e.cfg.Ledger.SaveForget(ctx, id, st.marshal()) })
 	if err != nil {
 		return err

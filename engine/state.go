@@ -21,11 +21,14 @@ type journalState struct {
 	// Payload is the signed certificate payload and Signature its
 	// signature, kept before the log append so that a resumed request
 	// issues the same certificate, never a second one.
-	Payload   []byte `json:"payload,omitempty"`
-	LogSize   int64  `json:"log_size,omitempty"` // log size before the append (where to look for our leaf after a crash)
-	Error     string `json:"error,omitempty"`
-	Attempts  int    `json:"attempts,omitempty"`
-	Completed bool   `json:"completed,omitempty"`
+	Payload []byte `json:"payload,omitempty"`
+	LogSize int64  `json:"log_size,omitempty"` // log size before the append (where to look for our leaf after a crash)
+	// Horizon is what the stores said, when the request was certified,
+	// of the copies its deletes did not reach (Config.Horizons).
+	Horizon   []connector.Horizon `json:"horizon,omitempty"`
+	Error     string              `json:"error,omitempty"`
+	Attempts  int                 `json:"attempts,omitempty"`
+	Completed bool                `json:"completed,omitempty"`
 }
 
 type layerState struct {

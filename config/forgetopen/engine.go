@@ -40,8 +40,8 @@ func (f *Forget) Close() {
 }
 
 // Open builds and starts the engine when forget.signing_key is set (nil
-// when not) from the wings' forget sides: their layers in wing order, and
-// a settle that waits for every wing that can lag. The engine registers
+// when not) from the wings' forget sides: their layers in wing order, a
+// settle that waits for every wing that can lag, and their horizons. The engine registers
 // with the capture core as the sink of the WAL follower's late writes,
 // and the core's tombstones are refreshed from the ledger while it runs.
 // tool is as for Certifier.
@@ -63,8 +63,9 @@ func Open(cfg *config.Config, core *coreopen.Core, wings []connector.Wing, tool 
 		return nil, err
 	}
 	var (
-		layers  []connector.Layer
-		settles []func(context.Context) error
+		layers   []connector.Layer
+		settles  []func(context.Context) error
+		horizons []connector.HorizonFunc
 	)
 	for _, w := range wings {
 		side, err := w.Forget(octx)
@@ -77,13 +78,16 @@ func Open(cfg *config.Config, core *coreopen.Core, wings []connector.Wing, tool 
 		if side.Settle != nil {
 			settles = append(settles, side.Settle)
 		}
+		if side.Horizon != nil {
+			horizons = append(horizons, side.Horizon)
+		}
 	}
 	e, err := engine.New(engine.Config{
 		Ledger: core.Ledger, Hasher: core.Hasher, Layers: layers,
 		Certifier: certifier,
 		Deadline:  fc.Deadline.D(), TokenTTL: fc.TokenTTL.D(),
 		Tombstoned: core.Tombstones.Set, Logger: log, Owner: engineOwner(fc.Admin.Listen),
-		Settle: settleAll(settles),
+		Settle: settleAll(settles), Horizons: horizons,
 	})
 	if err != nil {
 		f.Close()
