@@ -15,6 +15,10 @@ const (
 	// OpDeleteAll deleted every record of Table (a Pinecone deleteAll or
 	// namespace delete); ID is empty.
 	OpDeleteAll
+	// OpDeleteByFilter deleted the records of Table that a filter matched
+	// in the store (a Pinecone delete by metadata filter): which ones only
+	// the store knows, so ID is empty.
+	OpDeleteByFilter
 )
 
 // Tag is one record-level fact extracted from a write.

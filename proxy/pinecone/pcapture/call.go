@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -30,7 +31,15 @@ type call struct {
 	deletes []extract.Tag   // the application's deletes by id
 	moved   []extract.Tag   // records whose earlier subjects no longer hold once applied
 	cleared []string        // tables whose every record the write deletes (deleteAll, namespace delete)
-	once    sync.Once
+	// filtered are the tables a delete by filter removes records of, which
+	// only the store knows (Hook.OnFilterDelete).
+	filtered []string
+	began    time.Time // before the request was forwarded
+	// The answer's x-pinecone-request-lsn, read by Response before the
+	// call settles.
+	requestLSN uint64
+	hasLSN     bool
+	once       sync.Once
 }
 
 // Response settles a REST write by its status; a gRPC write by its
@@ -38,6 +47,7 @@ type call struct {
 // any other in its trailers, read once the body has streamed to the
 // client.
 func (c *call) Response(resp *http.Response) error {
+	c.requestLSN, c.hasLSN = requestLSN(resp.Header)
 	if !c.grpc {
 		c.settle(restOutcome(resp.StatusCode))
 		return nil
@@ -83,6 +93,7 @@ func (c *call) settle(o outcome) {
 				core.Deleted(ledger.StorePinecone, c.deletes)
 			}
 			core.TablesDeleted(ledger.StorePinecone, c.cleared)
+			c.hook.filterDeletesApplied(c)
 		case notApplied:
 			if c.intent != 0 {
 				core.Drop([]ledger.IntentID{c.intent})

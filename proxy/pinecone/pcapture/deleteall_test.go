@@ -61,7 +61,8 @@ func TestDeleteAll_MarksTheNamespacesRecordsDeleted(t *testing.T) {
 }
 
 // A delete of every record that the store refused changes nothing in the
-// ledger; nor does a delete by filter, whose records only the store knows.
+// ledger; nor does a delete by filter here, whose records only the store
+// knows: the hook reports it (OnFilterDelete) and the wing settles it.
 func TestDeleteAll_RefusedOrByFilterLeavesTheRecords(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	upsertNotesAndTeam(t, r)

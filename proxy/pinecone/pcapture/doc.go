@@ -26,11 +26,22 @@
 // add no personal data (routes.go: fetch, list, query, stats, records
 // search, the documents fetch, list and search, namespaces, bulk import
 // status and cancel, the control plane's
-// index descriptions; the matching gRPC methods). Deletes by filter are
-// forwarded without a record: they add no personal data, which records
-// they match is known only to the store, and forget checks the store
-// itself. deleteAll (REST), delete_all (gRPC, documents) and namespace
-// deletes mark the namespace's records deleted once they succeed.
+// index descriptions; the matching gRPC methods).
+//
+// What each delete does to the ledger once the store answers success:
+//
+//	by ids                     those ids marked deleted
+//	deleteAll (REST), delete_all (gRPC, documents), namespace delete
+//	                           every record of the namespace marked deleted
+//	by filter (vectors REST, gRPC, documents)
+//	                           nothing here: which records it matched only
+//	                           the store knows, so the delete is reported to
+//	                           OnFilterDelete's function (the wing's
+//	                           settler, which reads the store and marks
+//	                           deleted the records gone from it)
+//
+// A delete by filter adds no personal data and needs no intent; one the
+// store refused, or whose outcome is unknown, is not reported.
 //
 // Refused in every mode (LT004, INVALID_ARGUMENT): a path starting with
 // "//", which an upstream resolving the request-target as a URL reads as

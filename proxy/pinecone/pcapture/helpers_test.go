@@ -39,6 +39,7 @@ type rig struct {
 	hasher   *ledger.Hasher
 	tombs    *capture.Tombstones
 	received *counter // write requests that reached the emulator
+	hook     *pcapture.Hook
 }
 
 type rigOptions struct {
@@ -85,9 +86,10 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	t.Cleanup(r.core.Close)
 	u, err := url.Parse(r.upstream)
 	require.NoError(t, err)
+	r.hook = pcapture.New(r.core, []*pcextract.Rules{pr})
 	relay, err := pinecone.New(pinecone.Config{
 		Indexes: []*pinecone.Index{{Name: o.index, Upstream: u}},
-		Hook:    pcapture.New(r.core, []*pcextract.Rules{pr}),
+		Hook:    r.hook,
 	})
 	require.NoError(t, err)
 	t.Cleanup(relay.Close)

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
@@ -18,6 +20,9 @@ type Hook struct {
 	core  *capture.Capture
 	rules map[string]*pcextract.Rules // by index name
 	log   *slog.Logger
+	// filterDeleted is told of each delete by filter the store applied
+	// (OnFilterDelete); nil tells no one.
+	filterDeleted atomic.Pointer[func(FilterDelete)]
 }
 
 // New returns the Hook for core, with each index's rules; requests to an
@@ -70,7 +75,9 @@ func (h *Hook) intend(ix *pinecone.Index, w write, rules *pcextract.Rules, grpc 
 		return nil, &pinecone.Status{Code: pinecone.CodeInvalidArgument, Message: "lethe-proxy: cannot read the " + w.name +
 			" request, so it was not forwarded: " + strings.TrimPrefix(err.Error(), "extract: ")}
 	}
-	c := &call{hook: h, index: ix.Name, grpc: grpc} // the answer comes in the shape the request was sent in
+	// The answer comes in the shape the request was sent in. began is
+	// taken before the request is forwarded (FilterDelete.Sent).
+	c := &call{hook: h, index: ix.Name, grpc: grpc, began: time.Now()}
 	var writes []extract.Tag
 	for _, t := range tags {
 		switch t.Op {
@@ -78,6 +85,8 @@ func (h *Hook) intend(ix *pinecone.Index, w write, rules *pcextract.Rules, grpc 
 			c.deletes = append(c.deletes, t)
 		case extract.OpDeleteAll:
 			c.cleared = append(c.cleared, t.Table)
+		case extract.OpDeleteByFilter:
+			c.filtered = append(c.filtered, t.Table)
 		case extract.OpUnattributed:
 			if r := h.core.Unattributable(
 				"lethe-proxy: the write was not forwarded because Lethe cannot tell whose records it writes: "+t.Reason,
@@ -99,7 +108,7 @@ func (h *Hook) intend(ix *pinecone.Index, w write, rules *pcextract.Rules, grpc 
 		}
 		c.intent = id
 	}
-	if c.intent == 0 && len(c.deletes) == 0 && len(c.moved) == 0 && len(c.cleared) == 0 {
+	if c.intent == 0 && len(c.deletes) == 0 && len(c.moved) == 0 && len(c.cleared) == 0 && len(c.filtered) == 0 {
 		return nil, nil
 	}
 	return c, nil

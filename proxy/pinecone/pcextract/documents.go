@@ -173,8 +173,9 @@ func (r *Rules) UpdateDocumentsREST(namespace string, body []byte) ([]extract.Ta
 // DeleteDocumentsREST tags the body of POST
 // /namespaces/{namespace}/documents/delete, exactly one of {"ids"},
 // {"filter"} and {"delete_all": true}: one extract.OpDelete per id, one
-// extract.OpDeleteAll for "delete_all": true. Deletes by filter yield
-// nothing, as the vectors' do (see Rules).
+// extract.OpDeleteAll for "delete_all": true, one
+// extract.OpDeleteByFilter for a "filter" object, as the vectors' (see
+// Rules).
 func (r *Rules) DeleteDocumentsREST(namespace string, body []byte) ([]extract.Tag, error) {
 	const op = "documents delete"
 	ns, doc, root, err := documentsBody(namespace, body, op)
@@ -182,7 +183,7 @@ func (r *Rules) DeleteDocumentsREST(namespace string, body []byte) ([]extract.Ta
 		return nil, err
 	}
 	ids := -1
-	all := false
+	all, filter := false, false
 	var seen members
 	for m := membersOf(doc, root); ; {
 		key, v, ok := m.next()
@@ -195,16 +196,19 @@ func (r *Rules) DeleteDocumentsREST(namespace string, body []byte) ([]extract.Ta
 		if strictjson.QuotedIs(key, "delete_all") {
 			all = isJSONTrue(doc, v)
 		}
+		if strictjson.QuotedIs(key, "filter") {
+			filter = doc[v] == '{'
+		}
 		if strictjson.QuotedIs(key, "ids") {
 			if ids, err = jsonMember(doc, v, ids, op, "ids", '[', "an array"); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if _, covered := r.fields(ns); !covered || ids < 0 && !all {
+	if _, covered := r.fields(ns); !covered || ids < 0 && !all && !filter {
 		return nil, nil
 	}
-	return deleteTags(doc, ids, all, r.table(ns), op)
+	return deleteTags(doc, ids, all, filter, r.table(ns), op)
 }
 
 // documentsBody checks a documents write: the path's namespace (valid

@@ -263,11 +263,16 @@ func (r *Rules) refDocuments(op, namespace string, body []byte) ([]extract.Tag, 
 			}
 		}
 		all, _, _ := refMemberOf[bool](root, "delete_all") // the extractor does not judge its type: the store does
-		if err != nil || !covered || !hasIDs && !all {
+		filterValue, _, _ := refGet(root, "filter")
+		_, filter := filterValue.([]refMember) // an object; other types are the store's to refuse
+		if err != nil || !covered || !hasIDs && !all && !filter {
 			return nil, err
 		}
 		if all {
 			tags = append(tags, extract.Tag{Table: table, Op: extract.OpDeleteAll})
+		}
+		if filter {
+			tags = append(tags, extract.Tag{Table: table, Op: extract.OpDeleteByFilter})
 		}
 		for _, e := range ids {
 			s, ok := e.(string)

@@ -85,7 +85,8 @@ func TestDeleteDocumentsREST(t *testing.T) {
 	runDocCases(t, []docCase{
 		{"by ids", "team", `{"ids":["a","b"]}`,
 			[]extract.Tag{docTag("team", extract.OpDelete, "a"), docTag("team", extract.OpDelete, "b")}},
-		{"by filter yields nothing", "team", `{"filter":{"owner":"alice"}}`, nil},
+		{"by filter marks the namespace for settling", "team", `{"filter":{"owner":"alice"}}`, []extract.Tag{{Table: "docs/team", Op: extract.OpDeleteByFilter}}},
+		{"a filter that is not an object yields nothing", "team", `{"filter":null}`, nil},
 		{"delete_all marks the namespace", "team", `{"delete_all":true}`, []extract.Tag{{Table: "docs/team", Op: extract.OpDeleteAll}}},
 		{"delete_all false yields nothing", "team", `{"delete_all":false}`, nil},
 	}, (*Rules).DeleteDocumentsREST)

@@ -43,9 +43,9 @@ func checkPineconeTags(t *testing.T, tags []extract.Tag) {
 			if tag.Reason == "" {
 				t.Fatal("unattributed tag without reason")
 			}
-		case extract.OpDeleteAll:
+		case extract.OpDeleteAll, extract.OpDeleteByFilter:
 			if tag.ID != "" {
-				t.Fatal("delete-all tag with an id")
+				t.Fatalf("op %d tag with an id", tag.Op)
 			}
 		default:
 			t.Fatalf("unknown op %d", tag.Op)

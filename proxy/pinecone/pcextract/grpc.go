@@ -145,13 +145,13 @@ func (r *Rules) UpdateGRPC(msg []byte) ([]extract.Tag, error) {
 
 // DeleteGRPC tags a DeleteRequest{ids=1, delete_all=2, namespace=3,
 // filter=4}: one extract.OpDelete per id, one extract.OpDeleteAll for
-// delete_all true. Deletes by filter yield nothing (see Rules).
+// delete_all true, one extract.OpDeleteByFilter for a filter (see Rules).
 func (r *Rules) DeleteGRPC(msg []byte) ([]extract.Tag, error) {
 	if err := checkWire(msg, &wireDelete, 0); err != nil {
 		return nil, grpcErr("delete", err)
 	}
 	ns := extract.DefaultNamespace
-	count, hasNS, all := 0, false, false
+	count, hasNS, all, filter := 0, false, false, false
 	p := protoFields{b: msg}
 	for {
 		num, typ, val, ok := p.next()
@@ -174,6 +174,7 @@ func (r *Rules) DeleteGRPC(msg []byte) ([]extract.Tag, error) {
 			}
 		case 4:
 			err = wantType(typ, protowire.BytesType, "filter")
+			filter = true
 		}
 		if err != nil {
 			return nil, grpcErr("delete", err)
@@ -182,13 +183,16 @@ func (r *Rules) DeleteGRPC(msg []byte) ([]extract.Tag, error) {
 	if p.err != nil {
 		return nil, grpcErr("delete", p.err)
 	}
-	if _, covered := r.fields(ns); !covered || count == 0 && !all {
+	if _, covered := r.fields(ns); !covered || count == 0 && !all && !filter {
 		return nil, nil
 	}
 	table := r.table(ns)
-	tags := make([]extract.Tag, 0, count+1)
+	tags := make([]extract.Tag, 0, count+2)
 	if all {
 		tags = append(tags, extract.Tag{Table: table, Op: extract.OpDeleteAll})
+	}
+	if filter {
+		tags = append(tags, extract.Tag{Table: table, Op: extract.OpDeleteByFilter})
 	}
 	p = protoFields{b: msg}
 	for {

@@ -140,7 +140,8 @@ func TestDeleteGRPC(t *testing.T) {
 		{"by ids in team", false, pbDelete([]string{"a"}, false, "team", nil), []extract.Tag{{Table: "docs/team", Op: extract.OpDelete, ID: "a"}}},
 		{"delete all marks the namespace", false, pbDelete(nil, true, "team", nil), []extract.Tag{{Table: "docs/team", Op: extract.OpDeleteAll}}},
 		{"delete all of an uncovered namespace yields nothing", false, pbDelete(nil, true, "other", nil), nil},
-		{"by filter yields nothing", false, pbDelete(nil, false, pbAbsent, pbStruct(pbEntry("user_id", pbValueString("alice")))), nil},
+		{"by filter marks the namespace for settling", false, pbDelete(nil, false, pbAbsent, pbStruct(pbEntry("user_id", pbValueString("alice")))),
+			[]extract.Tag{{Table: "docs/__default__", Op: extract.OpDeleteByFilter}}},
 		{"uncovered namespace", false, pbDelete([]string{"a"}, false, "other", nil), nil},
 		{"* covers", true, pbDelete([]string{"a"}, false, "other", nil), []extract.Tag{{Table: "docs/other", Op: extract.OpDelete, ID: "a"}}},
 	}, (*Rules).DeleteGRPC)

@@ -133,8 +133,8 @@ func (r *Rules) UpdateREST(body []byte) ([]extract.Tag, error) {
 
 // DeleteREST tags the body of POST /vectors/delete, {"ids", "deleteAll",
 // "namespace", "filter"}: one extract.OpDelete per id, one
-// extract.OpDeleteAll for "deleteAll": true. Deletes by filter yield
-// nothing (see Rules).
+// extract.OpDeleteAll for "deleteAll": true, one extract.OpDeleteByFilter
+// for a "filter" object (see Rules).
 func (r *Rules) DeleteREST(body []byte) ([]extract.Tag, error) {
 	doc, root, err := checkedJSONObject(body, "delete")
 	if err != nil {
@@ -142,7 +142,7 @@ func (r *Rules) DeleteREST(body []byte) ([]extract.Tag, error) {
 	}
 	ids := -1
 	ns := extract.DefaultNamespace
-	all := false
+	all, filter := false, false
 	var seen members
 	for m := membersOf(doc, root); ; {
 		key, v, ok := m.next()
@@ -155,6 +155,8 @@ func (r *Rules) DeleteREST(body []byte) ([]extract.Tag, error) {
 		switch {
 		case strictjson.QuotedIs(key, "deleteAll"):
 			all = isJSONTrue(doc, v)
+		case strictjson.QuotedIs(key, "filter"):
+			filter = doc[v] == '{'
 		case strictjson.QuotedIs(key, "ids"):
 			if ids, err = jsonMember(doc, v, ids, "delete", "ids", '[', "an array"); err != nil {
 				return nil, err
@@ -165,19 +167,23 @@ func (r *Rules) DeleteREST(body []byte) ([]extract.Tag, error) {
 			}
 		}
 	}
-	if _, covered := r.fields(ns); !covered || ids < 0 && !all {
+	if _, covered := r.fields(ns); !covered || ids < 0 && !all && !filter {
 		return nil, nil
 	}
-	return deleteTags(doc, ids, all, r.table(ns), "delete")
+	return deleteTags(doc, ids, all, filter, r.table(ns), "delete")
 }
 
 // deleteTags are the tags of a delete request already read: one
-// extract.OpDeleteAll when all, one extract.OpDelete per id of the "ids"
-// array at doc[ids] (ids < 0: none). op names the request in errors.
-func deleteTags(doc string, ids int, all bool, table, op string) ([]extract.Tag, error) {
+// extract.OpDeleteAll when all, one extract.OpDeleteByFilter when filter,
+// one extract.OpDelete per id of the "ids" array at doc[ids] (ids < 0:
+// none). op names the request in errors.
+func deleteTags(doc string, ids int, all, filter bool, table, op string) ([]extract.Tag, error) {
 	var tags []extract.Tag
 	if all {
 		tags = append(tags, extract.Tag{Table: table, Op: extract.OpDeleteAll})
+	}
+	if filter {
+		tags = append(tags, extract.Tag{Table: table, Op: extract.OpDeleteByFilter})
 	}
 	for e, n := elementsOf(doc, ids), 0; ids >= 0; n++ {
 		v, ok := e.next()

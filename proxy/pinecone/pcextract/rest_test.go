@@ -155,7 +155,8 @@ func TestDeleteREST(t *testing.T) {
 			[]extract.Tag{{Table: "docs/team", Op: extract.OpDeleteAll}}},
 		{"deleteAll false yields nothing", false, `{"deleteAll":false,"namespace":"team"}`, nil},
 		{"delete all of an uncovered namespace yields nothing", false, `{"deleteAll":true,"namespace":"other"}`, nil},
-		{"by filter yields nothing", false, `{"filter":{"user_id":"alice"}}`, nil},
+		{"by filter marks the namespace for settling", false, `{"filter":{"user_id":"alice"}}`, []extract.Tag{{Table: "docs/__default__", Op: extract.OpDeleteByFilter}}},
+		{"a filter that is not an object yields nothing", false, `{"filter":null}`, nil},
 		{"uncovered namespace", false, `{"ids":["a"],"namespace":"other"}`, nil},
 		{"* covers", true, `{"ids":["a"],"namespace":"other"}`, []extract.Tag{{Table: "docs/other", Op: extract.OpDelete, ID: "a"}}},
 	}, (*Rules).DeleteREST)

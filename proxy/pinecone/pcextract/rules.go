@@ -43,10 +43,10 @@ const AnyNamespace = "*"
 //     "deleteAll": true, gRPC delete_all, documents "delete_all": true) and
 //     DELETE /namespaces/{namespace} (DeleteNamespace) or gRPC
 //     DeleteNamespace (DeleteNamespaceGRPC): one
-//     extract.OpDeleteAll for the namespace. Delete by filter yields
-//     nothing: which records match is known only to the store, it adds no
-//     personal data, and forgetting a subject checks the store itself
-//     rather than trusting the ledger's view of deletes.
+//     extract.OpDeleteAll for the namespace. Delete by filter (vectors and
+//     documents): one extract.OpDeleteByFilter for the namespace; which
+//     records match is known only to the store, so the capture adapter
+//     asks the store once the delete succeeded (it adds no personal data).
 //   - documents (API version 2026-07): an upsert is one extract.OpWrite per
 //     document, its subjects the subject fields at the document's top level;
 //     an update by "_id" that sets or removes a subject field, one
