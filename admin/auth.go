@@ -156,7 +156,13 @@ func lookup(creds []credential, r *http.Request) (credential, bool) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
 		return credential{}, false
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(secret)))
+	return lookupSecret(creds, strings.TrimSpace(secret))
+}
+
+// lookupSecret returns the credential of the token secret, comparing
+// every entry in constant time.
+func lookupSecret(creds []credential, secret string) (credential, bool) {
+	sum := sha256.Sum256([]byte(secret))
 	found := -1
 	for i := range creds {
 		if subtle.ConstantTimeCompare(sum[:], creds[i].hash[:]) == 1 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lethe-privacy/lethe/admin/console"
 	"github.com/lethe-privacy/lethe/certificate/webverify"
 )
 
@@ -137,6 +138,9 @@ func (s *server) router() *chi.Mux {
 		}
 		r.Method(rt.method, rt.pattern, h)
 	}
+	// The privacy officer's console: HTML pages over the same engine and
+	// tokens (docs/console.md), not part of the API's contract.
+	r.Mount(console.Prefix, s.consoleHandler())
 	return r
 }
 
