@@ -50,6 +50,9 @@ type Postgres struct {
 	ConnectTimeout     Duration  `yaml:"connect_timeout"`
 	TLS                ClientTLS `yaml:"tls"`
 	MaxMessageSize     ByteSize  `yaml:"max_message_size"`
+	// Retention declares how long the server's WAL archives and backups
+	// are kept, for the horizon of each certificate (docs/certificate.md).
+	Retention CopyRetention `yaml:"retention"`
 }
 
 // ClientTLS configures TLS termination for clients of the proxy.

@@ -89,6 +89,9 @@ type PineconeIndex struct {
 	// index). Capture reads every API's writes whatever it says; forget,
 	// reconcile and sweep reach the index through this one.
 	API string `yaml:"api"`
+	// Retention declares how long the index's backups are kept, for the
+	// horizon of each certificate.
+	Retention PineconeRetention `yaml:"retention"`
 }
 
 // The values of a Pinecone index's api key.
