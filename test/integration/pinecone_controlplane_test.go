@@ -55,8 +55,9 @@ func (c *controlPlaneCalls) take() []string {
 // plane as controllerHostUrl, and go-pinecone v5 given it as its Host,
 // look the index's host up there and are answered the proxy's data-plane
 // address, so every write passes the relay and the ledger holds it: 5.x's
-// vector upsert and upsertRecords, 9.x's vector upsert and
-// index.documents.upsert, go-pinecone's gRPC UpsertVectors. The emulator
+// vector upsert and upsertRecords, 9.x's vector upsert, upsertRecords,
+// update, deleteMany, index.documents.upsert and update (one host lookup
+// for all of them), go-pinecone's gRPC UpsertVectors. The emulator
 // stands in for both of Pinecone's planes; it answers describe index with
 // its own address, the host an SDK would use without the rewrite.
 func TestControlPlane_SDKsGivenOnlyTheControlPlaneWriteThroughTheProxy(t *testing.T) {
@@ -137,6 +138,7 @@ shutdown_timeout: 10s
 	fiveCalls := calls.take()
 	nine := run("9")
 	assert.EqualValues(t, 1, nine["upserted"])
+	assert.EqualValues(t, 1, nine["updated"])
 	nineCalls := calls.take()
 
 	ctx := ctxT(t)
@@ -158,7 +160,7 @@ shutdown_timeout: 10s
 	t.Logf("Node SDK 9.0.0 sent the control plane: %q", nineCalls)
 	t.Logf("go-pinecone v5.2.0 sent the control plane: %q", goCalls)
 	// 5.x looks the host up once for both writes (then the script's own
-	// describe and list); 9.x once for its vectors and documents; the Go
+	// describe and list); 9.x once for its vectors, records and documents; the Go
 	// application's DescribeIndex is the only call go-pinecone makes.
 	describe := "GET /indexes/" + index
 	assert.Equal(t, []string{describe + " (X-Pinecone-Api-Version 2025-01)", describe + " (X-Pinecone-Api-Version 2025-01)",
@@ -182,7 +184,7 @@ shutdown_timeout: 10s
 	h, err := ledger.NewHasher(testSalt)
 	require.NoError(t, err)
 	for subject, want := range map[string][]string{
-		"alice": {"v5-alice", "v9-alice"}, "bob": {"r5-bob"}, "carol": {"d9-carol"}, "dave": {"vgo-dave"},
+		"alice": {"v5-alice", "v9-alice"}, "bob": {"r5-bob"}, "carol": {"d9-carol"}, "dave": {"vgo-dave"}, "erin": {"r9-erin"},
 	} {
 		recs, err := l.BySubject(ctx, h.Hash(subject))
 		require.NoError(t, err)

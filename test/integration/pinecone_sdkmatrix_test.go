@@ -12,17 +12,20 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	gopinecone "github.com/pinecone-io/go-pinecone/v5/pinecone"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
 	"github.com/lethe-privacy/lethe/test/pinecone/sdktest"
@@ -56,15 +59,50 @@ func (s *sdkRequests) wrap(next http.Handler) http.Handler {
 		rec := sdkRequest{Method: r.Method, Path: r.URL.RequestURI(), APIVersion: r.Header.Get("X-Pinecone-Api-Version"),
 			UserAgent: r.Header.Get("User-Agent"), ContentType: r.Header.Get("Content-Type")}
 		if strings.HasPrefix(rec.ContentType, "application/grpc") {
-			rec.Body = fmt.Sprintf("%d bytes of protobuf", len(body))
+			rec.Body = grpcFields(body)
 		} else {
-			rec.Body = string(body[:min(len(body), 400)])
+			rec.Body = fmt.Sprintf("%q", body[:min(len(body), 400)])
 		}
 		s.mu.Lock()
 		s.list = append(s.list, rec)
 		s.mu.Unlock()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// grpcFields shows a unary gRPC request's message as its top-level
+// fields: number, wire type and, for a string, its value (ids and
+// namespaces; metadata is a nested message and shows as bytes).
+func grpcFields(frame []byte) string {
+	if len(frame) < 5 {
+		return "no message"
+	}
+	msg, out := frame[5:], []string{}
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return "unreadable"
+		}
+		msg = msg[n:]
+		m := protowire.ConsumeFieldValue(num, typ, msg)
+		if m < 0 {
+			return "unreadable"
+		}
+		field := fmt.Sprintf("%d", num)
+		if typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(msg)
+			if utf8.Valid(v) && !bytes.ContainsFunc(v, func(r rune) bool { return r < ' ' }) {
+				field += fmt.Sprintf("=%q", v)
+			} else {
+				field += fmt.Sprintf(":%d bytes", len(v))
+			}
+		} else {
+			field += fmt.Sprintf(":wire type %d", typ)
+		}
+		out = append(out, field)
+		msg = msg[m:]
+	}
+	return "protobuf {" + strings.Join(out, " ") + "}"
 }
 
 // take returns the requests recorded since the last take.
@@ -97,8 +135,8 @@ func startRecordedEmulator(t *testing.T, cfg emulator.Config, rec *sdkRequests) 
 // through one lethe-proxy serving TLS in front of two indexes: a vectors
 // index (the Node SDK 9.x's vectors and records APIs, LangChain.js
 // PineconeStore on the SDK 5.x, go-pinecone v5 over gRPC and over REST,
-// one namespace each) and a document index (the Node SDK 9.x's documents
-// API). Updates include ones that move a record from bob to alice. One
+// one namespace each, and the default namespace from both SDKs) and a
+// document index (the Node SDK 9.x's documents API). Updates include ones that move a record from bob to alice. One
 // forget of alice then gives one certificate, which verifies, with a
 // layer per namespace; reading the indexes directly finds none of alice's
 // records and all of bob's, and every client still finds bob's.
@@ -141,6 +179,7 @@ func TestSDKMatrix_EveryAPIThroughTheProxyThenOneForget(t *testing.T) {
         - {namespace: langchain, subjects: [user_id]}
         - {namespace: go-grpc, subjects: [user_id]}
         - {namespace: go-rest, subjects: [user_id]}
+        - {namespace: __default__, subjects: [user_id]}
     - name: localhost
       host: %s
       api: documents
@@ -227,13 +266,18 @@ log: {level: debug}
 	require.NoError(t, goREST.DeleteVectorsById(ctx, []string{"gr-a2"}))
 	searched := goSearchRecords(t, goREST, "gr-a1", map[string]any{"user_id": map[string]any{"$eq": "alice"}})
 	assert.Equal(t, []string{"gr-a1"}, searched)
+	byDefault := sdktest.GoIndex(t, vectorsHost, key, "", rest, tlsCreds)
+	_, err = byDefault.UpsertVectors(ctx, []*gopinecone.Vector{sdktest.Vec("dg-a1", []float32{1, 0, 0}, meta(map[string]any{"user_id": "alice"}))})
+	require.NoError(t, err)
+	require.NoError(t, byDefault.UpsertRecords(ctx, []*gopinecone.IntegratedRecord{{"_id": "dgr-b1", "chunk_text": "bob in the default namespace", "user_id": "bob"}}))
 	record("go-pinecone v5.2.0 REST")
 
 	// One forget of alice across both indexes.
 	_, payload := f.forgetViaCLI(t, "alice")
 	vectorsSeen.take() // forget's own requests, and the reads below, are no client's
 	docsSeen.take()
-	want := map[string]int64{"127/node9-vectors": 2, "127/node9-records": 1, "127/langchain": 1, "127/go-grpc": 2, "127/go-rest": 1, "localhost/node9-docs": 2}
+	want := map[string]int64{"127/node9-vectors": 2, "127/node9-records": 1, "127/langchain": 1, "127/go-grpc": 2, "127/go-rest": 1,
+		"127/__default__": 3, "localhost/node9-docs": 2}
 	for table, deleted := range want {
 		l := certLayer(t, payload, table)
 		assert.Equal(t, "pinecone", l.Store, table)
@@ -250,15 +294,39 @@ log: {level: debug}
 		"langchain":     vectorsPresent(t, vectorsUpstream, key, "langchain", "lc-a1", "lc-a2", "lc-b1"),
 		"go-grpc":       vectorsPresent(t, vectorsUpstream, key, "go-grpc", "g-a1", "g-a2", "g-m1", "g-b1"),
 		"go-rest":       vectorsPresent(t, vectorsUpstream, key, "go-rest", "gr-a1", "gr-a2", "gr-b1"),
+		"__default__":   vectorsPresent(t, vectorsUpstream, key, "__default__", "dv9-a1", "dr9-a1", "dg-a1", "dv9-b1", "dgr-b1"),
 		"node9-docs":    documentsPresent(t, docsUpstream, key, "node9-docs", "d9-a1", "d9-a2", "d9-m1", "d9-b1"),
 	}
 	assert.Equal(t, map[string][]string{
 		"node9-vectors": {"v9-b1"}, "node9-records": {"r9-b1"}, "langchain": {"lc-b1"},
-		"go-grpc": {"g-b1"}, "go-rest": {"gr-b1"}, "node9-docs": {"d9-b1"},
+		"go-grpc": {"g-b1"}, "go-rest": {"gr-b1"}, "__default__": {"dgr-b1", "dv9-b1"}, "node9-docs": {"d9-b1"},
 	}, present)
 
 	vectorsSeen.take()
 	docsSeen.take()
+
+	// What docs/pinecone.md says each client sends (strict mode relayed all of it).
+	node9, node5, goGRPCUA, goRESTUA := `^@pinecone-database/pinecone v9\.0\.0; lang=typescript; node v\S+$`,
+		`^@pinecone-database/pinecone v5\.1\.1; lang=typescript; node v\S+$`, `^go-client\[grpc\]/v5\.2\.0 grpc-go/\S+$`, `^go-client/v5\.2\.0$`
+	assert.Equal(t, []string{
+		"POST /vectors/upsert 2026-07", "POST /vectors/update 2026-07", "POST /vectors/update 2026-07", "POST /vectors/delete 2026-07", "POST /query 2026-07",
+		"POST /records/namespaces/node9-records/upsert 2026-07", "POST /records/namespaces/node9-records/search 2026-07", "POST /vectors/delete 2026-07",
+		"POST /vectors/upsert 2026-07", "POST /records/namespaces/__default__/upsert 2026-07",
+		"POST /namespaces/node9-docs/documents/upsert 2026-07", "POST /namespaces/node9-docs/documents/update 2026-07",
+		"POST /namespaces/node9-docs/documents/delete 2026-07", "POST /namespaces/node9-docs/documents/search 2026-07",
+	}, callsMatching(sent["node 9.0.0"], node9))
+	assert.Equal(t, []string{"POST /vectors/upsert 2025-01", "POST /query 2025-01", "POST /vectors/delete 2025-01", "POST /query 2025-01"},
+		callsMatching(sent["langchain 1.0.3 / node 5.1.2"], node5))
+	assert.Equal(t, []string{"POST /VectorService/Upsert 2025-10", "POST /VectorService/Update 2025-10", "POST /VectorService/Update 2025-10",
+		"POST /VectorService/Delete 2025-10", "POST /VectorService/Query 2025-10"}, callsMatching(sent["go-pinecone v5.2.0 gRPC"], goGRPCUA))
+	goRESTSent := sent["go-pinecone v5.2.0 REST"]
+	assert.Equal(t, []string{"POST /records/namespaces/go-rest/upsert 2025-10", "POST /records/namespaces/go-rest/search 2025-10", "POST /records/namespaces/__default__/upsert 2025-10"},
+		callsMatching(goRESTSent, goRESTUA))
+	assert.Contains(t, goRESTSent[0].Body, `\n{\"_id\":\"gr-a2\"`, "NDJSON, one record per line")
+	assert.True(t, strings.HasSuffix(goRESTSent[0].Body, `\n"`), "go-pinecone ends each line, the last too, with a newline: %s", goRESTSent[0].Body)
+	assert.False(t, strings.HasSuffix(sent["node 9.0.0"][5].Body, `\n"`), "the Node SDK joins the lines: no newline after the last: %s", sent["node 9.0.0"][5].Body)
+	assert.Equal(t, `protobuf {1:43 bytes 2="__default__"}`, goRESTSent[4].Body, "go-pinecone names the default namespace __default__")
+	assert.Contains(t, sent["node 9.0.0"][8].Body, `\"namespace\":\"__default__\"`, "so does the Node SDK 9.x")
 
 	// And through the proxy every client's reads find bob's, none of alice's.
 	nobody := map[string]any{"vectors": []any{}, "records": []any{}, "documents": []any{}, "langchain": []any{}}
@@ -271,6 +339,22 @@ log: {level: debug}
 	assert.Equal(t, []string{"g-b1"}, scoredIDs(bobQueried.Matches))
 	assert.Equal(t, []string{"gr-b1"}, goSearchRecords(t, goREST, "gr-b1", nil))
 	record("after the forget")
+}
+
+// callsMatching is the requests whose User-Agent matches userAgent, as
+// "METHOD path api-version" (the query left out); the others' are left
+// out.
+func callsMatching(sent []sdkRequest, userAgent string) []string {
+	ua := regexp.MustCompile(userAgent)
+	var out []string
+	for _, r := range sent {
+		path, _, _ := strings.Cut(r.Path, "?")
+		if !ua.MatchString(r.UserAgent) {
+			continue
+		}
+		out = append(out, r.Method+" "+path+" "+r.APIVersion)
+	}
+	return out
 }
 
 // goSearchRecords is go-pinecone's SearchRecords by the id of a record,

@@ -11,7 +11,8 @@
 //              upsertRecords, searchRecords by text, deleteMany by ids.
 //              Documents API on the documents index, node9-docs: upsert,
 //              update by id (one moving d9-m1 to alice), delete by ids,
-//              search by text.
+//              search by text. The default namespace (an index given
+//              no namespace): a vector upsert and upsertRecords.
 //   langchain  LangChain.js PineconeStore over SDK 5.x, namespace langchain:
 //              addDocuments, similaritySearch, delete({ids}).
 //   read       what each API's reads find of alice and of bob now.
@@ -85,6 +86,15 @@ switch (step) {
     });
     out.recordsSearch = ids((await records.searchRecords({ query: { inputs: { text: 'hiking' }, topK: 1 }, fields: ['user_id'] })).result.hits, '_id');
     await records.deleteMany({ ids: ['r9-a2'] });
+
+    const byDefault = pc9.index({ host });
+    await byDefault.upsert({
+      records: [
+        { id: 'dv9-a1', values: [1, 0, 0], metadata: { user_id: 'alice' } },
+        { id: 'dv9-b1', values: [0, 1, 0], metadata: { user_id: 'bob' } },
+      ],
+    });
+    await byDefault.upsertRecords({ records: [{ _id: 'dr9-a1', chunk_text: 'alice in the default namespace', user_id: 'alice' }] });
 
     out.documentsUpserted = (await docs.upsert({
       documents: [
