@@ -33,7 +33,7 @@ func (w *Wing) Forget(ctx context.Context) (connector.ForgetSide, error) {
 	w.mu.Lock()
 	w.forget = store
 	w.mu.Unlock()
-	side := connector.ForgetSide{Layers: layers, Close: w.closeForget}
+	side := connector.ForgetSide{Layers: layers, Close: w.closeForget, Horizon: w.horizon(store)}
 	if c.Follows() {
 		side.Settle = w.settle(store)
 	}
