@@ -230,6 +230,8 @@ func TestConsole_ForgetEndToEndInChromium(t *testing.T) {
 
 	// It runs until the layer's delete is released; the page follows it.
 	poll(t, ctx, console, "the running request", `document.getElementById('progress')?.dataset.running === 'true'`)
+	// The page reads itself again while the forget runs, and goes on.
+	poll(t, ctx, console, "the running request followed", `Number(document.querySelector('main').dataset.polls) >= 2 && document.getElementById('progress').dataset.running === 'true'`)
 	screenshot(t, ctx, "progress")
 	requestPath, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`))
 	require.NoError(t, err)

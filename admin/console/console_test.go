@@ -456,9 +456,14 @@ func TestSession_EndsWhenItsTokenIsRemovedAndAtLogout(t *testing.T) {
 	assert.Equal(t, "/console/login", ops.get("/console/requests").location, "the operator's token was removed")
 	assert.Equal(t, http.StatusOK, auditor.get("/console/requests").status)
 
+	consoleURL, err := url.Parse(rg.server.URL + "/console")
+	require.NoError(t, err)
+	kept := auditor.client.Jar.Cookies(consoleURL)
 	out := auditor.post("/console/logout", url.Values{"csrf": {auditorCSRF}})
 	require.Equal(t, http.StatusSeeOther, out.status)
 	assert.Equal(t, "/console/login", auditor.get("/console/requests").location, "logged out")
+	auditor.client.Jar.SetCookies(consoleURL, kept)
+	assert.Equal(t, "/console/login", auditor.get("/console/requests").location, "the session's cookie, kept, opens nothing")
 }
 
 // TestRequestPage_FollowsARunningForgetThenShowsItsCertificate: a running

@@ -8,6 +8,7 @@
 function followProgress() {
   const progress = document.getElementById('progress');
   if (!progress || !progress.dataset.running) return;
+  let polls = 0; // how often the page was read again, on <main data-polls>
   const tick = async () => {
     let html;
     try {
@@ -19,6 +20,7 @@ function followProgress() {
       return;
     }
     const next = new DOMParser().parseFromString(html, 'text/html').querySelector('main');
+    next.dataset.polls = String(++polls);
     document.querySelector('main').replaceWith(document.adoptNode(next));
     const still = document.getElementById('progress');
     if (still && still.dataset.running) setTimeout(tick, 1500);
