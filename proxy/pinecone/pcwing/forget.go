@@ -19,7 +19,7 @@ func (w *Wing) Forget(context.Context) (connector.ForgetSide, error) {
 		return connector.ForgetSide{}, err
 	}
 	w.keep(indexes)
-	return connector.ForgetSide{Layers: layers, Close: w.closeIndexes}, nil
+	return connector.ForgetSide{Layers: layers, Close: w.closeIndexes, Horizon: w.horizon}, nil
 }
 
 // Scanners are reconcile's view of the same layers: every record of each
