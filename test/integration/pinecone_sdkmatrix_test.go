@@ -339,6 +339,16 @@ log: {level: debug}
 	assert.Equal(t, []string{"g-b1"}, scoredIDs(bobQueried.Matches))
 	assert.Equal(t, []string{"gr-b1"}, goSearchRecords(t, goREST, "gr-b1", nil))
 	record("after the forget")
+
+	// alice is tombstoned: go-pinecone's gRPC upsert is refused LT003; its
+	// REST UpsertRecords is refused too, but v5.2.0 does not look at the
+	// answer's status and returns no error.
+	_, err = goGRPC.UpsertVectors(ctx, []*gopinecone.Vector{sdktest.Vec("g-a3", []float32{1, 0, 0}, meta(map[string]any{"user_id": "alice"}))})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "LT003")
+	require.NoError(t, goREST.UpsertRecords(ctx, []*gopinecone.IntegratedRecord{{"_id": "gr-a3", "chunk_text": "alice again", "user_id": "alice"}}),
+		"go-pinecone v5.2.0 reports no error for a refused UpsertRecords; if it does now, docs/pinecone.md's note on it is stale")
+	assert.Empty(t, vectorsPresent(t, vectorsUpstream, key, "go-rest", "gr-a3"), "the refused record never reached the index")
 }
 
 // callsMatching is the requests whose User-Agent matches userAgent, as
