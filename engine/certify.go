@@ -292,7 +292,7 @@ func hashes(hs []translog.Hash) [][]byte {
 
 func (c *Certifier) verify(cert []byte) VerifyResult {
 	res := certificate.Verify(cert, c.keys, c.now())
-	return VerifyResult{Verdict: string(res.Verdict), Reason: res.Reason, Physical: res.Physical}
+	return VerifyResult{Verdict: string(res.Verdict), Reason: res.Reason, Physical: res.Physical, Horizon: res.Horizon}
 }
 
 // newCommitment makes the data subject's commitment and its secret.

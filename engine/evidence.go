@@ -27,6 +27,9 @@ type VerifyResult struct {
 	// Physical is a valid v2 certificate's physical line
 	// (certificate.PhysicalSummary), beside the verdict.
 	Physical string `json:"physical,omitempty"`
+	// Horizon is a valid v3 certificate's horizon line
+	// (certificate.HorizonSummary), beside the verdict.
+	Horizon string `json:"horizon,omitempty"`
 }
 
 // Checkpoint returns the latest signed checkpoint of the transparency log

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/lethe-privacy/lethe/engine"
 )
 
 // PrintAnswer prints the JSON answer of a forget subcommand (preview,
 // confirm, status, reverify, lift) indented on stdout and, for preview and
-// confirm, the next step on stderr.
+// confirm, the next step on stderr; for status, the open horizons of a
+// completed request.
 func PrintAnswer(subcommand string, body []byte, stdout, stderr io.Writer) {
 	printIndented(stdout, body)
 	switch subcommand {
@@ -25,6 +28,11 @@ func PrintAnswer(subcommand string, body []byte, stdout, stderr io.Writer) {
 			return
 		}
 		fmt.Fprintln(stderr, "To go ahead, run `lethe-proxy forget confirm --token CONFIRM_TOKEN` with the same subject on stdin.")
+	case "status":
+		var st engine.Status
+		if json.Unmarshal(body, &st) == nil {
+			PrintOpenHorizons(st, stderr)
+		}
 	case "confirm":
 		fmt.Fprintln(stderr, "Give subject_secret to the data subject: it is not stored anywhere. Follow the request with `lethe-proxy forget status REQUEST_ID`.")
 	}

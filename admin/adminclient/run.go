@@ -109,6 +109,9 @@ func (c *Client) RunForget(ctx context.Context, run ForgetRun, stdout, progress 
 	if r.Physical != "" {
 		fmt.Fprintf(stdout, "physical: %s\n", r.Physical)
 	}
+	if r.Horizon != "" {
+		fmt.Fprintf(stdout, "horizon: %s\n", r.Horizon)
+	}
 	fmt.Fprintf(stdout, "reason: %s\n", r.Reason)
 	return r.Verdict == string(certificate.VerdictValid), nil
 }

@@ -74,6 +74,7 @@ func waitForget(c *adminclient.Client, id string, stdout, stderr io.Writer) int 
 	}
 	b, _ := json.MarshalIndent(st, "", "  ") // plain data: cannot fail
 	fmt.Fprintf(stdout, "%s\n", b)
+	adminclient.PrintOpenHorizons(st, stderr)
 	if st.Status != ledger.ForgetCompleted {
 		return 1
 	}
