@@ -8,11 +8,14 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lethe-privacy/lethe/certificate"
 	"github.com/lethe-privacy/lethe/connector"
+	"github.com/lethe-privacy/lethe/engine/enginetest"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
 
@@ -249,4 +252,45 @@ func TestPhysical_ScrubZeroRecords(t *testing.T) {
 	require.Equal(t, connector.PhysicalNothingDeleted, got.Status)
 	require.Empty(t, got.Relations)
 	require.Empty(t, got.Method, "no step ran")
+}
+
+// TestPhysical_ScrubCertificateSaysClean runs a whole forget through the
+// engine over a physical: scrub layer: the certificate is v2, its layer's
+// physical section names the steps that ran and counts no page holding the
+// bytes (as the test's own reading finds), and it verifies valid with the
+// physical line "clean in all N pages".
+func TestPhysical_ScrubCertificateSaysClean(t *testing.T) {
+	db := loadTestDB(t)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	ctx := ctxT(t)
+	gone := &pagesPerson{subject: "scrub-cert-gone-3a7f", vectors: make([][]float32, 12)}
+	kept := &pagesPerson{subject: "scrub-cert-kept-c96d", vectors: make([][]float32, 60)}
+	scrubTable(t, direct, "scrub_cert", 768, gone, kept)
+
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	require.NoError(t, err)
+	defer store.Close()
+	layer, err := pgstore.NewLayer(ctx, store, pagesRule("scrub_cert"), false)
+	require.NoError(t, err)
+	layer.ReportPhysical(pgstore.DefaultPhysicalScan)
+	layer.RemovePhysical(pgstore.PhysicalSteps{Vacuum: true, Scrub: true, RewriteMaxPages: 1024})
+	rig := enginetest.New(t, time.Hour, layer)
+	id := rig.Forget(t, gone.subject)
+	cert, err := rig.Engine.Certificate(ctx, id)
+	require.NoError(t, err)
+	res := certificate.Verify(cert, rig.Keys, rig.Now())
+	require.Equal(t, certificate.VerdictValid, res.Verdict, res.Reason)
+	want := scanEveryPage(t, direct, "scrub_cert", diskRuns(gone.vectors), gone.subject)
+	var pages int64
+	for _, f := range want {
+		require.Zero(t, f.holding)
+		pages += f.pages
+	}
+	require.Equal(t, fmt.Sprintf("postgres public.scrub_cert: clean in all %d pages", pages), res.Physical)
+	require.NotNil(t, res.Payload)
+	ph := res.Payload.Layers[0].Physical
+	require.NotNil(t, ph)
+	require.Contains(t, ph.Method, "physical: scrub; steps: VACUUM (INDEX_CLEANUP ON)")
+	require.Contains(t, ph.Method, "VACUUM FULL")
+	require.NotContains(t, string(cert), gone.subject)
 }

@@ -16,7 +16,12 @@ DECLARE
 BEGIN
 	-- An index reads as its table; a TOAST table as the table it serves.
 	SELECT coalesce((SELECT i.indrelid FROM pg_index i WHERE i.indexrelid = tbl), tbl) INTO tbl;
-	SELECT coalesce((SELECT c.oid FROM pg_class c WHERE c.reltoastrelid = tbl), tbl) INTO tbl;
+	-- (pg_class has no index on reltoastrelid: the TOAST table's internal
+	-- dependency on its table, which pg_depend indexes, names the table.)
+	IF (SELECT c.relkind FROM pg_class c WHERE c.oid = tbl) = 't' THEN
+		SELECT coalesce((SELECT d.refobjid FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = tbl
+			AND d.objsubid = 0 AND d.refclassid = 'pg_class'::regclass AND d.deptype = 'i'), tbl) INTO tbl;
+	END IF;
 	IF NOT has_table_privilege(session_user, tbl, 'SELECT') THEN
 		RAISE EXCEPTION 'lethe_raw_page: role % may not SELECT from %', session_user, tbl::regclass
 			USING ERRCODE = 'insufficient_privilege';

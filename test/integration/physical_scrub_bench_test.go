@@ -1,0 +1,106 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
+)
+
+// BenchmarkPhysical_Steps measures each physical setting's step on a table
+// of 20,000 rows of 768 dimensions (TOASTed) with an HNSW (cosine) index, a
+// btree on the subject and a GIN on (meta->'user'): each iteration writes
+// 100 rows for one person, deletes them, and times the layer's physical
+// step (its VACUUM, REINDEX or VACUUM FULL, and its scans). It reports the
+// pages still holding the bytes after the step, the pages scanned, and the
+// WAL the server wrote meanwhile (what the step wrote, as PostgreSQL 15 has
+// no pg_stat_io; other sessions' writes count too); the log has each
+// step's method, with its statements and their times.
+//
+//	go test -tags integration -run '^$' -bench BenchmarkPhysical_Steps -benchtime 1x ./test/integration/
+func BenchmarkPhysical_Steps(b *testing.B) {
+	db := loadTestDB(b)
+	direct := connect(b, db.URL(db.Addr(), ""))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute) // building the indexes takes a while
+	defer cancel()
+	const table = "scrub_bench"
+	_, err := direct.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pageinspect; DROP TABLE IF EXISTS scrub_bench;
+		CREATE TABLE scrub_bench (id bigint PRIMARY KEY, owner text, meta jsonb, embedding vector(768));
+		INSERT INTO scrub_bench SELECT i, 'scrub-bench-' || (i % 1000), jsonb_build_object('user', 'scrub-bench-' || (i % 1000)),
+			array(SELECT random() - 0.5 + i * 0 FROM generate_series(1, 768))::real[]::vector(768)
+		FROM generate_series(1, 20000) AS i;
+		CREATE INDEX scrub_bench_hnsw ON scrub_bench USING hnsw (embedding vector_cosine_ops);
+		CREATE INDEX ON scrub_bench (owner); CREATE INDEX ON scrub_bench USING gin ((meta->'user'))`)
+	require.NoError(b, err)
+	_, err = direct.Exec(ctx, `VACUUM ANALYZE scrub_bench`)
+	require.NoError(b, err)
+	b.Cleanup(func() { direct.Exec(context.Background(), `DROP TABLE IF EXISTS scrub_bench`) })
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	require.NoError(b, err)
+	defer store.Close()
+
+	person := 0
+	for _, tc := range []struct {
+		name  string
+		steps pgstore.PhysicalSteps
+	}{
+		{"report", pgstore.PhysicalSteps{}},
+		{"vacuum", pgstore.PhysicalSteps{Vacuum: true}},
+		{"scrub-reindex", pgstore.PhysicalSteps{Vacuum: true, Scrub: true, RewriteMaxPages: 0}},
+		{"scrub-rewrite", pgstore.PhysicalSteps{Vacuum: true, Scrub: true, RewriteMaxPages: 1 << 40}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			layer, err := pgstore.NewLayer(ctx, store, pagesRule(table), false)
+			require.NoError(b, err)
+			layer.ReportPhysical(pgstore.DefaultPhysicalScan)
+			layer.RemovePhysical(tc.steps)
+			var holding, scanned, wal int64
+			for b.Loop() {
+				b.StopTimer()
+				person++
+				subject := fmt.Sprintf("scrub-bench-person-%d", person)
+				_, err := direct.Exec(ctx, `INSERT INTO scrub_bench SELECT 100000 + $2::int * 1000 + k, $1, jsonb_build_object('user', $1::text),
+					array(SELECT random() - 0.5 + k * 0 FROM generate_series(1, 768))::real[]::vector(768) FROM generate_series(1, 100) AS k`, subject, person)
+				require.NoError(b, err)
+				_, err = layer.Delete(ctx, subject, nil, nil)
+				require.NoError(b, err)
+				before := walLSN(b, direct)
+				b.StartTimer()
+				got := layer.Physical(ctx, subject)
+				b.StopTimer()
+				require.Equal(b, "scanned", got.Status, got.Reason)
+				wal += walSince(b, direct, before)
+				holding, scanned = holding+got.Holding(), scanned+got.Scanned()
+				b.Logf("%s: %s", tc.name, got.Method)
+				for _, r := range got.Relations {
+					b.Logf("%-36s %-6s pages %6d holding %4d", r.Relation, r.Kind, r.Pages, r.Holding)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(holding)/float64(b.N), "holding/op")
+			b.ReportMetric(float64(scanned)/float64(b.N), "scanned/op")
+			b.ReportMetric(float64(wal)/float64(b.N)/(1<<20), "WAL-MiB/op")
+		})
+	}
+}
+
+// walLSN is the server's current WAL insert position.
+func walLSN(b *testing.B, direct *pgx.Conn) string {
+	var lsn string
+	require.NoError(b, direct.QueryRow(context.Background(), `SELECT pg_current_wal_insert_lsn()::text`).Scan(&lsn))
+	return lsn
+}
+
+// walSince is the WAL bytes written since lsn, by the whole server.
+func walSince(b *testing.B, direct *pgx.Conn, lsn string) int64 {
+	var n int64
+	require.NoError(b, direct.QueryRow(context.Background(), `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::int8`, lsn).Scan(&n))
+	return n
+}
