@@ -226,9 +226,10 @@ log: {level: debug}
 
 	// LangChain.js PineconeStore on the Node SDK 5.x.
 	assert.Equal(t, map[string]any{
-		"added":       []any{"lc-a1", "lc-a2", "lc-b1"},
-		"search":      []any{[]any{"lc-b1", "bob"}},
-		"afterDelete": []any{"lc-a1", "lc-b1"},
+		"added":          []any{"lc-a1", "lc-a2", "lc-b1"},
+		"search":         []any{[]any{"lc-b1", "bob"}},
+		"afterDelete":    []any{"lc-a1", "lc-b1"},
+		"addedByDefault": []any{"dlc-b1"},
 	}, nodeStep("langchain"))
 	record("langchain 1.0.3 / node 5.1.2")
 
@@ -294,12 +295,12 @@ log: {level: debug}
 		"langchain":     vectorsPresent(t, vectorsUpstream, key, "langchain", "lc-a1", "lc-a2", "lc-b1"),
 		"go-grpc":       vectorsPresent(t, vectorsUpstream, key, "go-grpc", "g-a1", "g-a2", "g-m1", "g-b1"),
 		"go-rest":       vectorsPresent(t, vectorsUpstream, key, "go-rest", "gr-a1", "gr-a2", "gr-b1"),
-		"__default__":   vectorsPresent(t, vectorsUpstream, key, "__default__", "dv9-a1", "dr9-a1", "dg-a1", "dv9-b1", "dgr-b1"),
+		"__default__":   vectorsPresent(t, vectorsUpstream, key, "__default__", "dv9-a1", "dr9-a1", "dg-a1", "dv9-b1", "dgr-b1", "dlc-b1"),
 		"node9-docs":    documentsPresent(t, docsUpstream, key, "node9-docs", "d9-a1", "d9-a2", "d9-m1", "d9-b1"),
 	}
 	assert.Equal(t, map[string][]string{
 		"node9-vectors": {"v9-b1"}, "node9-records": {"r9-b1"}, "langchain": {"lc-b1"},
-		"go-grpc": {"g-b1"}, "go-rest": {"gr-b1"}, "__default__": {"dgr-b1", "dv9-b1"}, "node9-docs": {"d9-b1"},
+		"go-grpc": {"g-b1"}, "go-rest": {"gr-b1"}, "__default__": {"dgr-b1", "dlc-b1", "dv9-b1"}, "node9-docs": {"d9-b1"},
 	}, present)
 
 	vectorsSeen.take()
@@ -315,8 +316,10 @@ log: {level: debug}
 		"POST /namespaces/node9-docs/documents/upsert 2026-07", "POST /namespaces/node9-docs/documents/update 2026-07",
 		"POST /namespaces/node9-docs/documents/delete 2026-07", "POST /namespaces/node9-docs/documents/search 2026-07",
 	}, callsMatching(sent["node 9.0.0"], node9))
-	assert.Equal(t, []string{"POST /vectors/upsert 2025-01", "POST /query 2025-01", "POST /vectors/delete 2025-01", "POST /query 2025-01"},
-		callsMatching(sent["langchain 1.0.3 / node 5.1.2"], node5))
+	langchain := sent["langchain 1.0.3 / node 5.1.2"]
+	assert.Equal(t, []string{"POST /vectors/upsert 2025-01", "POST /query 2025-01", "POST /vectors/delete 2025-01", "POST /query 2025-01", "POST /vectors/upsert 2025-01"},
+		callsMatching(langchain, node5))
+	assert.Contains(t, langchain[4].Body, `\"namespace\":\"\"`, "the Node SDK 5.x names the default namespace \"\"")
 	assert.Equal(t, []string{"POST /VectorService/Upsert 2025-10", "POST /VectorService/Update 2025-10", "POST /VectorService/Update 2025-10",
 		"POST /VectorService/Delete 2025-10", "POST /VectorService/Query 2025-10"}, callsMatching(sent["go-pinecone v5.2.0 gRPC"], goGRPCUA))
 	goRESTSent := sent["go-pinecone v5.2.0 REST"]

@@ -14,7 +14,8 @@
 //              search by text. The default namespace (an index given
 //              no namespace): a vector upsert and upsertRecords.
 //   langchain  LangChain.js PineconeStore over SDK 5.x, namespace langchain:
-//              addDocuments, similaritySearch, delete({ids}).
+//              addDocuments, similaritySearch, delete({ids}); and a store
+//              given no namespace adds one document of bob.
 //   read       what each API's reads find of alice and of bob now.
 // Prints one JSON report; exit 1 on failure.
 import { Pinecone as Pinecone9 } from '@pinecone-database/pinecone9';
@@ -48,10 +49,8 @@ class TopicEmbeddings extends Embeddings {
     return ['hik', 'sail'].map((stem) => (text.includes(stem) ? 1 : 0)).concat(0.25);
   }
 }
-const store = new PineconeStore(new TopicEmbeddings(), {
-  pineconeIndex: new Pinecone5({ apiKey }).index('sdkm-vectors', host),
-  namespace: 'langchain',
-});
+const index5 = new Pinecone5({ apiKey }).index('sdkm-vectors', host);
+const store = new PineconeStore(new TopicEmbeddings(), { pineconeIndex: index5, namespace: 'langchain' });
 
 const ids = (list, key) => list.map((m) => m[key]).sort();
 const who = async (name) => ({
@@ -120,6 +119,10 @@ switch (step) {
     out.search = (await store.similaritySearch('sailing', 1)).map((d) => [d.id, d.metadata.user_id]);
     await store.delete({ ids: ['lc-a2'] });
     out.afterDelete = (await store.similaritySearch('hiking', 10)).map((d) => d.id).sort();
+    out.addedByDefault = await new PineconeStore(new TopicEmbeddings(), { pineconeIndex: index5 }).addDocuments(
+      [new Document({ pageContent: 'bob sailing in the default namespace', metadata: { user_id: 'bob' } })],
+      { ids: ['dlc-b1'] },
+    );
     break;
   case 'read':
     out.alice = await who('alice');
