@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
@@ -98,22 +99,28 @@ func readWALFacts(ctx context.Context, conn *pgx.Conn, now time.Time) walFacts {
 	return f
 }
 
-// horizon is the wing's connector.HorizonFunc: the facts read through
-// store, forget's own connection to capture.store, and the retention
-// postgres.retention declares. A store that cannot be reached gives the
-// facts' errors, so unknown horizons with the reason.
+// horizon is the wing's connector.HorizonFunc, Horizon through store,
+// forget's own connection to capture.store, with postgres.retention.
 func (w *Wing) horizon(store *pgstore.Store) connector.HorizonFunc {
 	kept := w.cfg.Postgres.Retention
 	return func(ctx context.Context, deleted time.Time) []connector.Horizon {
-		var f walFacts
-		err := store.WithConn(ctx, func(conn *pgx.Conn) error {
-			f = readWALFacts(ctx, conn, time.Now())
-			return nil
-		})
-		if err != nil {
-			why := err.Error()
-			f = walFacts{ReadAt: time.Now().UTC(), Role: "the store role", LSNErr: why, CheckpointErr: why, SettingsErr: why, SlotsErr: why, StandbysErr: why}
-		}
-		return walHorizons(f, kept, deleted)
+		return Horizon(ctx, store, kept, deleted)
 	}
+}
+
+// Horizon is the PostgreSQL store's horizon for deletes committed by
+// deleted: the server's answers read through store, and the retention
+// kept declares. A store that cannot be reached gives unknown horizons
+// with the reason; it never fails.
+func Horizon(ctx context.Context, store *pgstore.Store, kept config.CopyRetention, deleted time.Time) []connector.Horizon {
+	var f walFacts
+	err := store.WithConn(ctx, func(conn *pgx.Conn) error {
+		f = readWALFacts(ctx, conn, time.Now())
+		return nil
+	})
+	if err != nil {
+		why := err.Error()
+		f = walFacts{ReadAt: time.Now().UTC(), Role: "the store role", LSNErr: why, CheckpointErr: why, SettingsErr: why, SlotsErr: why, StandbysErr: why}
+	}
+	return walHorizons(f, kept, deleted)
 }
