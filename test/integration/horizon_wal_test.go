@@ -30,7 +30,9 @@ func TestHorizon_PGWALNamesTheLaggingSlot(t *testing.T) {
 	slot := fmt.Sprintf("horizon_follower_%d", os.Getpid())
 	extDropTables(t, db, "public.horizon_docs")
 	extExec(t, db, "SELECT pg_create_physical_replication_slot('"+slot+"', true)")
-	t.Cleanup(func() { extExec(t, db, "SELECT pg_drop_replication_slot('"+slot+"') FROM pg_replication_slots WHERE slot_name = '"+slot+"'") })
+	t.Cleanup(func() {
+		extExec(t, db, "SELECT pg_drop_replication_slot('"+slot+"') FROM pg_replication_slots WHERE slot_name = '"+slot+"'")
+	})
 	extExec(t, db, "CREATE TABLE public.horizon_docs (id text PRIMARY KEY, user_id text)",
 		"INSERT INTO public.horizon_docs VALUES ('a', 'horizon-alice'), ('b', 'horizon-bob')",
 		"DELETE FROM public.horizon_docs WHERE user_id = 'horizon-alice'")
