@@ -136,10 +136,12 @@ func startRecordedEmulator(t *testing.T, cfg emulator.Config, rec *sdkRequests) 
 // index (the Node SDK 9.x's vectors and records APIs, LangChain.js
 // PineconeStore on the SDK 5.x, go-pinecone v5 over gRPC and over REST,
 // one namespace each, and the default namespace from both SDKs) and a
-// document index (the Node SDK 9.x's documents API). Updates include ones that move a record from bob to alice. One
-// forget of alice then gives one certificate, which verifies, with a
-// layer per namespace; reading the indexes directly finds none of alice's
-// records and all of bob's, and every client still finds bob's.
+// document index (the Node SDK 9.x's documents API), in strict mode.
+// Updates include ones that move a record from bob to alice. One forget
+// of alice then gives one certificate, which verifies, with a layer per
+// namespace; reading the indexes directly finds none of alice's records
+// and all of bob's, every client still finds bob's, and alice's next
+// writes are refused.
 //
 // The proxy routes by host name (several indexes; proxy/pinecone), and
 // these machines resolve no name but localhost and 127.0.0.1: so the
