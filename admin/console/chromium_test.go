@@ -29,9 +29,10 @@ import (
 // in-memory table: what a privacy officer and an auditor do, click by
 // click, with the page's own script.
 
-// memLayer is a table of records in memory. Its deletes wait for release,
-// so a test sees a forget while it runs.
+// memLayer is a table of records in memory. Its deletes of gated's
+// records wait for release, so a test sees that forget while it runs.
 type memLayer struct {
+	gated   string
 	release chan struct{}
 	mu      sync.Mutex
 	records map[string]string // id → subject
@@ -53,10 +54,12 @@ func (l *memLayer) Matching(ctx context.Context, subject string, ids []string) (
 }
 
 func (l *memLayer) Delete(ctx context.Context, subject string, ids []string, beforeCommit func([]string) error) ([]string, error) {
-	select {
-	case <-l.release:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if subject == l.gated {
+		select {
+		case <-l.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	gone, err := l.Matching(ctx, subject, ids)
 	if err != nil {
@@ -179,11 +182,19 @@ func poll(t *testing.T, ctx context.Context, console func() string, what, expres
 // a prefix of the log. An auditor signs in, sees the request and no
 // confirm.
 func TestConsole_ForgetEndToEndInChromium(t *testing.T) {
-	layer := &memLayer{release: make(chan struct{}), records: map[string]string{"doc-1": testSubject, "doc-2": testSubject, "doc-3": "bob@example.com"}}
+	layer := &memLayer{gated: testSubject, release: make(chan struct{}),
+		records: map[string]string{"doc-1": testSubject, "doc-2": testSubject, "doc-3": "bob@example.com"}}
 	rig := enginetest.New(t, time.Hour, layer)
 	for _, id := range []string{"doc-1", "doc-2"} {
 		rig.Record(t, testSubject, ledger.Entry{Store: ledger.StorePostgres, Table: "public.docs", RecordID: id})
 	}
+	// An earlier forget and its re-check: the log the browser first sees
+	// is not empty, and its size is not a power of two, so the
+	// consistency proof it later checks is a real one, of RFC 9162's
+	// longer branch.
+	bob := rig.Forget(t, "bob@example.com")
+	_, err := rig.Engine.Reverify(context.Background(), bob, "bob@example.com")
+	require.NoError(t, err)
 	logs := &syncBuffer{}
 	h, err := admin.New(admin.Config{Engine: rig.Engine, Tokens: testTokens(), Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	require.NoError(t, err)
@@ -215,6 +226,9 @@ func TestConsole_ForgetEndToEndInChromium(t *testing.T) {
 	poll(t, ctx, console, "signed in", `location.pathname === '/console/requests' && document.getElementById('caller') !== null`)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/console/log")))
 	poll(t, ctx, console, "the log's first checkpoint kept", `document.getElementById('consistency').dataset.state === 'first'`)
+	firstSize, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('checkpoint').dataset.size`))
+	require.NoError(t, err)
+	require.Equal(t, "3", firstSize, "the earlier forget's two events and its re-check")
 
 	// Preview and confirm.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/console/forget")))
@@ -275,14 +289,21 @@ func TestConsole_ForgetEndToEndInChromium(t *testing.T) {
 	// The log grew by this forget: the log page checks the proof itself.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/console/log")))
 	poll(t, ctx, console, "the log's consistency checked", `document.getElementById('consistency').dataset.state === 'consistent'`)
+	said, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('consistency').textContent`))
+	require.NoError(t, err)
+	require.Contains(t, said, "saw it at 3 records (now 5)")
 	screenshot(t, ctx, "log")
 	// A kept checkpoint the log does not extend (another root at a
-	// smaller size) is called out.
-	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => {
-		const cp = document.getElementById('checkpoint');
-		localStorage.setItem('lethe.console.checkpoint:' + cp.dataset.origin, JSON.stringify({ size: 1, root: btoa('x'.repeat(32)) }));
-	})()`), chromedp.Reload()))
-	poll(t, ctx, console, "a forged kept checkpoint refused", `document.getElementById('consistency').dataset.state === 'inconsistent'`)
+	// smaller size) is called out: at size 3 the proof's old root is
+	// wrong, at size 1 (a power of two, whose root starts the proof) the
+	// new one.
+	for _, size := range []int{3, 1} {
+		require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+			const cp = document.getElementById('checkpoint');
+			localStorage.setItem('lethe.console.checkpoint:' + cp.dataset.origin, JSON.stringify({ size: %d, root: btoa('x'.repeat(32)) }));
+		})()`, size)), chromedp.Reload()))
+		poll(t, ctx, console, fmt.Sprintf("a forged kept checkpoint of size %d refused", size), `document.getElementById('consistency').dataset.state === 'inconsistent'`)
+	}
 
 	// The requests page lists it; an auditor sees it, and no confirm.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/console/requests")))
