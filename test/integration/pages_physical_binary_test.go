@@ -19,7 +19,7 @@ import (
 // TestPhysical_ConfigReportReachesForgetStatus: a table configured with
 // physical: report in lethe-proxy's config gets its page scan after a
 // forget through the CLI, and `forget status` shows it; its certificate is
-// a lethe.certificate/v2 carrying the same counts, which `lethe-proxy
+// a lethe.certificate/v3 carrying the same counts, which `lethe-proxy
 // verify` and node verify.mjs print as the same physical line beside
 // valid; the subject is in no log line.
 func TestPhysical_ConfigReportReachesForgetStatus(t *testing.T) {
@@ -46,8 +46,11 @@ func TestPhysical_ConfigReportReachesForgetStatus(t *testing.T) {
 	counts := scanEveryPage(t, direct, "pages_binary", diskRuns(gone.vectors), gone.subject)
 	requireSameCounts(t, st.Layers[0].Physical, counts)
 
-	// The certificate states what forget status shows.
-	require.Equal(t, certificate.SchemaV2, p.Schema)
+	// The certificate states what forget status shows; the proxy's
+	// wings state a horizon, so it is v3 (v2 with the horizon).
+	require.Equal(t, certificate.SchemaV3, p.Schema)
+	require.NotEmpty(t, p.Horizon)
+	require.Equal(t, certificate.HorizonPGWAL, p.Horizon[0].Copy)
 	require.Len(t, p.Layers, 1)
 	requireSameCounts(t, asConnector(p.Layers[0].Physical), counts)
 	_, _, holding, _ := p.Layers[0].Physical.Totals()
