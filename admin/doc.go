@@ -3,8 +3,10 @@
 // certificate, and read the transparency log (checkpoint, inclusion and
 // consistency proofs), plus /healthz, /readyz, a Prometheus /metrics and,
 // without a token, /verify: the certificate verifier in the browser
-// (certificate/webverify), a static page that holds no data.
-// docs/openapi.yaml is its contract; a test keeps the two in step.
+// (certificate/webverify), a static page that holds no data; and at
+// /console the privacy officer's console (admin/console), HTML pages over
+// the same engine and tokens, signed in with a session cookie.
+// docs/openapi.yaml is the API's contract; a test keeps the two in step.
 //
 // The package holds no forget logic: every call goes to an Engine, and
 // admin only decodes requests, checks who may make them, and maps the

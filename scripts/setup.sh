@@ -137,7 +137,7 @@ PACKAGES=(
     pgbouncer                         # comparison/compat tests
     python3-psycopg                   # Python client tests (use /usr/bin/python3)
     openssl                           # test CA / certificates in testdb.sh
-    chromium                          # headless browser tests (certificate/webverify, via chromedp)
+    chromium                          # headless browser tests (certificate/webverify, admin/console, via chromedp)
     ca-certificates
 )
 
