@@ -167,21 +167,22 @@ func writeSamples(ctx context.Context, client *adminclient.Client, person string
 	return write()
 }
 
-// printWhere prints where the admin API and the browser verifier are,
-// and the CLI line that forgets alice.
+// printWhere prints where the admin API, the console and the browser
+// verifier are, and the CLI line that forgets alice.
 func printWhere(opts Options, adminURL string, at addresses, pg *pgTarget) {
 	st := opts.State
 	fmt.Fprintf(opts.Stdout, `
 Proxy:             Pinecone data plane at http://%s (index host for go-pinecone or the Node SDK)
 Index host behind: %s (the Pinecone emulator, in memory)
 Admin API:         %s (operator token in %s)
+Console:           %s/console (log in with the operator token in %s)
 Browser verifier:  %s/verify (trusted keys: %s)
 State directory:   %s
 
-Forget alice from another shell:
+Forget alice in the console (New forget), or from another shell:
   printf 'alice\n' | %s forget run --admin %s --token-file %s --keys %s
 
-`, at.Pinecone, at.Emulator, adminURL, st.Path(fileToken), adminURL, st.Path(fileTrustedKeys), st.Dir,
+`, at.Pinecone, at.Emulator, adminURL, st.Path(fileToken), adminURL, st.Path(fileToken), adminURL, st.Path(fileTrustedKeys), st.Dir,
 		opts.Command, adminURL, st.Path(fileToken), st.Path(fileTrustedKeys))
 	if pg != nil {
 		host, port, _ := strings.Cut(at.Postgres, ":")

@@ -3,9 +3,14 @@
 package integration
 
 import (
+	"bufio"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,4 +58,45 @@ func TestDemo_RunForgetsAliceWithAValidCertificate(t *testing.T) {
 	out, code = demo("--clean")
 	require.Equal(t, 0, code, out)
 	assert.NoDirExists(t, stateDir)
+}
+
+// TestDemo_ServesTheConsoleItPrints: README command 1 without --run keeps
+// serving and prints where the console is; that address answers with the
+// console's login page, and Ctrl-C stops the demo with exit status 0.
+func TestDemo_ServesTheConsoleItPrints(t *testing.T) {
+	bin := buildProxy(t)
+	cmd := exec.Command(bin, "demo")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME=", "LETHE_SUBJECT_SALT=", "LETHE_SUBJECT_SALT_FILE=", "DATABASE_URL=")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+
+	console := regexp.MustCompile(`^Console: +(http://\S+/console) `)
+	var consoleURL string
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		if m := console.FindStringSubmatch(lines.Text()); m != nil {
+			consoleURL = m[1]
+		}
+		if strings.HasPrefix(lines.Text(), "Serving until Ctrl-C") {
+			break
+		}
+	}
+	require.NotEmpty(t, consoleURL, "the demo printed no console address; stderr:\n%s", stderr.String())
+	go io.Copy(io.Discard, stdout)
+
+	resp, err := http.Get(consoleURL + "/login")
+	require.NoError(t, err)
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "%s", page)
+	assert.Contains(t, string(page), `type="password"`, "the login page asks for the token")
+
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	require.NoError(t, cmd.Wait(), "stderr:\n%s", stderr.String())
 }
