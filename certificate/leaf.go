@@ -20,6 +20,10 @@ const (
 	// its signed report (SignedReport).
 	EventReconcileAdopted = "reconcile.adopted"
 	EventRetentionSwept   = "retention.swept"
+	// A replay deleted again, after a restore, the records of a completed
+	// forget: its request_id is the forget's and its report counts what
+	// came back (lethe-proxy replay).
+	EventReplayed = "forget.replayed"
 )
 
 // EventVersion is the only event encoding version.
@@ -89,7 +93,7 @@ func (e Event) check() error {
 		wantCert = true
 	case EventKeyRotated:
 		wantRequest, wantKey = false, true
-	case EventReconcileAdopted, EventRetentionSwept:
+	case EventReconcileAdopted, EventRetentionSwept, EventReplayed:
 		wantReport = true
 	default:
 		return fmt.Errorf("unknown event kind")

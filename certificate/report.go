@@ -17,7 +17,9 @@ const ReportVersion = 1
 
 // A Report is the signed account of an operation on the stores that is not
 // a forget: a reconcile that adopted records the ledger did not know
-// (EventReconcileAdopted), or a retention sweep (EventRetentionSwept). It
+// (EventReconcileAdopted), a retention sweep (EventRetentionSwept), or a
+// replay of a completed forget after a restore (EventReplayed, its run_id
+// the forget's request id). It
 // carries counts per layer and how records were selected, never ids or
 // subjects, so it may be shown to anyone.
 type Report struct {
@@ -82,8 +84,8 @@ func SignReport(s *Signer, r Report) (*SignedReport, error) {
 }
 
 func (r Report) check() error {
-	if r.Kind != EventReconcileAdopted && r.Kind != EventRetentionSwept {
-		return fmt.Errorf("kind %q is not %s or %s", r.Kind, EventReconcileAdopted, EventRetentionSwept)
+	if !isReportKind(r.Kind) {
+		return fmt.Errorf("kind %q is not %s, %s or %s", r.Kind, EventReconcileAdopted, EventRetentionSwept, EventReplayed)
 	}
 	if !requestIDPattern.MatchString(r.RunID) {
 		return fmt.Errorf("run_id %q: want 1-128 of A-Z a-z 0-9 . _ : -", r.RunID)
@@ -102,8 +104,8 @@ func (r Report) check() error {
 			return fmt.Errorf("%s: done %d is more than found %d; the operation acts only on records it selected", at, l.Done, l.Found)
 		case r.Kind == EventRetentionSwept && l.Cutoff == nil:
 			return fmt.Errorf("%s: a sweep's layer states its cutoff", at)
-		case r.Kind == EventReconcileAdopted && l.Cutoff != nil:
-			return fmt.Errorf("%s: a reconcile has no cutoff", at)
+		case r.Kind != EventRetentionSwept && l.Cutoff != nil:
+			return fmt.Errorf("%s: only a sweep's layer has a cutoff", at)
 		case r.Kind == EventReconcileAdopted && l.Residual != 0:
 			return fmt.Errorf("%s: a reconcile's residual is 0, not %d", at, l.Residual)
 		}

@@ -8,7 +8,7 @@ import { REQUEST_ID, STORES, checkInclusion, fail, inWindow, openEnvelope } from
 
 const SCHEMA = 'lethe.report/v1';
 // A report's kind is also the name of the event the log holds for it.
-const KINDS = ['retention.swept', 'reconcile.adopted'];
+const KINDS = ['retention.swept', 'reconcile.adopted', 'forget.replayed'];
 
 const REPORT = {
   schema: STR,
@@ -84,7 +84,7 @@ function readReport(payload) {
     if (l.done > l.found) bad('has done more than found');
     const hasCutoff = Object.hasOwn(l, 'cutoff');
     if (r.kind === 'retention.swept' && !hasCutoff) bad("is a sweep's and has no cutoff");
-    if (r.kind === 'reconcile.adopted' && hasCutoff) bad("is a reconcile's and has a cutoff");
+    if (r.kind !== 'retention.swept' && hasCutoff) bad("is not a sweep's and has a cutoff");
     if (r.kind === 'reconcile.adopted' && l.residual !== 0n) bad("is a reconcile's and has a residual other than 0");
   });
   return r;
