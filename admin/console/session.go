@@ -37,13 +37,13 @@ type session struct {
 // Sessions are not shared between processes: behind a load balancer, pin
 // a browser to one proxy (docs/console.md).
 type sessions struct {
-	now func() time.Time
-	mu  sync.Mutex
-	m   map[[sha256.Size]byte]*session
+	now    func() time.Time
+	mu     sync.Mutex
+	byHash map[[sha256.Size]byte]*session
 }
 
 func newSessions(now func() time.Time) *sessions {
-	return &sessions{now: now, m: map[[sha256.Size]byte]*session{}}
+	return &sessions{now: now, byHash: map[[sha256.Size]byte]*session{}}
 }
 
 // randomText is n random bytes, base64url.
@@ -61,7 +61,7 @@ func (s *sessions) open(token string) (string, *session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweep(now)
-	s.m[sha256.Sum256([]byte(id))] = ss
+	s.byHash[sha256.Sum256([]byte(id))] = ss
 	return id, ss
 }
 
@@ -70,17 +70,17 @@ func (s *sessions) open(token string) (string, *session) {
 func (s *sessions) sweep(now time.Time) {
 	var oldestKey [sha256.Size]byte
 	var oldest *session
-	for k, ss := range s.m {
+	for k, ss := range s.byHash {
 		if expired(ss, now) {
-			delete(s.m, k)
+			delete(s.byHash, k)
 			continue
 		}
 		if oldest == nil || ss.created.Before(oldest.created) {
 			oldestKey, oldest = k, ss
 		}
 	}
-	if len(s.m) >= maxSessions && oldest != nil {
-		delete(s.m, oldestKey)
+	if len(s.byHash) >= maxSessions && oldest != nil {
+		delete(s.byHash, oldestKey)
 	}
 }
 
@@ -94,12 +94,12 @@ func (s *sessions) get(id string) (*session, bool) {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ss, ok := s.m[key]
+	ss, ok := s.byHash[key]
 	if !ok {
 		return nil, false
 	}
 	if expired(ss, now) {
-		delete(s.m, key)
+		delete(s.byHash, key)
 		return nil, false
 	}
 	ss.seen = now
@@ -110,7 +110,7 @@ func (s *sessions) get(id string) (*session, bool) {
 func (s *sessions) end(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.m, sha256.Sum256([]byte(id)))
+	delete(s.byHash, sha256.Sum256([]byte(id)))
 }
 
 // sessionCookie is the cookie that carries id; an empty id and a negative
