@@ -3,6 +3,7 @@ package capture
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -95,6 +96,7 @@ type Capture struct {
 	decideCtx    context.Context
 	stopDeciding context.CancelFunc
 	lateWrites   atomic.Pointer[LateWriteSink] // OnLateWrite's
+	holds        sync.Map                      // ledger.Store → *Refusal (Hold)
 	Stats        Stats
 }
 
@@ -208,6 +210,9 @@ func (c *Capture) Prepare(store ledger.Store, tags []extract.Tag) ([]ledger.Entr
 	entries := c.entries(store, tags)
 	if len(entries) == 0 {
 		return nil, nil
+	}
+	if r := c.held(store); r != nil {
+		return nil, r
 	}
 	return entries, c.checkForgotten(entries, tags[0].Table)
 }

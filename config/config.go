@@ -80,6 +80,11 @@ type Capture struct {
 	// RecoveryInterval is how often intents that dead proxies left
 	// pending are looked for and resolved against capture.store.
 	RecoveryInterval Duration `yaml:"recovery_interval"`
+	// OnRestore says what the PostgreSQL relay does once capture.store
+	// shows a restore (another system identifier, a new timeline, a WAL
+	// position behind the one recorded): refuse writes to the configured
+	// tables until lethe-proxy replay ran (default), or warn.
+	OnRestore OnRestore `yaml:"on_restore"`
 	// MaxStatementsInFlight bounds the statements one client connection
 	// may have sent and not yet had answered; more are refused (54000).
 	MaxStatementsInFlight int `yaml:"max_statements_in_flight"`

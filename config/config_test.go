@@ -579,3 +579,17 @@ func TestParse_CaptureWALOnInEverySpellingTurnsTheFollowerOn(t *testing.T) {
 		assert.Equal(t, on, cfg.Capture.Follows(), spelling)
 	}
 }
+
+func TestParse_OnRestoreIsRefuseOrWarn(t *testing.T) {
+	for value, ok := range map[string]bool{"refuse": true, "warn": true, "ignore": false} {
+		cfg, err := Parse("on_restore.yaml", []byte("postgres:\n  upstream: db.internal:5432\ncapture:\n  on_restore: "+value+"\n"))
+		if ok {
+			require.NoError(t, err, value)
+			assert.Equal(t, OnRestore(value), cfg.Capture.OnRestore)
+		} else {
+			assert.ErrorContains(t, err, "capture.on_restore", value)
+		}
+	}
+	assert.True(t, OnRestore("").Refuses(), "refuse is the default")
+	assert.False(t, OnRestoreWarn.Refuses())
+}

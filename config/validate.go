@@ -127,6 +127,9 @@ func (c *Config) validateCapture() []error {
 		// Renewed every sixth of it: shorter leases lapse on a slow query.
 		errs = append(errs, c.at("capture.ledger.lease", "must be at least 3s (write e.g. 60s)"))
 	}
+	if !slices.Contains([]OnRestore{"", OnRestoreRefuse, OnRestoreWarn}, cp.OnRestore) {
+		errs = append(errs, c.at("capture.on_restore", "%q is not one of refuse, warn", cp.OnRestore))
+	}
 	if cp.RecoveryInterval <= 0 {
 		errs = append(errs, c.at("capture.recovery_interval", "must be positive (write e.g. 1m)"))
 	}
