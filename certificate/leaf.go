@@ -24,6 +24,11 @@ const (
 	// forget: its request_id is the forget's and its report counts what
 	// came back (lethe-proxy replay).
 	EventReplayed = "forget.replayed"
+	// A later look at a completed forget's pages (a re-scan of a layer
+	// whose certificate stated residue): its request_id is the forget's
+	// and its report counts, per layer, the pages scanned and those still
+	// holding the deleted records' bytes (docs/forget.md, "Later re-scans").
+	EventPhysical = "forget.physical"
 )
 
 // EventVersion is the only event encoding version.
@@ -93,7 +98,7 @@ func (e Event) check() error {
 		wantCert = true
 	case EventKeyRotated:
 		wantRequest, wantKey = false, true
-	case EventReconcileAdopted, EventRetentionSwept, EventReplayed:
+	case EventReconcileAdopted, EventRetentionSwept, EventReplayed, EventPhysical:
 		wantReport = true
 	default:
 		return fmt.Errorf("unknown event kind")

@@ -19,7 +19,11 @@ const ReportVersion = 1
 // a forget: a reconcile that adopted records the ledger did not know
 // (EventReconcileAdopted), a retention sweep (EventRetentionSwept), or a
 // replay of a completed forget after a restore (EventReplayed, its run_id
-// the forget's request id). It
+// the forget's request id), or a later re-scan of a completed forget's
+// pages (EventPhysical, its run_id the forget's request id; per layer found
+// is the pages scanned, done those free of the deleted records' bytes,
+// residual those still holding them, and method names each relation's
+// counts). It
 // carries counts per layer and how records were selected, never ids or
 // subjects, so it may be shown to anyone.
 type Report struct {
@@ -85,7 +89,7 @@ func SignReport(s *Signer, r Report) (*SignedReport, error) {
 
 func (r Report) check() error {
 	if !isReportKind(r.Kind) {
-		return fmt.Errorf("kind %q is not %s, %s or %s", r.Kind, EventReconcileAdopted, EventRetentionSwept, EventReplayed)
+		return fmt.Errorf("kind %q is not %s, %s, %s or %s", r.Kind, EventReconcileAdopted, EventRetentionSwept, EventReplayed, EventPhysical)
 	}
 	if !requestIDPattern.MatchString(r.RunID) {
 		return fmt.Errorf("run_id %q: want 1-128 of A-Z a-z 0-9 . _ : -", r.RunID)

@@ -116,7 +116,7 @@ func parseReport(data []byte) (*Report, Verdict, string) {
 		return nil, VerdictSchemaMismatch, fmt.Sprintf("schema is %v; this verifier reads %q", r.generic(t), ReportSchemaV1)
 	}
 	if t := f.vals[1]; t == 0 || r.toks[t].kind != jsonString || !isReportKind(r.stringAt(t)) {
-		return nil, VerdictSchemaMismatch, fmt.Sprintf("kind is %v; this verifier reads %q, %q and %q", r.generic(t), EventRetentionSwept, EventReconcileAdopted, EventReplayed)
+		return nil, VerdictSchemaMismatch, fmt.Sprintf("kind is %v; this verifier reads %q, %q, %q and %q", r.generic(t), EventRetentionSwept, EventReconcileAdopted, EventReplayed, EventPhysical)
 	}
 	rep := &Report{
 		Schema: r.str(r.get(&f, 0)),
@@ -136,7 +136,7 @@ func parseReport(data []byte) (*Report, Verdict, string) {
 }
 
 func isReportKind(kind string) bool {
-	return kind == EventRetentionSwept || kind == EventReconcileAdopted || kind == EventReplayed
+	return kind == EventRetentionSwept || kind == EventReconcileAdopted || kind == EventReplayed || kind == EventPhysical
 }
 
 func readReportLayer(r *jsonReader, t int32) (l ReportLayer) {

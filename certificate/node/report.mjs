@@ -8,7 +8,7 @@ import { REQUEST_ID, STORES, checkInclusion, fail, inWindow, openEnvelope } from
 
 const SCHEMA = 'lethe.report/v1';
 // A report's kind is also the name of the event the log holds for it.
-const KINDS = ['retention.swept', 'reconcile.adopted', 'forget.replayed'];
+const KINDS = ['retention.swept', 'reconcile.adopted', 'forget.replayed', 'forget.physical'];
 
 const REPORT = {
   schema: STR,
