@@ -13,7 +13,8 @@ import (
 )
 
 // Listen resolves the intents a crash left pending (recoverIntents: the
-// store must answer), then builds the relay (reading
+// store must answer) and compares the server with what the ledger saw of
+// it (watchRestore: a restore holds writes until replay), then builds the relay (reading
 // postgres.upstream_ca_file and postgres.tls's files) and binds
 // postgres.listen; a wing without postgres.upstream binds nothing. On an
 // error nothing is bound.
@@ -21,6 +22,9 @@ func (w *Wing) Listen() error {
 	if w.core != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), recoveryTimeout)
 		err := w.recoverIntents(ctx, w.work)
+		if err == nil && w.cfg.Capture.Store != "" {
+			err = w.watchRestore(ctx, w.work) // restore.go
+		}
 		cancel()
 		if err != nil {
 			return err
