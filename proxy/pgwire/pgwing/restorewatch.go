@@ -36,7 +36,7 @@ func (rw *restoreWatch) check(ctx context.Context, r controlReader) (string, err
 	}
 	if degraded && !rw.degradedLogged {
 		rw.degradedLogged = true
-		rw.log.Warn("restore detection: the capture.store role may not call pg_control_system() or pg_control_checkpoint(); "+
+		rw.log.Warn("restore detection: the capture.store role may not call pg_control_system() or pg_control_checkpoint(); " +
 			"only a WAL position behind the one recorded is detected as a restore (GRANT EXECUTE ON FUNCTION pg_control_system(), pg_control_checkpoint() TO the role)")
 	}
 	was, ok, err := rw.marks.StoreSeen(ctx, rw.key)
