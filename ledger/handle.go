@@ -52,11 +52,12 @@ type LogStorage interface {
 
 // capabilities is everything both backends do; a Handle offers all of it.
 type capabilities interface {
-	Ledger     // tags and intents
-	Journal    // forget requests and tombstones
-	Observer   // the WAL follower's facts and its slots' initial reads
-	Holder     // which facts the ledger holds (reconcile)
-	SaltKeeper // the subject salt's fingerprint
+	Ledger          // tags and intents
+	Journal         // forget requests and tombstones
+	Observer        // the WAL follower's facts and its slots' initial reads
+	Holder          // which facts the ledger holds (reconcile)
+	SaltKeeper      // the subject salt's fingerprint
+	PhysicalAddenda // later re-scans of completed forgets (physicaladdendum.go)
 	logStorage() LogStorage
 }
 
