@@ -44,6 +44,10 @@ Usage:
   lethe-proxy reconcile --config FILE [--adopt] [--format text|json]
                                     find records the ledger does not know
                                     (see lethe-proxy reconcile --help)
+  lethe-proxy replay --config FILE [--dry-run]
+                                    after a restore: delete again what completed
+                                    forgets deleted, log a signed report each
+                                    (see lethe-proxy replay --help)
   lethe-proxy log checkpoint|verify print or check the transparency log
                                     (see lethe-proxy log)
   lethe-proxy export --config FILE [--format markdown|json] [--out FILE | --check FILE]
@@ -101,6 +105,7 @@ var commands = map[string]subcommand{
 	"reconcile": {reconcileCmd, reconcileUsage}, "log": {logCmd, logUsage}, "export": {exportCmd, exportUsage},
 	"admin-token": {adminTokenCmd, adminTokenUsage}, "keygen": {keygenCmd, keygenUsage},
 	"verify": {verifyCmd, verifyUsage}, "mcp": {mcpCmd, mcpUsage}, "demo": {demoCmd, demoUsage},
+	"replay": {replayCmd, replayUsage},
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/lethe-privacy/lethe/certificate/offline"
+	"github.com/lethe-privacy/lethe/config/forgetopen"
+	"github.com/lethe-privacy/lethe/config/ledgeropen"
+	"github.com/lethe-privacy/lethe/connector"
+	"github.com/lethe-privacy/lethe/engine/replay"
+	"github.com/lethe-privacy/lethe/ledger"
+)
+
+const replayUsage = `Usage:
+  lethe-proxy replay --config FILE [--dry-run] [--reports DIR] [--format text|json]
+
+After a store was restored from a backup: re-applies every completed forget
+whose subject is still tombstoned to the stores as they are now. It reads
+every record of every configured table and Pinecone namespace, finds those
+naming a forgotten subject (by its HMAC; the subject is never printed),
+deletes them with forget's own queries, verifies none is left, marks them
+in the ledger, and signs and logs one report per request (forget.replayed,
+naming the request; zero counts when nothing came back), written to DIR.
+A clean replay then clears the restore the proxy detected, and the
+PostgreSQL relay accepts writes again (capture.on_restore: refuse).
+
+  --dry-run      find and count only: delete, mark, log and clear nothing
+  --reports DIR  where the signed reports go (default: the current directory),
+                 one replay-REQUEST_ID.json each; check one with
+                 lethe-proxy verify --keys KEYS.json FILE
+  --format       text (default) or json
+
+Exit status: 0 nothing of a forgotten subject is left (a dry run: nothing
+came back), 1 records are left or were found by a dry run, 2 the config is
+invalid or a store or the ledger cannot be read.
+`
+
+// replayCmd is lethe-proxy replay: wiring only, the work is replay.Run's.
+func replayCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("replay", replayUsage, stderr)
+	path := fs.String("config", "", "configuration file")
+	dryRun := fs.Bool("dry-run", false, "find and count only")
+	reports := fs.String("reports", "", "directory of the signed reports")
+	format := fs.String("format", "text", "text or json")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "lethe-proxy replay: "+format+"\n", a...)
+		return code
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fail(2, "unexpected argument %q\n\n%s", fs.Arg(0), replayUsage)
+	case *format != "text" && *format != "json":
+		return fail(2, "--format %q: give text or json", *format)
+	}
+	cfg, ok := loadConfig("replay", *path, replayUsage, false, stderr)
+	if !ok {
+		return exitConfig
+	}
+	if !*dryRun && cfg.Forget.SigningKey == "" {
+		return fail(2, "a replay signs and logs a report per request, which needs forget configured: set forget.signing_key "+
+			"(and forget.log_origin) as for forget (docs/forget.md), or pass --dry-run to count only")
+	}
+	if !cfg.HasRules() {
+		return fail(2, "nothing to replay into: the config has no capture.tables and no pinecone.indexes[].namespaces")
+	}
+	log := cfg.Log.NewLogger(stderr)
+	ctx, cancel := signalContext()
+	defer cancel()
+	hasher, err := ledgeropen.SubjectHasher()
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	l, where, err := ledgeropen.Open(cfg.Capture.Ledger, *path, ledger.Options{Logger: log}, ledgeropen.Salt{Hasher: hasher})
+	if err != nil {
+		return fail(2, "opening the ledger %s: %v", where, err)
+	}
+	defer l.Close()
+	scanners, closeScanners, err := fromWings(ctx, cfg, log, connector.Wing.Scanners)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	defer closeScanners()
+	layers, closeLayers, err := fromWings(ctx, cfg, log, forgetLayers)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	defer closeLayers()
+	rc := replay.Config{Ledger: l, Hasher: hasher, Scanners: scanners, Layers: layers, DryRun: *dryRun, Logger: log}
+	if !*dryRun {
+		if rc.Certifier, _, err = forgetopen.Certifier(ctx, cfg, l, tool(), log); err != nil {
+			return fail(2, "%v", err)
+		}
+	}
+	res, runErr := replay.Run(ctx, rc)
+	files := map[string]string{}
+	for _, q := range res.Requests {
+		if q.Report == nil {
+			continue
+		}
+		file, err := offline.WriteReport(filepath.Join(*reports, "replay-"+q.RequestID+".json"), "", q.Report)
+		if err != nil {
+			return fail(1, "request %s was replayed and logged (index %d), but its report was not written: %v", q.RequestID, q.LogIndex, err)
+		}
+		files[q.RequestID] = file
+	}
+	if *format == "json" {
+		writeReplayJSON(stdout, res, files)
+	} else {
+		writeReplayText(stdout, res, files)
+	}
+	if runErr != nil {
+		return fail(2, "%v", runErr)
+	}
+	if !res.Clean() {
+		return fail(1, "records of forgotten subjects are still present (see above); run lethe-proxy replay again")
+	}
+	if !*dryRun {
+		// Every completed forget is re-applied to the stores as they are
+		// now: the restores the proxies detected are answered.
+		n, err := l.ClearRestores(ctx)
+		if err != nil {
+			return fail(1, "the replay is done and logged, but the restore mark could not be cleared (run lethe-proxy replay again): %v", err)
+		}
+		if n > 0 {
+			fmt.Fprintf(stdout, "restore cleared for %d store(s): the proxy relays writes again at its next check (capture.recovery_interval)\n", n)
+		}
+	}
+	return 0
+}
+
+// forgetLayers is a wing's forget layers, for fromWings.
+func forgetLayers(w connector.Wing, ctx context.Context) ([]connector.Layer, func(), error) {
+	side, err := w.Forget(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return side.Layers, side.Close, nil
+}
+
+func writeReplayText(out io.Writer, res replay.Result, files map[string]string) {
+	verb := "replayed"
+	if res.DryRun {
+		verb = "dry run (nothing deleted or logged)"
+	}
+	if len(res.Requests) == 0 {
+		fmt.Fprintln(out, "no completed forget to replay")
+	}
+	for _, q := range res.Requests {
+		if q.Found() == 0 {
+			fmt.Fprintf(out, "request %s: %s: nothing of the subject came back\n", q.RequestID, verb)
+		} else {
+			fmt.Fprintf(out, "request %s: %s\n", q.RequestID, verb)
+		}
+		for _, l := range q.Layers {
+			fmt.Fprintf(out, "  %-8s %-32s found %d  deleted %d  residual %d\n", l.Store, l.Table, l.Found, l.Deleted, l.Residual)
+		}
+		if f, ok := files[q.RequestID]; ok {
+			fmt.Fprintf(out, "  report %s: signed, transparency log index %d\n", f, q.LogIndex)
+		}
+	}
+	for _, s := range res.Skipped {
+		fmt.Fprintf(out, "request %s: not replayed: %s\n", s.RequestID, s.Reason)
+	}
+}
+
+func writeReplayJSON(out io.Writer, res replay.Result, files map[string]string) {
+	type request struct {
+		replay.Request
+		ReportFile string `json:"report_file,omitempty"`
+	}
+	doc := struct {
+		replay.Result
+		Requests []request `json:"requests"`
+	}{Result: res}
+	for _, q := range res.Requests {
+		doc.Requests = append(doc.Requests, request{Request: q, ReportFile: files[q.RequestID]})
+	}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	enc.Encode(doc)
+}
