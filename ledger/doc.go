@@ -73,6 +73,12 @@
 // subject hashes opens the ledger, and refuses another salt from then on
 // (ErrSaltMismatch); CheckSalt compares without writing.
 //
+// Deletes that name no ids (a Pinecone delete by metadata filter) are
+// settled by the wing that saw them through Settler: it lists a table's
+// present records page by page, asks the store, and marks deleted those
+// gone whose last confirmation precedes the delete, so that a write
+// confirmed after it is never undone.
+//
 // Two backends pass one contract test suite: embedded SQLite (the default,
 // zero setup: the ledger file and its pending file) and PostgreSQL
 // (several proxies sharing one ledger).

@@ -8,5 +8,7 @@
 // reconcile, retention sweeps and the coverage check. Those connections go
 // to the index host itself, never through the relay, with the API key read
 // from the index's api_key_env variable: the relay forwards the
-// application's own key and keeps none.
+// application's own key and keeps none. With a capture core it also
+// settles the ledger after the application's deletes by metadata filter
+// (settle.go), whose records only the index knows.
 package pcwing

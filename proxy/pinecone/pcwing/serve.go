@@ -14,7 +14,8 @@ import (
 
 // Listen resolves the Pinecone intents a crash left pending, with a
 // capture core (startRecovery: before binding, so that a client finds its
-// earlier writes settled; then every capture.recovery_interval), builds
+// earlier writes settled; then every capture.recovery_interval), starts
+// the settler of deletes by filter (settle.go), builds
 // the relay (reading each index's upstream_ca_file and pinecone.tls's
 // files) and binds pinecone.listen, then, with a pinecone.control_plane
 // block, the control-plane relay and its listener. On an error nothing is
@@ -22,6 +23,9 @@ import (
 func (w *Wing) Listen() error {
 	if w.core != nil && w.recovery == nil {
 		w.startRecovery()
+	}
+	if w.core != nil && w.settler == nil {
+		w.startSettler()
 	}
 	relay, err := w.newRelay()
 	if err != nil {
@@ -87,8 +91,12 @@ func (w *Wing) Serve() error {
 // Shutdown stops accepting, closes idle connections at once, lets the
 // requests in flight be answered until ctx ends, then cuts the
 // connections still busy (logged, not returned: the wing is stopped
-// either way). A backstop scan in progress is cancelled first.
+// either way). A backstop scan and a settle in progress are cancelled
+// first.
 func (w *Wing) Shutdown(ctx context.Context) error {
+	if w.settler != nil {
+		w.settler.halt()
+	}
 	if w.backstop != nil {
 		w.backstop.halt()
 	}

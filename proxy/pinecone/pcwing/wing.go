@@ -43,6 +43,8 @@ type Wing struct {
 	// recoveryInterval (capture.recovery_interval).
 	recovery         *recovery
 	recoveryInterval time.Duration
+	// The settler of deletes by filter (settle.go), set by Listen.
+	settler *settler
 
 	mu     sync.Mutex
 	opened []*pcstore.Index // forget's index connections, until Close
@@ -95,10 +97,14 @@ func (w *Wing) Prepare(context.Context) error {
 // shows in the relay's answers to the application.
 func (w *Wing) Ready(context.Context) error { return nil }
 
-// Metrics adds the backstop scan's counts, with pinecone.scan_interval:
-// the Pinecone adapter's own counts are the capture core's
+// Metrics adds the backstop scan's counts, with pinecone.scan_interval,
+// and the settler's of deletes by filter, with a capture core: the
+// Pinecone adapter's own counts are the capture core's
 // (capture.Stats), which the command adds once for every wing.
 func (w *Wing) Metrics(m map[string]float64) {
+	if w.settler != nil {
+		w.settler.metrics(m)
+	}
 	b := w.backstop
 	if b == nil {
 		return
@@ -128,6 +134,9 @@ func (w *Wing) Close() {
 	}
 	if w.cpRelay != nil {
 		w.cpRelay.Close()
+	}
+	if w.settler != nil {
+		w.settler.halt() // before the backstop's connections it may share close
 	}
 	if w.backstop != nil {
 		w.backstop.halt()
