@@ -18,6 +18,7 @@ import (
 type Ledger interface {
 	ledger.Ledger
 	ledger.Journal
+	ledger.PhysicalAddenda
 }
 
 // An open ledger, whichever its backend, is a Ledger.
@@ -68,6 +69,11 @@ type Engine struct {
 	wg      sync.WaitGroup
 	ctx     context.Context
 	stop    context.CancelFunc
+
+	// rescans are the layers whose certified page scan found residue,
+	// re-scanned later (physicalrescan.go).
+	rescanMu sync.Mutex
+	rescans  map[rescanKey]*rescanEntry
 }
 
 // leaseFor is how long a request's lease lasts; the worker renews it
@@ -110,7 +116,8 @@ func New(cfg Config) (*Engine, error) {
 }
 
 // Start resumes the requests left open in the journal (by a crash, or by
-// another engine whose lease ran out) now and every interval.
+// another engine whose lease ran out) now and every interval, and runs
+// the physical re-scans then due (RescanDue).
 func (e *Engine) Start(interval time.Duration) {
 	e.wg.Add(1)
 	go func() {
@@ -119,6 +126,7 @@ func (e *Engine) Start(interval time.Duration) {
 		defer t.Stop()
 		for {
 			e.Resume(e.ctx)
+			e.RescanDue(e.ctx)
 			select {
 			case <-e.ctx.Done():
 				return

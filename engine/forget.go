@@ -130,6 +130,9 @@ type Status struct {
 	// records still expected to exist now: the certificate's horizon
 	// entries dated after now, conditional or unknown.
 	OpenHorizons []HorizonStatus `json:"open_horizons,omitempty"`
+	// PhysicalAddenda are the later looks at the pages of layers whose
+	// certified scan found residue (physicalstatus.go).
+	PhysicalAddenda []PhysicalAddendum `json:"physical_addenda,omitempty"`
 }
 
 // LayerStatus is one layer's progress.
@@ -145,6 +148,10 @@ type LayerStatus struct {
 	// Physical is what the layer's page scan found after the delete (a
 	// table with physical: report); absent otherwise.
 	Physical *connector.Physical `json:"physical,omitempty"`
+	// PhysicalLatest is the layer's latest look at its pages after the
+	// certificate (a re-scan, or that re-scans ended), beside Physical,
+	// the certified one; absent when none followed.
+	PhysicalLatest *PhysicalAddendum `json:"physical_latest,omitempty"`
 }
 
 // Status returns the request's progress; ledger.ErrNotFound if none.
@@ -170,6 +177,9 @@ func (e *Engine) Status(ctx context.Context, id string) (Status, error) {
 	}
 	if r.Status == ledger.ForgetCompleted {
 		out.OpenHorizons = openHorizons(st.Horizon, e.cfg.Now())
+	}
+	if err := e.physicalAddenda(ctx, &out); err != nil {
+		return Status{}, err
 	}
 	return out, nil
 }

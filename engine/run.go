@@ -79,6 +79,7 @@ func (e *Engine) run(ctx context.Context, id string) error {
 		return err
 	}
 	e.log.Info("forget: completed", "request", id, "certify_took", time.Since(began))
+	e.scheduleRescans(ctx, r, subject, st)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -26,6 +27,11 @@ type Layer struct {
 	physical *PhysicalScan
 	steps    PhysicalSteps
 	prints   map[string]*fingerprint
+	// rescanEvery is how often a scan that found residue is repeated, 0
+	// for never; kept holds, by subject, the bytes those re-scans look for
+	// (layerrescan.go).
+	rescanEvery time.Duration
+	kept        map[string]keptPrint
 }
 
 // NewLayer prepares table for forget, checking its rule against the

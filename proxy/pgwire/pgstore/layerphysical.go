@@ -101,5 +101,7 @@ func (l *Layer) Physical(ctx context.Context, subject string) *connector.Physica
 		}
 		return &connector.Physical{Status: connector.PhysicalNotPossible, At: now, Reason: reason}
 	}
-	return l.store.physicalStep(ctx, l.table, *scan, steps, f)
+	out := l.store.physicalStep(ctx, l.table, *scan, steps, f)
+	l.keepForRescans(subject, f, out, now)
+	return out
 }
