@@ -164,6 +164,13 @@ type TableRule struct {
 	// of the table, its TOAST table and their indexes together. Unset:
 	// DefaultScrubRewriteMaxPages; 0: never rewrite.
 	ScrubRewriteMaxPages *int64 `yaml:"scrub_rewrite_max_pages" json:",omitempty"`
+	// PhysicalRescan is how often a forget whose page scan found residue
+	// scans again (vacuum and scrub rerun their steps first), until clean,
+	// the request's deadline, or the bytes looked for are lost (held in
+	// memory only, at most a day; a restart loses them). Unset:
+	// DefaultPhysicalRescan; 0: never. Each result is logged as a
+	// forget.physical report (docs/forget.md, "Later re-scans").
+	PhysicalRescan *Duration `yaml:"physical_rescan" json:",omitempty"`
 	Retention            `yaml:",inline"`
 }
 

@@ -191,6 +191,7 @@ func (c *Config) validateCapture() []error {
 			errs = append(errs, at("scrub_rewrite_max_pages is set but physical is %q: it bounds only physical: scrub's rewrite; "+
 				"remove it or write physical: scrub", t.physicalName()))
 		}
+		errs = append(errs, validatePhysicalRescan(at, t)...)
 		errs = append(errs, validateRetention(at, t.Retention)...)
 		if t.RetainBy != "" {
 			s, err := extract.ParseSubject(t.RetainBy)
