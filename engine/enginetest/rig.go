@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,6 +32,8 @@ type Rig struct {
 	Keys      certificate.KeySet
 	Log       *translog.Log
 	Now       func() time.Time
+	// Advance moves the clock Now reads.
+	Advance func(time.Duration)
 }
 
 // New returns a Rig whose forgets give up after deadline, closed when the
@@ -50,14 +53,16 @@ func New(t *testing.T, deadline time.Duration, layers ...connector.Layer) Rig {
 	require.NoError(t, err)
 	keys, err := certificate.NewKeySet(origin, signer.TrustedKey(time.Unix(0, 0)))
 	require.NoError(t, err)
+	var mu sync.Mutex
 	at := time.Now()
-	now := func() time.Time { return at }
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return at }
+	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); at = at.Add(d) }
 	c := engine.NewCertifier(engine.CertifierConfig{Signer: signer, Keys: keys, Log: log, Tool: "engine test", Now: now,
 		RulesSHA256: strings.Repeat("0", 64)})
 	e, err := engine.New(engine.Config{Ledger: l, Hasher: h, Layers: layers, Deadline: deadline, Now: now, Certifier: c})
 	require.NoError(t, err)
 	t.Cleanup(func() { e.Close(); l.Close() })
-	return Rig{Engine: e, Ledger: l, Hasher: h, Certifier: c, Keys: keys, Log: log, Now: now}
+	return Rig{Engine: e, Ledger: l, Hasher: h, Certifier: c, Keys: keys, Log: log, Now: now, Advance: advance}
 }
 
 // Record puts confirmed ledger entries about subject.
