@@ -56,6 +56,7 @@ type capabilities interface {
 	Journal         // forget requests and tombstones
 	Observer        // the WAL follower's facts and its slots' initial reads
 	Holder          // which facts the ledger holds (reconcile)
+	Settler         // a table's present records, settled after a delete by filter
 	SaltKeeper      // the subject salt's fingerprint
 	PhysicalAddenda // later re-scans of completed forgets (physicaladdendum.go)
 	logStorage() LogStorage
@@ -72,8 +73,9 @@ var (
 // Handle is an open ledger, whichever backend holds it: the tags and
 // intents (Ledger), forget's journal and tombstones (Journal), the WAL
 // follower's facts and initial-read marks (Observer), reconcile's lookups
-// (Holder), the subject salt's fingerprint (SaltKeeper) and the
-// transparency log's storage (TransparencyLog). Consumers declare the
+// (Holder), the settling of deletes by filter (Settler), the subject
+// salt's fingerprint (SaltKeeper) and the transparency log's storage
+// (TransparencyLog). Consumers declare the
 // narrow interface they need; a *Handle satisfies each. It is safe for
 // concurrent use.
 type Handle struct {

@@ -70,6 +70,7 @@ type settler struct {
 	owned       []*pcstore.Index          // opened here, closed by halt
 	absentAfter time.Duration             // pinecone.verify_deadline
 	retry       time.Duration             // capture.recovery_interval
+	maxRecords  int                       // settleMaxRecords; smaller in tests
 	log         *slog.Logger
 
 	mu      sync.Mutex
@@ -105,12 +106,16 @@ type settleJob struct {
 // (no API key) is left out and logged: its deletes by filter leave the
 // ledger's records present.
 func (w *Wing) startSettler() {
+	if w.hook == nil {
+		return
+	}
 	settle, ok := w.core.Ledger().(ledger.Settler)
-	if !ok || w.hook == nil {
+	if !ok {
+		w.log.Warn("this ledger cannot settle deletes by filter: they leave the ledger's records present (forget treats them as candidates)")
 		return
 	}
 	s := &settler{ledger: settle, indexes: map[string]*pcstore.Index{}, absentAfter: w.settings.VerifyDeadline.D(),
-		retry: w.recoveryInterval, log: w.log.With("settle", "pinecone"), queued: map[string]*settleJob{}, wake: make(chan struct{}, 1)}
+		retry: w.recoveryInterval, maxRecords: settleMaxRecords, log: w.log.With("settle", "pinecone"), queued: map[string]*settleJob{}, wake: make(chan struct{}, 1)}
 	if s.retry <= 0 {
 		s.retry = time.Minute
 	}
@@ -263,8 +268,8 @@ func (s *settler) settleNamespace(ctx context.Context, j *settleJob) error {
 	began := time.Now()
 	var read, marked int
 	after := ""
-	for read < settleMaxRecords {
-		ids, err := s.ledger.PresentRecords(ctx, ledger.StorePinecone, j.table, after, min(settlePage, settleMaxRecords-read))
+	for read < s.maxRecords {
+		ids, err := s.ledger.PresentRecords(ctx, ledger.StorePinecone, j.table, after, min(settlePage, s.maxRecords-read))
 		if err != nil {
 			return err
 		}
@@ -295,10 +300,10 @@ func (s *settler) settleNamespace(ctx context.Context, j *settleJob) error {
 			break
 		}
 	}
-	if read >= settleMaxRecords {
+	if read >= s.maxRecords {
 		s.capped.Add(1)
 		s.log.Warn("pinecone: a settle after a delete by filter stopped at its cap; the namespace's later records stay present until the next settle",
-			"index", j.index, "namespace", j.namespace, "cap", settleMaxRecords)
+			"index", j.index, "namespace", j.namespace, "cap", s.maxRecords)
 	}
 	s.log.Info("pinecone: ledger settled after a delete by filter", "index", j.index, "namespace", j.namespace,
 		"read", read, "marked_deleted", marked, "left_present", read-marked, "took", time.Since(began).Round(time.Millisecond).String())

@@ -153,7 +153,7 @@ func (b *syncBuffer) String() string {
 type settleRig struct {
 	relay  string
 	wing   *Wing
-	ledger *ledger.SQLite
+	ledger *ledger.Handle
 	hasher *ledger.Hasher
 	reads  *readControl
 	log    *syncBuffer
@@ -165,7 +165,8 @@ func newSettleRig(t *testing.T, api string, em emulator.Config) *settleRig {
 	em.APIKey, em.IndexName = settleKey, "docs"
 	r := &settleRig{reads: &readControl{emulator: emulator.New(em).Handler()}, log: &syncBuffer{}, api: api}
 	upstream := serveH2C(t, r.reads)
-	l, err := ledger.OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{})
+	// Opened as the command opens it: a *ledger.Handle.
+	l, err := ledger.Open(context.Background(), ledger.Location{SQLite: filepath.Join(t.TempDir(), "ledger.db")}, ledger.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	r.ledger = l
@@ -234,7 +235,13 @@ func (r *settleRig) deleteByFilter(t *testing.T, ns, subject string, grpc bool) 
 // records returns the ledger's records about subject as "table id state".
 func (r *settleRig) records(t *testing.T, subject string) []string {
 	t.Helper()
-	return sorted(states(t, r.ledger, r.hasher, subject))
+	recs, err := r.ledger.BySubject(context.Background(), r.hasher.Hash(subject))
+	require.NoError(t, err)
+	var out []string
+	for _, rec := range recs {
+		out = append(out, rec.Table+" "+rec.RecordID+" "+string(rec.State))
+	}
+	return sorted(out)
 }
 
 // eventually waits until the ledger's records about subject are want.
@@ -386,6 +393,19 @@ func TestSettle_StopsWithTheWing(t *testing.T) {
 	assert.Equal(t, []string{"docs/notes a1 confirmed", "docs/notes a2 confirmed", "docs/team t1 confirmed"}, r.records(t, "alice"))
 	assert.Equal(t, 0.0, r.metric("lethe_pinecone_filter_delete_settles_total"))
 	assert.Equal(t, 0.0, r.metric("lethe_pinecone_filter_delete_settle_failures_total"), "stopping is not a failure")
+}
+
+// A settle reads at most its cap of the ledger's records, in id order,
+// and says so; the records past it stay present.
+func TestSettle_StopsAtItsCap(t *testing.T) {
+	r := newSettleRig(t, "vectors", emulator.Config{})
+	r.wing.settler.maxRecords = 1
+	r.writeTwoPeople(t)
+	r.deleteByFilter(t, "notes", "alice", false)
+	r.eventually(t, "alice", "docs/notes a1 deleted", "docs/notes a2 confirmed", "docs/team t1 confirmed")
+	require.Eventually(t, func() bool { return r.metric("lethe_pinecone_filter_delete_settles_capped_total") == 1 }, 30*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 1.0, r.metric("lethe_pinecone_filter_delete_records_read_total"))
+	assert.Contains(t, r.log.String(), "stopped at its cap")
 }
 
 // Deletes by filter in one namespace merge into one pending settle, with
