@@ -52,6 +52,14 @@ func (c *Capture) TablesDeleted(store ledger.Store, tables []string) {
 	c.queue.put(decision{store: store, tables: tables})
 }
 
+// AfterQueued calls fn, on the decision worker, once every decision
+// queued before it has reached the ledger (held confirmations are
+// committed first, as before a delete): a relay that must read the
+// ledger as its writes left it (the Pinecone wing settling a delete by
+// filter) asks it so. fn must not block; it is not called when the core
+// closes first.
+func (c *Capture) AfterQueued(fn func()) { c.queue.put(decision{after: fn}) }
+
 // decision is a Confirm, Drop or application delete handed to the
 // background worker: the intents are already durable, so the relay need
 // not wait for this write; one lost in a crash leaves the intent pending,
@@ -62,6 +70,7 @@ type decision struct {
 	store   ledger.Store // of deletes and tables
 	deletes []extract.Tag
 	tables  []string // every record of these tables deleted
+	after   func()   // AfterQueued's fn
 }
 
 // heldOnly reports whether d only adds confirmations to those held.
@@ -213,6 +222,12 @@ func (c *Capture) decide() {
 	for {
 		items, closed := c.queue.take()
 		for _, d := range items {
+			if d.after != nil {
+				flush()
+				wg.Wait()
+				d.after()
+				continue
+			}
 			if len(d.deletes) > 0 || len(d.tables) > 0 {
 				// Confirmations first, committed, in the order they were
 				// queued: a confirmation after the delete would mark the

@@ -110,6 +110,29 @@ func TestDecisions_ConfirmationsBeforeATableDeleteAreMadeFirst(t *testing.T) {
 	require.Equal(t, []string{"confirm 1", "delete table docs/ns1 0", "confirm 2"}, l.events)
 }
 
+// AfterQueued's function runs once the decisions queued before it are in
+// the ledger, held confirmations included, and before later ones.
+func TestDecisions_AfterQueuedRunsOnceEarlierDecisionsAreInTheLedger(t *testing.T) {
+	l := &decisionLog{}
+	c := New(Config{Ledger: l, ConfirmHold: time.Hour})
+	c.Confirm([]ledger.IntentID{1})
+	ran := make(chan []string, 1)
+	c.AfterQueued(func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		ran <- append([]string(nil), l.events...)
+	})
+	c.Confirm([]ledger.IntentID{2})
+	select {
+	case seen := <-ran:
+		require.Equal(t, []string{"confirm 1"}, seen, "the held confirmation was made first, the later one not yet")
+	case <-time.After(30 * time.Second):
+		t.Fatal("AfterQueued's function never ran while a confirmation was held")
+	}
+	c.Close()
+	require.Equal(t, []string{"confirm 1", "confirm 2"}, l.events)
+}
+
 func TestDecisions_ManyConfirmationsFlushBeforeTheHoldEnds(t *testing.T) {
 	l := &decisionLog{}
 	c := New(Config{Ledger: l, ConfirmHold: time.Hour})

@@ -34,7 +34,7 @@ type call struct {
 	// filtered are the tables a delete by filter removes records of, which
 	// only the store knows (Hook.OnFilterDelete).
 	filtered []string
-	began    time.Time // before the request was forwarded
+	since    time.Time // FilterDelete.Since, set by markSince's callback
 	// The answer's x-pinecone-request-lsn, read by Response before the
 	// call settles.
 	requestLSN uint64
@@ -93,7 +93,12 @@ func (c *call) settle(o outcome) {
 				core.Deleted(ledger.StorePinecone, c.deletes)
 			}
 			core.TablesDeleted(ledger.StorePinecone, c.cleared)
-			c.hook.filterDeletesApplied(c)
+			if len(c.filtered) > 0 {
+				// Reported once the confirmations queued before it are in
+				// the ledger, so that the settle reads the records written
+				// before the delete.
+				core.AfterQueued(func() { c.hook.filterDeletesApplied(c) })
+			}
 		case notApplied:
 			if c.intent != 0 {
 				core.Drop([]ledger.IntentID{c.intent})

@@ -35,7 +35,8 @@ func (f *filterDeletes) all() []pcapture.FilterDelete {
 }
 
 // A delete by filter that the store applied is reported once, with its
-// namespace, the time before it was forwarded and the answer's request
+// namespace, the moment dividing earlier writes' confirmations from later
+// ones (Since), and the answer's request
 // LSN, over vectors REST, gRPC and documents; the ledger itself is left
 // to the wing. One the store refused is not reported.
 func TestFilterDelete_ReportedOnceAppliedWithItsLSN(t *testing.T) {
@@ -69,6 +70,7 @@ func TestFilterDelete_ReportedOnceAppliedWithItsLSN(t *testing.T) {
 			upsertNotesAndTeam(t, r)
 			before := time.Now()
 			require.Equal(t, http.StatusOK, c.send(t, r))
+			require.Eventually(t, func() bool { return len(seen.all()) > 0 }, 30*time.Second, time.Millisecond)
 			got := seen.all()
 			require.Len(t, got, 1)
 			d := got[0]
@@ -77,8 +79,8 @@ func TestFilterDelete_ReportedOnceAppliedWithItsLSN(t *testing.T) {
 			assert.Equal(t, "docs/"+c.namespace, d.Table)
 			assert.True(t, d.HasLSN, "the emulator stamps writes with x-pinecone-request-lsn")
 			assert.NotZero(t, d.RequestLSN)
-			assert.False(t, d.Sent.Before(before))
-			assert.False(t, d.Answered.Before(d.Sent))
+			assert.False(t, d.Since.Before(before))
+			assert.False(t, d.Answered.Before(d.Since))
 			r.eventually(t, "bob", "docs/notes/b1 confirmed") // the hook alone leaves the ledger to the wing
 		})
 	}
@@ -95,6 +97,11 @@ func TestFilterDelete_ReportedOnceAppliedWithItsLSN(t *testing.T) {
 		require.NoError(t, err)
 		resp.Body.Close()
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-		assert.Empty(t, seen.all())
+		// A later one the store applies is reported, and only it.
+		require.Equal(t, http.StatusOK, post(t, http.DefaultClient, r.url, "/vectors/delete", `{"filter":{"user_id":{"$eq":"bob"}},"namespace":"team"}`).status)
+		require.Eventually(t, func() bool { return len(seen.all()) > 0 }, 30*time.Second, time.Millisecond)
+		got := seen.all()
+		require.Len(t, got, 1)
+		assert.Equal(t, "team", got[0].Namespace)
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/extract"
@@ -75,9 +74,7 @@ func (h *Hook) intend(ix *pinecone.Index, w write, rules *pcextract.Rules, grpc 
 		return nil, &pinecone.Status{Code: pinecone.CodeInvalidArgument, Message: "lethe-proxy: cannot read the " + w.name +
 			" request, so it was not forwarded: " + strings.TrimPrefix(err.Error(), "extract: ")}
 	}
-	// The answer comes in the shape the request was sent in. began is
-	// taken before the request is forwarded (FilterDelete.Sent).
-	c := &call{hook: h, index: ix.Name, grpc: grpc, began: time.Now()}
+	c := &call{hook: h, index: ix.Name, grpc: grpc} // the answer comes in the shape the request was sent in
 	var writes []extract.Tag
 	for _, t := range tags {
 		switch t.Op {
@@ -110,6 +107,9 @@ func (h *Hook) intend(ix *pinecone.Index, w write, rules *pcextract.Rules, grpc 
 	}
 	if c.intent == 0 && len(c.deletes) == 0 && len(c.moved) == 0 && len(c.cleared) == 0 && len(c.filtered) == 0 {
 		return nil, nil
+	}
+	if len(c.filtered) > 0 {
+		h.markSince(c)
 	}
 	return c, nil
 }

@@ -45,17 +45,19 @@ const (
 // reads each page once.
 //
 // Why a later write is never undone: only records none of whose subjects
-// was confirmed at or after the delete reached the proxy are marked
-// (ledger.Settler.MarkDeletedUnlessConfirmedSince). A write the store
-// applied after the delete was answered after it, so it was confirmed
-// after that time and is left alone however late the read saw it; a
-// confirmation still on its way when the mark commits makes its record
-// confirmed again. The times are the proxies' clocks: with a PostgreSQL
-// ledger shared by several proxies they must agree (NTP) to well within
-// a write's round trip, or a record written again through another
-// proxy, and absent from a read that missed it, may be marked deleted
-// though present; forget still finds it, since it searches the index by
-// the subject's metadata as well as by the ledger's ids.
+// was confirmed at or after FilterDelete.Since are marked
+// (ledger.Settler.MarkDeletedUnlessConfirmedSince). By Since the capture
+// core had committed the confirmations of every write answered before
+// the delete reached the proxy, and it commits those of writes answered
+// later after it: a write the store may have applied after the delete is
+// left alone however late the read saw it. The times are clocks of the
+// proxies: with a PostgreSQL ledger shared by several proxies, a write
+// through another proxy is confirmed by that proxy's clock, so their
+// clocks must agree (NTP) to well within a write's round trip, or a
+// record written again through another proxy, and absent from a read
+// that missed it, may be marked deleted though present; forget still
+// finds it, since it searches the index by the subject's metadata as
+// well as by the ledger's ids.
 //
 // Bounds: one pending settle per namespace (later deletes merge into it:
 // the latest time, the highest LSN), at most settleMaxRecords read per
@@ -92,7 +94,7 @@ type settler struct {
 // merges tell.
 type settleJob struct {
 	index, namespace, table string
-	sent                    time.Time // the latest delete's arrival at the proxy
+	since                   time.Time // the latest delete's FilterDelete.Since
 	answered                time.Time // the latest delete's answer
 	lsn                     uint64    // the highest request LSN among them
 	hasLSN                  bool      // every delete merged carried one
@@ -155,8 +157,8 @@ func (s *settler) enqueue(d pcapture.FilterDelete) {
 		j = &settleJob{index: d.Index, namespace: d.Namespace, table: d.Table, hasLSN: true}
 		s.queued[d.Table] = j
 	}
-	if d.Sent.After(j.sent) {
-		j.sent = d.Sent
+	if d.Since.After(j.since) {
+		j.since = d.Since
 	}
 	if d.Answered.After(j.answered) {
 		j.answered = d.Answered
@@ -287,7 +289,7 @@ func (s *settler) settleNamespace(ctx context.Context, j *settleJob) error {
 				gone = append(gone, id)
 			}
 		}
-		n, err := s.ledger.MarkDeletedUnlessConfirmedSince(ctx, ledger.StorePinecone, j.table, gone, j.sent)
+		n, err := s.ledger.MarkDeletedUnlessConfirmedSince(ctx, ledger.StorePinecone, j.table, gone, j.since)
 		if err != nil {
 			return err
 		}

@@ -160,7 +160,9 @@ type settleRig struct {
 	api    string
 }
 
-func newSettleRig(t *testing.T, api string, em emulator.Config) *settleRig {
+// newSettleRig starts the rig; confirmHold, when given, is the capture
+// core's (1 ms otherwise).
+func newSettleRig(t *testing.T, api string, em emulator.Config, confirmHold ...time.Duration) *settleRig {
 	t.Helper()
 	em.APIKey, em.IndexName = settleKey, "docs"
 	r := &settleRig{reads: &readControl{emulator: emulator.New(em).Handler()}, log: &syncBuffer{}, api: api}
@@ -179,8 +181,12 @@ func newSettleRig(t *testing.T, api string, em emulator.Config) *settleRig {
   indexes:
     - {name: docs, host: "`+upstream+`", api: `+api+`, namespaces: [{namespace: "*", subjects: [user_id]}]}
 `)
+	hold := time.Millisecond
+	if len(confirmHold) > 0 {
+		hold = confirmHold[0]
+	}
 	core := capture.New(capture.Config{Rules: cfg.Compiled().Tables, Ledger: l, Hasher: r.hasher,
-		Tombstones: capture.NewTombstones(), ConfirmHold: time.Millisecond})
+		Tombstones: capture.NewTombstones(), ConfirmHold: hold})
 	t.Cleanup(core.Close)
 	r.wing = New(cfg, core, slog.New(slog.NewTextHandler(r.log, nil)))
 	r.wing.getenv = func(string) string { return settleKey }
@@ -302,6 +308,20 @@ func TestSettle_FilterDeleteMarksThatPersonsRecordsDeleted(t *testing.T) {
 	}
 }
 
+// Records written just before the delete, whose confirmations the capture
+// core still holds (capture.confirm_hold), are settled too: the settle
+// starts once the confirmations queued before the delete are in the
+// ledger.
+func TestSettle_RecordsWrittenJustBeforeTheDeleteAreSettled(t *testing.T) {
+	r := newSettleRig(t, "vectors", emulator.Config{}, time.Hour)
+	r.upsert(t, "notes", "a1", "alice")
+	r.upsert(t, "notes", "b1", "bob")
+	require.Equal(t, []string{"docs/notes a1 pending"}, r.records(t, "alice"), "the confirmation is held")
+	r.deleteByFilter(t, "notes", "alice", false)
+	r.eventually(t, "alice", "docs/notes a1 deleted")
+	r.eventually(t, "bob", "docs/notes b1 confirmed")
+}
+
 // A record written again through the proxy after the delete by filter is
 // never marked deleted, even when the settle's read was answered before
 // that write and so shows it absent.
@@ -419,11 +439,11 @@ func TestSettler_MergesPendingDeletesPerNamespace(t *testing.T) {
 	s.enqueue(pcaptureDelete("team", t0, 3, false))
 	require.Len(t, s.queued, 2)
 	notes := s.queued["docs/notes"]
-	assert.Equal(t, t0.Add(time.Second), notes.sent)
+	assert.Equal(t, t0.Add(time.Second), notes.since)
 	assert.Equal(t, uint64(7), notes.lsn)
 	assert.True(t, notes.hasLSN)
 	s.enqueue(pcaptureDelete("notes", t0, 9, false))
-	assert.Equal(t, t0.Add(time.Second), notes.sent, "an earlier delete does not move the time back")
+	assert.Equal(t, t0.Add(time.Second), notes.since, "an earlier delete does not move the time back")
 	assert.Equal(t, uint64(9), notes.lsn)
 	assert.False(t, notes.hasLSN, "one delete without an LSN: absence rests on time")
 
@@ -437,5 +457,5 @@ func TestSettler_MergesPendingDeletesPerNamespace(t *testing.T) {
 }
 
 func pcaptureDelete(ns string, sent time.Time, lsn uint64, hasLSN bool) pcapture.FilterDelete {
-	return pcapture.FilterDelete{Index: "docs", Namespace: ns, Table: "docs/" + ns, Sent: sent, Answered: sent, RequestLSN: lsn, HasLSN: hasLSN}
+	return pcapture.FilterDelete{Index: "docs", Namespace: ns, Table: "docs/" + ns, Since: sent, Answered: sent, RequestLSN: lsn, HasLSN: hasLSN}
 }
