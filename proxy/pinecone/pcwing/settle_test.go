@@ -326,13 +326,20 @@ func TestSettle_RecordsWrittenJustBeforeTheDeleteAreSettled(t *testing.T) {
 // never marked deleted, even when the settle's read was answered before
 // that write and so shows it absent.
 func TestSettle_RecordWrittenAgainAfterTheDeleteStaysPresent(t *testing.T) {
-	for _, api := range []string{"vectors", "documents"} {
-		t.Run(api, func(t *testing.T) {
-			r := newSettleRig(t, api, emulator.Config{})
+	for _, c := range []struct {
+		name, api string
+		grpc      bool
+	}{
+		{"vectors REST", "vectors", false},
+		{"vectors gRPC", "vectors", true},
+		{"documents", "documents", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newSettleRig(t, c.api, emulator.Config{})
 			r.writeTwoPeople(t)
 			before := r.intentOf(t, "alice", "a1")
 			held, release := r.reads.holdReads()
-			r.deleteByFilter(t, "notes", "alice", false) // answered at once: the settle runs beside it
+			r.deleteByFilter(t, "notes", "alice", c.grpc) // answered at once: the settle runs beside it
 			<-held                                       // the settle's read is answered by the index: a1 and a2 absent
 			r.upsert(t, "notes", "a1", "alice")
 			require.Eventually(t, func() bool { return r.intentOf(t, "alice", "a1") > before }, 30*time.Second, 10*time.Millisecond,
