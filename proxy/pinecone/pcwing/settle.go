@@ -101,6 +101,21 @@ type settleJob struct {
 	notBefore               time.Time // a failed settle's retry time
 }
 
+// merge makes j the settle of both its deletes and o's: the latest
+// Since and answer, the highest LSN, LSNs trusted only if both carried
+// one. A record confirmed before the later Since and absent from reads
+// indexed past the higher LSN is gone, whichever delete removed it.
+func (j *settleJob) merge(o *settleJob) {
+	if o.since.After(j.since) {
+		j.since = o.since
+	}
+	if o.answered.After(j.answered) {
+		j.answered = o.answered
+	}
+	j.lsn = max(j.lsn, o.lsn)
+	j.hasLSN = j.hasLSN && o.hasLSN
+}
+
 // startSettler builds the settler of the wing's capture core when its
 // ledger can settle (ledger.Settler), opening each index with namespace
 // rules (the backstop's connections when it runs, for their pacer), and
@@ -146,26 +161,20 @@ func (w *Wing) startSettler() {
 
 // enqueue queues a settle of d's namespace, merged with the one pending;
 // it never blocks (it runs on the request's goroutine).
-func (s *settler) enqueue(d pcapture.FilterDelete) {
+func (s *settler) enqueue(fd pcapture.FilterDelete) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
 		return
 	}
-	j := s.queued[d.Table]
-	if j == nil {
-		j = &settleJob{index: d.Index, namespace: d.Namespace, table: d.Table, hasLSN: true}
-		s.queued[d.Table] = j
+	d := &settleJob{index: fd.Index, namespace: fd.Namespace, table: fd.Table, since: fd.Since, answered: fd.Answered,
+		lsn: fd.RequestLSN, hasLSN: fd.HasLSN}
+	if j := s.queued[d.table]; j != nil {
+		j.merge(d)
+		j.notBefore = time.Time{} // a new delete retries at once
+	} else {
+		s.queued[d.table] = d
 	}
-	if d.Since.After(j.since) {
-		j.since = d.Since
-	}
-	if d.Answered.After(j.answered) {
-		j.answered = d.Answered
-	}
-	j.lsn = max(j.lsn, d.RequestLSN)
-	j.hasLSN = j.hasLSN && d.HasLSN
-	j.notBefore = time.Time{} // a new delete retries at once
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -243,9 +252,7 @@ func (s *settler) settle(ctx context.Context, j *settleJob) {
 		return
 	}
 	if newer := s.queued[j.table]; newer != nil {
-		// A delete came meanwhile: it covers this one (a later time, a
-		// higher LSN) and runs at once.
-		newer.hasLSN = newer.hasLSN && j.hasLSN
+		newer.merge(j) // a delete came meanwhile: both run at once, as one
 		return
 	}
 	j.notBefore = time.Now().Add(s.retry)

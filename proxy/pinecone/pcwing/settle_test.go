@@ -340,7 +340,7 @@ func TestSettle_RecordWrittenAgainAfterTheDeleteStaysPresent(t *testing.T) {
 			before := r.intentOf(t, "alice", "a1")
 			held, release := r.reads.holdReads()
 			r.deleteByFilter(t, "notes", "alice", c.grpc) // answered at once: the settle runs beside it
-			<-held                                       // the settle's read is answered by the index: a1 and a2 absent
+			<-held                                        // the settle's read is answered by the index: a1 and a2 absent
 			r.upsert(t, "notes", "a1", "alice")
 			require.Eventually(t, func() bool { return r.intentOf(t, "alice", "a1") > before }, 30*time.Second, 10*time.Millisecond,
 				"the write again is confirmed")
