@@ -21,7 +21,7 @@ func startEmulator(t *testing.T, cfg emulator.Config) string {
 }
 
 // parse compiles a configuration file's text as the commands load it.
-func parse(t *testing.T, yaml string) *config.Config {
+func parse(t testing.TB, yaml string) *config.Config {
 	t.Helper()
 	cfg, err := config.Parse("lethe.yaml", []byte(yaml))
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 // started is a wing of yaml (whose index hosts are the emulator at url)
 // listening on a free port and serving; it returns the wing, the relay's
 // URL, and Serve's result.
-func started(t *testing.T, w *Wing) (string, <-chan error) {
+func started(t testing.TB, w *Wing) (string, <-chan error) {
 	t.Helper()
 	if err := w.Listen(); err != nil {
 		t.Fatal(err)

@@ -40,6 +40,7 @@ type readControl struct {
 	held     chan struct{} // receives once per read answer held
 	fail     bool
 	stripLSN bool
+	requests int // every request the emulator was sent through c
 }
 
 func isFetch(path string) bool {
@@ -49,6 +50,7 @@ func isFetch(path string) bool {
 func (c *readControl) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	hold, held, fail, strip := c.hold, c.held, c.fail, c.stripLSN
+	c.requests++
 	if !isFetch(r.URL.Path) {
 		hold, fail = nil, false
 	}
@@ -107,6 +109,13 @@ func (c *readControl) holdReads() (held <-chan struct{}, release func()) {
 	}
 }
 
+// count is how many requests reached the emulator through c.
+func (c *readControl) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.requests
+}
+
 func (c *readControl) set(fail, stripLSN bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -115,7 +124,7 @@ func (c *readControl) set(fail, stripLSN bool) {
 
 // serveH2C serves h over HTTP/1.1 and cleartext HTTP/2 until the test
 // ends and returns its URL.
-func serveH2C(t *testing.T, h http.Handler) string {
+func serveH2C(t testing.TB, h http.Handler) string {
 	t.Helper()
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
@@ -151,22 +160,24 @@ func (b *syncBuffer) String() string {
 // emulator (index "docs", namespaces naming their subject in user_id)
 // reached through reads.
 type settleRig struct {
-	relay  string
-	wing   *Wing
-	ledger *ledger.Handle
-	hasher *ledger.Hasher
-	reads  *readControl
-	log    *syncBuffer
-	api    string
+	relay    string
+	upstream string // the emulator, behind reads
+	wing     *Wing
+	ledger   *ledger.Handle
+	hasher   *ledger.Hasher
+	reads    *readControl
+	log      *syncBuffer
+	api      string
 }
 
 // newSettleRig starts the rig; confirmHold, when given, is the capture
 // core's (1 ms otherwise).
-func newSettleRig(t *testing.T, api string, em emulator.Config, confirmHold ...time.Duration) *settleRig {
+func newSettleRig(t testing.TB, api string, em emulator.Config, confirmHold ...time.Duration) *settleRig {
 	t.Helper()
 	em.APIKey, em.IndexName = settleKey, "docs"
 	r := &settleRig{reads: &readControl{emulator: emulator.New(em).Handler()}, log: &syncBuffer{}, api: api}
 	upstream := serveH2C(t, r.reads)
+	r.upstream = upstream
 	// Opened as the command opens it: a *ledger.Handle.
 	l, err := ledger.Open(context.Background(), ledger.Location{SQLite: filepath.Join(t.TempDir(), "ledger.db")}, ledger.Options{})
 	require.NoError(t, err)
@@ -196,7 +207,7 @@ func newSettleRig(t *testing.T, api string, em emulator.Config, confirmHold ...t
 }
 
 // send sends one REST request through the relay and requires success.
-func (r *settleRig) send(t *testing.T, path, body string) {
+func (r *settleRig) send(t testing.TB, path, body string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, r.relay+path, strings.NewReader(body))
 	require.NoError(t, err)
@@ -224,7 +235,7 @@ func (r *settleRig) upsert(t *testing.T, ns, id, subject string) {
 
 // deleteByFilter deletes subject's records of namespace ns by filter
 // through the relay: over REST, or gRPC with go-pinecone.
-func (r *settleRig) deleteByFilter(t *testing.T, ns, subject string, grpc bool) {
+func (r *settleRig) deleteByFilter(t testing.TB, ns, subject string, grpc bool) {
 	t.Helper()
 	switch {
 	case grpc:
