@@ -255,6 +255,7 @@ func Defaults() Config {
 			MaxStatementsInFlight: 100_000,
 			WAL:                   WALOn,
 			Intents:               IntentsAuto,
+			OnRestore:             OnRestoreRefuse,
 		},
 		Coverage: Coverage{
 			Mode:           CoverageReport,
