@@ -61,8 +61,8 @@ func (h *Hook) markSince(c *call) {
 // markSince's callback did before it.
 func (h *Hook) filterDeletesApplied(c *call) {
 	fn := h.filterDeleted.Load()
-	if fn == nil || len(c.filtered) == 0 {
-		return
+	if fn == nil || len(c.filtered) == 0 || c.since.IsZero() {
+		return // nobody to tell, or nobody was when it arrived: no moment divides its confirmations
 	}
 	answered := time.Now()
 	for _, table := range c.filtered {
