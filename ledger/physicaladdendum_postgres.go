@@ -2,16 +2,14 @@ package ledger
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// postgresAddendaTable is created on first use (IF NOT EXISTS), so that a
-// ledger written before it needs no migration.
-const postgresAddendaTable = `CREATE TABLE IF NOT EXISTS ledger.physical_addenda (
+// postgresAddendaTable is a migration (pgMigrations; %[1]s is the
+// schema). IF NOT EXISTS: a ledger of a development build made it before.
+const postgresAddendaTable = `CREATE TABLE IF NOT EXISTS %[1]s.physical_addenda (
 	seq        bigserial PRIMARY KEY,
 	request_id text NOT NULL,
 	at         timestamptz NOT NULL,
@@ -25,22 +23,9 @@ const postgresAddendaTable = `CREATE TABLE IF NOT EXISTS ledger.physical_addenda
 	log_index  bigint NOT NULL,
 	report     bytea
 );
-CREATE INDEX IF NOT EXISTS physical_addenda_request ON ledger.physical_addenda (request_id, seq)`
-
-func (l *Postgres) ensureAddenda(ctx context.Context) error {
-	_, err := l.pool.Exec(ctx, l.q(postgresAddendaTable))
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23505" {
-		// Two instances created it at once: it exists.
-		err = nil
-	}
-	return unavailable(err)
-}
+CREATE INDEX IF NOT EXISTS physical_addenda_request ON %[1]s.physical_addenda (request_id, seq)`
 
 func (l *Postgres) AddPhysicalAddendum(ctx context.Context, a PhysicalAddendum) error {
-	if err := l.ensureAddenda(ctx); err != nil {
-		return err
-	}
 	var next any
 	if !a.NextAt.IsZero() {
 		next = a.NextAt
@@ -60,9 +45,6 @@ func (l *Postgres) PendingPhysicalAddenda(ctx context.Context) ([]PhysicalAddend
 }
 
 func (l *Postgres) readAddenda(ctx context.Context, query string, args ...any) ([]PhysicalAddendum, error) {
-	if err := l.ensureAddenda(ctx); err != nil {
-		return nil, err
-	}
 	rows, err := l.pool.Query(ctx, l.q(query), args...)
 	if err != nil {
 		return nil, unavailable(err)

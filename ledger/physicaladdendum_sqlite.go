@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// sqliteAddendaTable is created on first use (IF NOT EXISTS), so that a
-// ledger written before it needs no migration.
+// sqliteAddendaTable is a migration (sqliteMigrations). IF NOT EXISTS: a
+// ledger of a development build made it before.
 const sqliteAddendaTable = `CREATE TABLE IF NOT EXISTS physical_addenda (
 	seq        INTEGER PRIMARY KEY,
 	request_id TEXT NOT NULL,
@@ -24,15 +24,8 @@ const sqliteAddendaTable = `CREATE TABLE IF NOT EXISTS physical_addenda (
 );
 CREATE INDEX IF NOT EXISTS physical_addenda_request ON physical_addenda (request_id, seq)`
 
-func (l *SQLite) ensureAddenda(ctx context.Context) error {
-	_, err := l.writer.ExecContext(ctx, sqliteAddendaTable)
-	return unavailable(err)
-}
 
 func (l *SQLite) AddPhysicalAddendum(ctx context.Context, a PhysicalAddendum) error {
-	if err := l.ensureAddenda(ctx); err != nil {
-		return err
-	}
 	var next any
 	if !a.NextAt.IsZero() {
 		next = a.NextAt.UnixMicro()
@@ -56,9 +49,6 @@ func (l *SQLite) PendingPhysicalAddenda(ctx context.Context) ([]PhysicalAddendum
 }
 
 func (l *SQLite) readAddenda(ctx context.Context, query string, args ...any) ([]PhysicalAddendum, error) {
-	if err := l.ensureAddenda(ctx); err != nil {
-		return nil, err
-	}
 	rows, err := l.readers.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, unavailable(err)

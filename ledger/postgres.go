@@ -208,6 +208,8 @@ CREATE TABLE %[1]s.initial_reads (
 	done_at   timestamptz NOT NULL,
 	PRIMARY KEY (system_id, database, slot)
 );
+`, storeSeenPostgres + `;
+` + postgresAddendaTable + `;
 `}
 
 // migrationLockKey is the advisory lock key for schema's migrations, so

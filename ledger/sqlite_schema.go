@@ -165,6 +165,8 @@ CREATE TABLE initial_reads (
 	done_at   INTEGER NOT NULL, -- unix microseconds
 	PRIMARY KEY (system_id, database, slot)
 );
+`, storeSeenSQLite + `;
+` + sqliteAddendaTable + `;
 `}
 
 // sqliteMigrationSteps run in Go right after the SQL of the migration of

@@ -8,10 +8,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// storeSeenPostgres is the table of store marks, made on first use (a
-// proxy that never sees a restore never needs it). The WAL position is
-// numeric: an LSN is an unsigned 64-bit number.
-const storeSeenPostgres = `CREATE TABLE IF NOT EXISTS ledger.store_seen (
+// storeSeenPostgres is the table of store marks, a migration
+// (pgMigrations; %[1]s is the schema; IF NOT EXISTS: a ledger of a
+// development build made it before). The WAL position is numeric: an LSN
+// is an unsigned 64-bit number.
+const storeSeenPostgres = `CREATE TABLE IF NOT EXISTS %[1]s.store_seen (
 	store_key  text PRIMARY KEY,
 	system_id  text NOT NULL,
 	timeline   bigint NOT NULL,
@@ -20,16 +21,9 @@ const storeSeenPostgres = `CREATE TABLE IF NOT EXISTS ledger.store_seen (
 	updated_at timestamptz NOT NULL
 )`
 
-func (l *Postgres) makeStoreSeen(ctx context.Context) error {
-	_, err := l.pool.Exec(ctx, l.q(storeSeenPostgres))
-	return unavailable(err)
-}
 
 // StoreSeen implements StoreMarks.
 func (l *Postgres) StoreSeen(ctx context.Context, key string) (StoreSeen, bool, error) {
-	if err := l.makeStoreSeen(ctx); err != nil {
-		return StoreSeen{}, false, err
-	}
 	var (
 		s   StoreSeen
 		wal string
@@ -51,9 +45,6 @@ func (l *Postgres) StoreSeen(ctx context.Context, key string) (StoreSeen, bool, 
 // RecordStoreSeen implements StoreMarks, committed with synchronous_commit
 // on (the pool's setting).
 func (l *Postgres) RecordStoreSeen(ctx context.Context, key string, s StoreSeen) error {
-	if err := l.makeStoreSeen(ctx); err != nil {
-		return err
-	}
 	_, err := l.pool.Exec(ctx, l.q(`INSERT INTO ledger.store_seen (store_key, system_id, timeline, wal, restore, updated_at) VALUES ($1, $2, $3, $4::text::numeric, $5, now())
 		ON CONFLICT (store_key) DO UPDATE SET system_id = excluded.system_id, timeline = excluded.timeline, wal = excluded.wal,
 		restore = excluded.restore, updated_at = excluded.updated_at`), key, s.System, s.Timeline, strconv.FormatUint(s.WAL, 10), s.Restore)
@@ -62,9 +53,6 @@ func (l *Postgres) RecordStoreSeen(ctx context.Context, key string, s StoreSeen)
 
 // ClearRestores implements StoreMarks.
 func (l *Postgres) ClearRestores(ctx context.Context) (int64, error) {
-	if err := l.makeStoreSeen(ctx); err != nil {
-		return 0, err
-	}
 	tag, err := l.pool.Exec(ctx, l.q(`UPDATE ledger.store_seen SET restore = '', updated_at = now() WHERE restore <> ''`))
 	if err != nil {
 		return 0, unavailable(err)
