@@ -171,7 +171,15 @@ type TableRule struct {
 	// DefaultPhysicalRescan; 0: never. Each result is logged as a
 	// forget.physical report (docs/forget.md, "Later re-scans").
 	PhysicalRescan *Duration `yaml:"physical_rescan" json:",omitempty"`
-	Retention            `yaml:",inline"`
+	// PhysicalWindow batches physical: vacuum and scrub across forgets:
+	// forget certifies at once with the scan taken right after its
+	// delete, and the table's step (one VACUUM, one scrub) runs once per
+	// window for every forget in it, each forget's scan then logged as a
+	// forget.physical report. Unset or 0: the step runs inside each
+	// forget. At most MaxPhysicalWindow (docs/forget.md, "Batched
+	// physical step").
+	PhysicalWindow *Duration `yaml:"physical_window" json:",omitempty"`
+	Retention      `yaml:",inline"`
 }
 
 // Forget configures erasure requests, certificates and the admin API.

@@ -192,6 +192,7 @@ func (c *Config) validateCapture() []error {
 				"remove it or write physical: scrub", t.physicalName()))
 		}
 		errs = append(errs, validatePhysicalRescan(at, t)...)
+		errs = append(errs, validatePhysicalWindow(at, t)...)
 		errs = append(errs, validateRetention(at, t.Retention)...)
 		if t.RetainBy != "" {
 			s, err := extract.ParseSubject(t.RetainBy)
