@@ -24,7 +24,6 @@ const sqliteAddendaTable = `CREATE TABLE IF NOT EXISTS physical_addenda (
 );
 CREATE INDEX IF NOT EXISTS physical_addenda_request ON physical_addenda (request_id, seq)`
 
-
 func (l *SQLite) AddPhysicalAddendum(ctx context.Context, a PhysicalAddendum) error {
 	var next any
 	if !a.NextAt.IsZero() {

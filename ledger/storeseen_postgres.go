@@ -21,7 +21,6 @@ const storeSeenPostgres = `CREATE TABLE IF NOT EXISTS %[1]s.store_seen (
 	updated_at timestamptz NOT NULL
 )`
 
-
 // StoreSeen implements StoreMarks.
 func (l *Postgres) StoreSeen(ctx context.Context, key string) (StoreSeen, bool, error) {
 	var (
