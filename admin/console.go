@@ -24,6 +24,7 @@ func (s *server) consoleHandler() http.Handler {
 			return console.Refusal{Status: a.status, Message: a.body.Error, RequestID: a.body.RequestID, Known: known}
 		},
 		SetCaller: func(ctx context.Context, name string) { setTokenName(ctx, name) },
+		Coverage:  s.survey,
 		Logger:    s.log,
 	})
 }

@@ -41,6 +41,9 @@ type Config struct {
 	// `lethe_ledger_pending{store="postgres"}`. Names ending in _total
 	// are exposed as counters, the others as gauges. Nil adds none.
 	Metrics func() map[string]float64
+	// Coverage is what GET /v1/coverage and the console's coverage page
+	// read; its zero value answers no stores.
+	Coverage CoverageConfig
 	// Logger receives the access log and engine failures (default
 	// slog.Default()).
 	Logger *slog.Logger
@@ -54,6 +57,8 @@ type server struct {
 	extra    func() map[string]float64
 	log      *slog.Logger
 	requests requestCounter
+	// coverageCfg is what GET /v1/coverage reads.
+	coverageCfg CoverageConfig
 }
 
 // New returns the API's handler. It fails if the engine is missing or the
@@ -74,7 +79,7 @@ func newServer(cfg Config) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{engine: cfg.Engine, ready: cfg.Ready, extra: cfg.Metrics, log: cfg.Logger}
+	s := &server{engine: cfg.Engine, ready: cfg.Ready, extra: cfg.Metrics, log: cfg.Logger, coverageCfg: cfg.Coverage}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -119,6 +124,8 @@ func (s *server) routes() []route {
 		{http.MethodGet, "/v1/log/checkpoint", reader, s.checkpoint},
 		{http.MethodGet, "/v1/log/inclusion", reader, s.inclusion},
 		{http.MethodGet, "/v1/log/consistency", reader, s.consistency},
+
+		{http.MethodGet, "/v1/coverage", reader, s.coverage},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lethe-privacy/lethe/capture/coverage"
 	"github.com/lethe-privacy/lethe/engine"
 )
 
@@ -53,6 +54,9 @@ type Config struct {
 	Explain func(err error) Refusal
 	// SetCaller records the caller's token name for the access log.
 	SetCaller func(ctx context.Context, name string)
+	// Coverage surveys every store's coverage (the admin API's GET
+	// /v1/coverage); nil shows no coverage page.
+	Coverage func(ctx context.Context) coverage.Survey
 	// Logger receives engine failures, never a subject (default
 	// slog.Default()).
 	Logger *slog.Logger
@@ -120,6 +124,7 @@ func (c *console) router() http.Handler {
 		r.Post("/forget/confirm", c.guarded(c.operatorOnly(c.confirm)))
 		r.Get("/log", c.logPage)
 		r.Get("/log/consistency", c.consistency)
+		r.Get("/coverage", c.coveragePage)
 	})
 	return r
 }

@@ -14,7 +14,7 @@ import (
 type pages map[string]*template.Template
 
 // pageNames are the templates/*.html that are pages (layout.html is not).
-var pageNames = []string{"login", "requests", "request", "forget", "preview", "receipt", "log", "error"}
+var pageNames = []string{"login", "requests", "request", "forget", "preview", "receipt", "log", "coverage", "error"}
 
 var templateFuncs = template.FuncMap{
 	"when": func(t time.Time) string {

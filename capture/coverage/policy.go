@@ -36,10 +36,11 @@ type RuleColumn struct {
 
 // Ignore exempts a table, or a namespace of an index, from coverage.
 type Ignore struct {
-	Table            string // "schema.name", canonical
-	Index, Namespace string
-	Reason           string
-	Where            string
+	Table     string `json:"table,omitempty"` // "schema.name", canonical
+	Index     string `json:"index,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Reason    string `json:"reason"`
+	Where     string `json:"where"`
 }
 
 // IndexRules are one Pinecone index's namespace rules.

@@ -13,8 +13,9 @@ import (
 
 // ListenAdmin binds the admin API of forget.admin (listen address, TLS
 // files, tokens file, read again when it changes) over f's engine, with a readiness check of the
-// ledger and of every wing's store and the counters of the core and of
-// every wing; nothing is served until the listener's Serve.
+// ledger and of every wing's store, the counters of the core and of
+// every wing, and every wing's coverage check (GET /v1/coverage); nothing
+// is served until the listener's Serve.
 func (f *Forget) ListenAdmin(cfg *config.Config, core *coreopen.Core, wings []connector.Wing, log *slog.Logger) (*admin.Listener, error) {
 	tokens, err := admin.LoadTokens(cfg.Forget.Admin.TokensFile)
 	if err != nil {
@@ -42,10 +43,28 @@ func (f *Forget) ListenAdmin(cfg *config.Config, core *coreopen.Core, wings []co
 			return m
 		},
 	}
+	acfg.Coverage = coverageOf(cfg, core, wings)
 	a := cfg.Forget.Admin
 	l, err := admin.Listen(acfg, a.Listen, a.TLS.CertFile, a.TLS.KeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("forget.admin: %w", err)
 	}
 	return l, nil
+}
+
+// coverageOf is what GET /v1/coverage reads: every wing's coverage check
+// judged by the configuration's coverage policy, as lethe-proxy check
+// judges it, and the ledger's transparency log for the latest runs.
+func coverageOf(cfg *config.Config, core *coreopen.Core, wings []connector.Wing) admin.CoverageConfig {
+	var out admin.CoverageConfig
+	for _, w := range wings {
+		out.Checkers = append(out.Checkers, w)
+	}
+	if compiled := cfg.Compiled(); compiled != nil {
+		out.Policy = compiled.Coverage
+	}
+	if core != nil && core.Ledger != nil {
+		out.Log = core.Ledger.TransparencyLog()
+	}
+	return out
 }
