@@ -45,7 +45,7 @@ func TestHTTP_EachTokenGetsItsRolesToolsOnEveryReplica(t *testing.T) {
 
 	auditor, err := httpSession(t, replicaA, r.Auditor)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"certificate", "status", "verify"}, toolNames(t, auditor))
+	assert.Equal(t, []string{"certificate", "coverage", "status", "verify"}, toolNames(t, auditor))
 	_, err = auditor.CallTool(context.Background(), &mcp.CallToolParams{Name: "forget", Arguments: map[string]any{"subject_ref": "x", "confirm_token": "x"}})
 	require.Error(t, err, "an auditor's token cannot call forget")
 	assert.Contains(t, err.Error(), "unknown tool")
@@ -54,7 +54,7 @@ func TestHTTP_EachTokenGetsItsRolesToolsOnEveryReplica(t *testing.T) {
 	// reference opens on any replica with the same key.
 	opA, err := httpSession(t, replicaA, r.OperatorToken)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"certificate", "forget", "preview", "reverify", "status", "verify"}, toolNames(t, opA))
+	assert.Equal(t, []string{"certificate", "coverage", "forget", "preview", "reverify", "status", "verify"}, toolNames(t, opA))
 	var pv PreviewResult
 	call(t, opA, "preview", map[string]any{"subject": alice}, &pv)
 	opB, err := httpSession(t, replicaB, r.OperatorToken)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/admin/adminclient"
+	"github.com/lethe-privacy/lethe/capture/coverage"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine/enginetest"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -93,7 +94,8 @@ func newAPIRig(t *testing.T) apiRig {
 	require.NoError(t, err)
 	auSecret, auEntry, err := admin.NewToken("agent-audit", admin.RoleAuditor)
 	require.NoError(t, err)
-	api, err := admin.New(admin.Config{Engine: rig.Engine, Tokens: []admin.Token{opEntry, auEntry}, Logger: slog.New(slog.DiscardHandler)})
+	api, err := admin.New(admin.Config{Engine: rig.Engine, Tokens: []admin.Token{opEntry, auEntry}, Logger: slog.New(slog.DiscardHandler),
+		Coverage: admin.CoverageConfig{Policy: coveragePolicy, Checkers: []admin.CoverageChecker{memoryCoverage{}}}})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
@@ -122,4 +124,20 @@ func (r apiRig) session(t *testing.T, token string) *mcp.ClientSession {
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// coveragePolicy covers the rig's one table.
+var coveragePolicy = coverage.Policy{Tables: []coverage.TableRule{{Table: "public.mcp_docs", Where: "lethe.yaml:5"}}}
+
+// memoryCoverage is the rig's store's coverage check: its table has a
+// rule, and one other table with a vector column has none.
+type memoryCoverage struct{}
+
+func (memoryCoverage) Name() string { return coverage.StorePostgres }
+
+func (memoryCoverage) Coverage(context.Context, coverage.Policy) (coverage.Report, error) {
+	return coverage.Report{TablesChecked: 2, Findings: []coverage.Finding{{
+		Severity: coverage.Error, Code: coverage.CodeUncoveredTable, Store: coverage.StorePostgres, Table: "public.mcp_notes", Where: "database",
+		Message: "table public.mcp_notes has vector column embedding and no rule",
+	}}}, nil
 }

@@ -34,7 +34,8 @@ const CheckpointURI = "lethe://log/checkpoint"
 
 const instructions = `Lethe erases a person's data from an application's vector stores and certifies it.
 To erase: preview (shows what would be deleted and returns subject_ref and confirm_token), show the counts to a person, then forget with both; follow with status until completed; then certificate and verify.
-Name people by subject_ref, never by their identifier, after the first preview. Read-only tokens get status, certificate and verify only.`
+Name people by subject_ref, never by their identifier, after the first preview. To check that every table and namespace holding people's data has a rule, call coverage.
+Read-only tokens get status, certificate, verify and coverage only.`
 
 // tools is one role's tools over the admin API. client returns the admin
 // API client for a request (the caller's token over HTTP, the process's
@@ -59,6 +60,8 @@ func newServer(cfg Config, role admin.Role, t *tools) *mcp.Server {
 		Description: "The signed deletion certificate of a completed forget request, byte for byte as signed."}, t.certificate)
 	addTool(s, t, &mcp.Tool{Name: "verify", Annotations: readOnly,
 		Description: "Verifies a deletion certificate (or a signed report) here, against the operator's pinned public keys, without trusting the server: the verdict and what it proves."}, t.verify)
+	addTool(s, t, &mcp.Tool{Name: "coverage", Annotations: readOnly,
+		Description: "Which tables and Pinecone namespaces have a capture rule, which are ignored (with the reason), and which have neither (uncovered: a forget cannot find what is written there), per store; and the transparency log's latest reconcile and retention runs. Names tables and namespaces only, never data."}, t.coverage)
 	s.AddResource(&mcp.Resource{URI: CheckpointURI, Name: "checkpoint", MIMEType: "text/plain",
 		Description: "The transparency log's latest signed checkpoint (c2sp.org/tlog-checkpoint): keep it to prove later that the log only grew."}, t.checkpoint)
 	if role != admin.RoleOperator {

@@ -49,6 +49,9 @@ type VerifyArgs struct {
 	Certificate string `json:"certificate,omitempty" jsonschema:"or verify this certificate (or signed report): its JSON text, byte for byte"`
 }
 
+// CoverageArgs take nothing: coverage surveys every store.
+type CoverageArgs struct{}
+
 // PreviewResult is preview's answer with the subject's reference.
 type PreviewResult struct {
 	SubjectRef string `json:"subject_ref"`
@@ -203,6 +206,14 @@ func (t *tools) verify(ctx context.Context, req *mcp.CallToolRequest, args Verif
 		return nil, nil, errors.New("give request_id (its certificate is fetched) or certificate (its JSON text)")
 	}
 	return nil, verifyOffline(data, *t.keys, t.now()), nil
+}
+
+func (t *tools) coverage(ctx context.Context, req *mcp.CallToolRequest, _ CoverageArgs) (*mcp.CallToolResult, any, error) {
+	client, err := t.client(req.Extra)
+	if err != nil {
+		return nil, nil, err
+	}
+	return answer(client.Coverage(ctx))
 }
 
 // answer passes an admin API answer through as the tool's result.

@@ -51,7 +51,7 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 func TestTools_OperatorPreviewsForgetsByReferenceAndVerifiesTheCertificate(t *testing.T) {
 	r := newAPIRig(t)
 	cs := r.session(t, r.OperatorToken)
-	assert.Equal(t, []string{"certificate", "forget", "preview", "reverify", "status", "verify"}, toolNames(t, cs))
+	assert.Equal(t, []string{"certificate", "coverage", "forget", "preview", "reverify", "status", "verify"}, toolNames(t, cs))
 
 	var pv PreviewResult
 	call(t, cs, "preview", map[string]any{"subject": alice}, &pv)
@@ -146,7 +146,7 @@ func schemaRequired(t *testing.T, tool *mcp.Tool) []string {
 func TestTools_AuditorTokenIsOfferedReadOnlyToolsOnly(t *testing.T) {
 	r := newAPIRig(t)
 	cs := r.session(t, r.Auditor)
-	assert.Equal(t, []string{"certificate", "status", "verify"}, toolNames(t, cs))
+	assert.Equal(t, []string{"certificate", "coverage", "status", "verify"}, toolNames(t, cs))
 	for _, tool := range []string{"forget", "preview"} {
 		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"subject": alice, "subject_ref": "x", "confirm_token": "x"}})
 		require.Error(t, err, tool)
