@@ -7,9 +7,10 @@ import (
 
 // PhysicalAddendum is one entry of what became of a completed forget's
 // layer pages after its certificate: the certified state when it stated
-// residue (Kind AddendumCertified), each later re-scan (AddendumRescan),
-// and the end of re-scans when the bytes to look for were lost
-// (AddendumLost). Counts and words only: no bytes, no subject.
+// residue (Kind AddendumCertified), the re-scan after the batched
+// physical step it was deferred to (AddendumBatch), each later re-scan
+// (AddendumRescan), and the end of re-scans when the bytes to look for
+// were lost (AddendumLost). Counts and words only: no bytes, no subject.
 type PhysicalAddendum struct {
 	RequestID string    `json:"-"`
 	At        time.Time `json:"at"`
@@ -36,6 +37,7 @@ type PhysicalAddendum struct {
 const (
 	AddendumCertified = "certified"
 	AddendumRescan    = "rescan"
+	AddendumBatch     = "batch" // the re-scan after a batched physical step (physical_window)
 	AddendumLost      = "lost"
 )
 

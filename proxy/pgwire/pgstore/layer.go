@@ -32,6 +32,9 @@ type Layer struct {
 	// (layerrescan.go).
 	rescanEvery time.Duration
 	kept        map[string]keptPrint
+	// window is the table's physical_window: when set, vacuum and scrub
+	// wait for a batch (layerbatch.go) instead of running in each forget.
+	window time.Duration
 }
 
 // NewLayer prepares table for forget, checking its rule against the

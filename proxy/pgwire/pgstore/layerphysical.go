@@ -75,7 +75,8 @@ func (l *Layer) remember(ctx context.Context, m *Match, subject string, ids []st
 // Physical runs the layer's physical steps, then scans the table's pages
 // for the bytes of the records Delete deleted for subject since the last
 // Physical, and forgets those bytes. nil when the layer does not report
-// (physical: off). A forget that deleted nothing here runs no step.
+// (physical: off). A forget that deleted nothing here runs no step. With
+// a physical_window the steps wait for the table's batch (deferSteps).
 func (l *Layer) Physical(ctx context.Context, subject string) *connector.Physical {
 	l.mu.Lock()
 	scan, steps, f := l.physical, l.steps, l.prints[subject]
@@ -100,6 +101,9 @@ func (l *Layer) Physical(ctx context.Context, subject string) *connector.Physica
 			reason = err.Error()
 		}
 		return &connector.Physical{Status: connector.PhysicalNotPossible, At: now, Reason: reason}
+	}
+	if out := l.deferSteps(ctx, subject, *scan, steps, f, now); out != nil {
+		return out
 	}
 	out := l.store.physicalStep(ctx, l.table, *scan, steps, f)
 	l.keepForRescans(subject, f, out, now)

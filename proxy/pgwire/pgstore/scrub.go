@@ -235,24 +235,5 @@ func (s *Store) reindex(ctx context.Context, ix string) error {
 // rebuilds what still holds them and scans again. The result's method
 // names the setting and every step with how it went.
 func (s *Store) physicalStep(ctx context.Context, t Table, scan PhysicalScan, steps PhysicalSteps, f *fingerprint) *connector.Physical {
-	var log stepLog
-	if steps.Vacuum || steps.Scrub {
-		s.vacuumStep(ctx, t, &log)
-	}
-	out := s.scanPages(ctx, t, scan, f)
-	if steps.Scrub && out.Status == connector.PhysicalScanned && out.Holding() > 0 {
-		log = append(log, fmt.Sprintf("a first scan found the bytes in %d of %d pages scanned", out.Holding(), out.Scanned()))
-		if s.scrubStep(ctx, t, out, steps.RewriteMaxPages, &log) {
-			out = s.scanPages(ctx, t, scan, f)
-		}
-	}
-	method := "physical: " + steps.Name()
-	if len(log) > 0 {
-		method += "; steps: " + strings.Join(log, "; ")
-	}
-	if out.Method != "" {
-		method += "; then the scan stated here: " + out.Method
-	}
-	out.Method = method
-	return out
+	return s.physicalSteps(ctx, t, scan, steps, []*fingerprint{f})[0]
 }
