@@ -74,6 +74,9 @@ type Engine struct {
 	// re-scanned later (physicalrescan.go).
 	rescanMu sync.Mutex
 	rescans  map[rescanKey]*rescanEntry
+	// batches holds, per layer whose physical steps wait for a batch,
+	// when its open batch is due (physicalbatch.go).
+	batches map[batchKey]time.Time
 }
 
 // leaseFor is how long a request's lease lasts; the worker renews it

@@ -41,6 +41,9 @@ type rescanEntry struct {
 	deadline time.Time
 	done     int  // re-scans run so far
 	running  bool // a RescanDue is running it
+	// batcher is the layer while its physical steps wait for its batch:
+	// the re-scan due at next is the batch's; nil after it.
+	batcher physicalBatcher
 }
 
 // scheduleRescans queues a re-scan of each layer of completed request r
@@ -59,12 +62,18 @@ func (e *Engine) scheduleRescans(ctx context.Context, r ledger.ForgetRequest, su
 			continue
 		}
 		rl, ok := l.(physicalRescanner)
-		if !ok || rl.RescanEvery() <= 0 {
+		batcher, batched := l.(physicalBatcher)
+		batched = batched && !ls.PhysicalBatch.IsZero()
+		if !ok || (rl.RescanEvery() <= 0 && !batched) {
 			continue
 		}
 		entry := &rescanEntry{layer: rl, subject: subject, every: rl.RescanEvery(), next: now.Add(rl.RescanEvery()), deadline: r.Deadline}
 		note := fmt.Sprintf("certified with bytes in %d of %d pages scanned; re-scanned every %s until clean or the request's deadline %s",
 			ph.Holding(), ph.Scanned(), entry.every, r.Deadline.UTC().Format(time.RFC3339))
+		if batched {
+			entry.next, entry.batcher = ls.PhysicalBatch, batcher
+			note = batchedNote(ph, entry, ls.PhysicalBatch)
+		}
 		if err := e.addAddendum(ctx, r.ID, ls, ledger.AddendumCertified, ph, entry.next, note, -1, nil); err != nil {
 			e.log.Warn("forget: could not record the residue to re-scan; no re-scan follows", "request", r.ID, "table", ls.Table, "err", err)
 			rl.Release(subject)
@@ -79,7 +88,8 @@ func (e *Engine) scheduleRescans(ctx context.Context, r ledger.ForgetRequest, su
 	}
 }
 
-// RescanDue runs every re-scan due now, then states lost the re-scans
+// RescanDue runs every re-scan due now (the batches due among them, one
+// per layer: physicalbatch.go), then states lost the re-scans
 // another process held and can no longer run (a restart). Start calls it
 // with each resume; tests call it with a clock they move.
 func (e *Engine) RescanDue(ctx context.Context) {
@@ -93,8 +103,17 @@ func (e *Engine) RescanDue(ctx context.Context) {
 		}
 	}
 	e.rescanMu.Unlock()
+	batches := map[batchKey][]dueRescan{}
 	for k, r := range due {
+		if r.batcher != nil {
+			b := batchKey{k.store, k.table}
+			batches[b] = append(batches[b], dueRescan{k, r})
+			continue
+		}
 		e.rescan(ctx, k, r)
+	}
+	for _, batch := range batches {
+		e.runBatch(ctx, batch)
 	}
 	e.stateLostRescans(ctx)
 }
@@ -104,32 +123,53 @@ func (e *Engine) RescanDue(ctx context.Context) {
 // bytes no longer held; otherwise the next is queued.
 func (e *Engine) rescan(ctx context.Context, k rescanKey, r *rescanEntry) {
 	defer e.finishRescan(r)
-	ls := layerState{Store: k.store, Table: k.table}
 	ph, err := r.layer.Rescan(ctx, r.subject)
+	e.recordRescan(ctx, k, r, ph, err, 0)
+}
+
+// recordRescan logs the result of one re-scan of r (ph, or err when the
+// layer could not run it) and queues the next, if any. batchOf is how
+// many forgets the layer's steps ran once for when the re-scan is a
+// batch's, 0 when it ran its own.
+func (e *Engine) recordRescan(ctx context.Context, k rescanKey, r *rescanEntry, ph *connector.Physical, err error, batchOf int) {
+	ls := layerState{Store: k.store, Table: k.table}
 	now := e.cfg.Now()
 	r.done++
 	next := now.Add(r.every)
-	kind, note := ledger.AddendumRescan, ""
+	kind, label, note := ledger.AddendumRescan, fmt.Sprintf("re-scan %d", r.done), ""
+	if batchOf > 0 {
+		kind = ledger.AddendumBatch
+		label = fmt.Sprintf("re-scan %d, the batch's: the table's physical steps ran once for the %d forgets deferred to it", r.done, batchOf)
+	}
 	switch {
 	case err != nil:
 		kind, next = ledger.AddendumLost, time.Time{}
 		ph = &connector.Physical{Status: connector.PhysicalNotPossible, At: now.UTC().Truncate(time.Millisecond), Reason: err.Error()}
-		note = fmt.Sprintf("re-scan %d: %v; no later re-scan", r.done, err)
+		note = fmt.Sprintf("%s: %v; no later re-scan", label, err)
 	case ph.Status == connector.PhysicalScanned && ph.Holding() == 0:
 		next = time.Time{}
-		note = fmt.Sprintf("re-scan %d: clean in the %d pages scanned; no later re-scan", r.done, ph.Scanned())
+		note = fmt.Sprintf("%s: clean in the %d pages scanned; no later re-scan", label, ph.Scanned())
+	case r.every <= 0:
+		next = time.Time{}
+		note = label + ": "
+		if ph.Status == connector.PhysicalScanned {
+			note += fmt.Sprintf("bytes of the deleted records are still in %d of %d pages scanned, and stay stated so", ph.Holding(), ph.Scanned())
+		} else {
+			note += "not possible (" + ph.Reason + ")"
+		}
+		note += "; no later re-scan (physical_rescan 0)"
 	case !next.Before(r.deadline):
 		next = time.Time{}
-		note = fmt.Sprintf("re-scan %d: the request's deadline %s comes before the next re-scan: ", r.done, r.deadline.UTC().Format(time.RFC3339))
+		note = fmt.Sprintf("%s: the request's deadline %s comes before the next re-scan: ", label, r.deadline.UTC().Format(time.RFC3339))
 		if ph.Status == connector.PhysicalScanned {
 			note += fmt.Sprintf("bytes of the deleted records are still in %d of %d pages scanned, and stay stated so", ph.Holding(), ph.Scanned())
 		} else {
 			note += "the last re-scan was not possible (" + ph.Reason + ")"
 		}
 	case ph.Status == connector.PhysicalScanned:
-		note = fmt.Sprintf("re-scan %d: bytes still in %d of %d pages scanned; next at %s", r.done, ph.Holding(), ph.Scanned(), next.UTC().Format(time.RFC3339))
+		note = fmt.Sprintf("%s: bytes still in %d of %d pages scanned; next at %s", label, ph.Holding(), ph.Scanned(), next.UTC().Format(time.RFC3339))
 	default:
-		note = fmt.Sprintf("re-scan %d: not possible (%s); next at %s", r.done, ph.Reason, next.UTC().Format(time.RFC3339))
+		note = fmt.Sprintf("%s: not possible (%s); next at %s", label, ph.Reason, next.UTC().Format(time.RFC3339))
 	}
 	if next.IsZero() {
 		r.layer.Release(r.subject)
@@ -147,6 +187,7 @@ func (e *Engine) rescan(ctx context.Context, k rescanKey, r *rescanEntry) {
 		"holding", ph.Holding(), "scanned", ph.Scanned(), "next", next)
 	e.rescanMu.Lock()
 	defer e.rescanMu.Unlock()
+	r.batcher = nil // the batch ran: later re-scans run their own steps
 	if next.IsZero() {
 		delete(e.rescans, k)
 	} else {

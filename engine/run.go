@@ -138,6 +138,7 @@ func (e *Engine) forgetLayer(ctx context.Context, id, subject string, h ledger.S
 	// (a layer configured to look; never fails the forget).
 	if pl, ok := l.(connector.PhysicalLayer); ok {
 		ls.Physical = pl.Physical(ctx, subject)
+		ls.PhysicalBatch = e.joinBatch(l, ls.Physical)
 	}
 	tables := t.tables
 	if len(tables) == 0 {

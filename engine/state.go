@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
+	"time"
 
 	"github.com/lethe-privacy/lethe/connector"
 )
@@ -47,6 +48,10 @@ type layerState struct {
 	// Physical is what the layer's page scan found after the delete, when
 	// it looks (nil otherwise).
 	Physical *connector.Physical `json:"physical,omitempty"`
+	// PhysicalBatch is when the batch that runs the layer's deferred
+	// physical steps for this forget is due (physicalbatch.go); zero when
+	// they ran inside the forget.
+	PhysicalBatch time.Time `json:"physical_batch,omitzero"`
 }
 
 // unverified is the layers whose last verification still found records.

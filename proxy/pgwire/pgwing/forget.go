@@ -69,6 +69,7 @@ func (w *Wing) layers(ctx context.Context, store *pgstore.Store) ([]connector.La
 			l.ReportPhysical(pgstore.DefaultPhysicalScan)
 			l.RemovePhysical(pgstore.PhysicalSteps{Vacuum: t.Physical.Vacuums(), Scrub: t.Physical.Scrubs(), RewriteMaxPages: t.RewriteMaxPages()})
 			l.RescanPhysical(t.RescanEvery())
+			l.BatchPhysical(t.BatchWindow())
 		}
 		if !l.Found() {
 			w.log.Warn("a configured table does not exist yet: writes to it are captured once it is created; "+
