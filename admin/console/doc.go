@@ -3,7 +3,8 @@
 // forget requests with their deadlines, preview and confirm a forget,
 // follow its progress per layer, read and download its certificate, and
 // check that the transparency log only grew since this browser last
-// looked (docs/console.md).
+// looked, and see which tables and namespaces have no capture rule (the
+// API's coverage survey) (docs/console.md).
 //
 // It holds no forget logic and no tokens of its own: every call goes to
 // the engine the admin API uses, through the same interface, and a session
