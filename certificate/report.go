@@ -112,6 +112,9 @@ func (r Report) check() error {
 			return fmt.Errorf("%s: only a sweep's layer has a cutoff", at)
 		case r.Kind == EventReconcileAdopted && l.Residual != 0:
 			return fmt.Errorf("%s: a reconcile's residual is 0, not %d", at, l.Residual)
+		case r.Kind == EventPhysical && l.Done+l.Residual != l.Found:
+			// Every page scanned is free of the bytes or holds them.
+			return fmt.Errorf("%s: a re-scan's done %d and residual %d do not add up to the %d pages found (scanned)", at, l.Done, l.Residual, l.Found)
 		}
 		seen[[2]string{l.Store, l.Table}] = true
 	}

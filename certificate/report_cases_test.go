@@ -325,6 +325,10 @@ func reportCases() []reportCase {
 		{name: "at on a date that does not exist", want: VerdictMalformed, report: sweepPayload(`"at":"2026-06-01T12:00:00Z"`, `"at":"2026-06-31T12:00:00Z"`)},
 		{name: "at in lower case", want: VerdictMalformed, report: sweepPayload(`"at":"2026-06-01T12:00:00Z"`, `"at":"2026-06-01t12:00:00z"`)},
 		{name: "cutoff null", want: VerdictMalformed, report: sweepPayload(`,"cutoff":"2026-03-03T12:00:00Z"}]`, `,"cutoff":null}]`)},
+		{name: "re-scan whose free and holding pages are not those scanned", want: VerdictMalformed, report: physicalReport(EventPhysical, reportPayload(EventPhysical,
+			`{"store":"postgres","table":"public.docs","found":10,"done":10,"residual":10,"method":"re-scan"}`))},
+		{name: "re-scan whose pages add up", want: VerdictValid, report: physicalReport(EventPhysical, reportPayload(EventPhysical,
+			`{"store":"postgres","table":"public.docs","found":10,"done":7,"residual":3,"method":"re-scan"}`))},
 		{name: "run_id with a space", want: VerdictMalformed, report: sweepPayload(`"run_id":"sweep-20260601T120000Z-0f1e2d3c"`, `"run_id":"sweep 20260601T120000Z"`)},
 		{name: "layers not an array", want: VerdictMalformed, report: func(t testing.TB, f *fixture) []byte {
 			r := testSweepReport()

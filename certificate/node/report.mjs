@@ -86,6 +86,8 @@ function readReport(payload) {
     if (r.kind === 'retention.swept' && !hasCutoff) bad("is a sweep's and has no cutoff");
     if (r.kind !== 'retention.swept' && hasCutoff) bad("is not a sweep's and has a cutoff");
     if (r.kind === 'reconcile.adopted' && l.residual !== 0n) bad("is a reconcile's and has a residual other than 0");
+    // Every page a re-scan read is free of the bytes or holds them.
+    if (r.kind === 'forget.physical' && l.done + l.residual !== l.found) bad("is a re-scan's and its done and residual do not add up to found (the pages scanned)");
   });
   return r;
 }
