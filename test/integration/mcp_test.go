@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lethe-privacy/lethe/admin"
+	"github.com/lethe-privacy/lethe/capture/coverage"
 )
 
 // mcpBearer adds an admin API token to every request of an MCP client.
@@ -104,7 +105,7 @@ func TestMCP_AgentForgetsThroughTheBinaryOverStdioAndHTTP(t *testing.T) {
 	agent, err := mcp.NewClient(&mcp.Implementation{Name: "it-agent"}, nil).Connect(ctxT(t), &mcp.CommandTransport{Command: cmd}, nil)
 	require.NoError(t, err, stderr.String())
 	defer agent.Close()
-	assert.Equal(t, []string{"certificate", "forget", "preview", "reverify", "status", "verify"}, mcpToolNames(t, agent))
+	assert.Equal(t, []string{"certificate", "coverage", "forget", "preview", "reverify", "status", "verify"}, mcpToolNames(t, agent))
 
 	var pv struct {
 		Layers []struct {
@@ -164,11 +165,25 @@ func TestMCP_AgentForgetsThroughTheBinaryOverStdioAndHTTP(t *testing.T) {
 	auditor, err := connectHTTP(auditorSecret)
 	require.NoError(t, err, httpLog.String())
 	defer auditor.Close()
-	assert.Equal(t, []string{"certificate", "status", "verify"}, mcpToolNames(t, auditor))
+	assert.Equal(t, []string{"certificate", "coverage", "status", "verify"}, mcpToolNames(t, auditor))
 	_, err = auditor.CallTool(ctxT(t), &mcp.CallToolParams{Name: "forget", Arguments: map[string]any{"subject_ref": pv.SubjectRef, "confirm_token": pv.Token}})
 	require.Error(t, err, "an auditor's token cannot call forget")
 	mcpCall(t, auditor, "verify", map[string]any{"request_id": receipt.RequestID}, &verdict)
 	assert.True(t, verdict.Valid, verdict.Report)
+	// coverage: the proxy's catalog check of the real database, through
+	// the admin API, for an auditor: the rule's table, and a table with a
+	// vector column and no rule flagged.
+	pgxTable(t, db, "cover_mcp_notes", "id text PRIMARY KEY, embedding vector(3)")
+	var survey coverage.Survey
+	mcpCall(t, auditor, "coverage", map[string]any{}, &survey)
+	require.Len(t, survey.Stores, 1)
+	pgStore := survey.Stores[0]
+	assert.Equal(t, coverage.StorePostgres, pgStore.Store)
+	assert.Empty(t, pgStore.Error)
+	assert.Contains(t, pgStore.Rules, coverage.Rule{Table: "public.mcp_docs", Where: pgStore.Rules[0].Where})
+	assert.True(t, slices.ContainsFunc(pgStore.Findings, func(f coverage.Finding) bool {
+		return f.Code == coverage.CodeUncoveredTable && f.Table == "public.cover_mcp_notes"
+	}), "public.cover_mcp_notes flagged uncovered: %+v", pgStore.Findings)
 	checkpoint, err := auditor.ReadResource(ctxT(t), &mcp.ReadResourceParams{URI: "lethe://log/checkpoint"})
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(checkpoint.Contents[0].Text, "lethe.test/crash-log\n"), checkpoint.Contents[0].Text)
