@@ -202,6 +202,11 @@ func (c *console) login(w http.ResponseWriter, r *http.Request) {
 			loginView{Problem: "That token is not accepted. Paste an operator's or an auditor's admin API token (an operator creates one with lethe-proxy admin-token)."})
 		return
 	}
+	// The session this browser had ends: an id copied before this login
+	// (a leaked or planted cookie) must not outlive it.
+	if old, err := r.Cookie(cookieName); err == nil && old.Value != "" {
+		c.sessions.end(old.Value)
+	}
 	id, _ := c.sessions.open(token)
 	c.cfg.SetCaller(r.Context(), caller.Name)
 	http.SetCookie(w, sessionCookie(r, id, int(maxSessionAge/time.Second)))
