@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -193,4 +194,40 @@ func TestPhysicalBatch_RestartLosesTheBatch(t *testing.T) {
 	report, err := certificate.VerifyReport(latest.Report, rig.Keys)
 	require.NoError(t, err)
 	require.Contains(t, report.Layers[0].Method, "the proxy restarted")
+}
+
+// TestPhysicalBatch_ScanNotPossibleRunsTheStepAtOnce: a store role that
+// owns the table but cannot read pages has no scan to defer: with a
+// window its VACUUM runs inside the forget, as without one, and nothing
+// waits for a batch.
+func TestPhysicalBatch_ScanNotPossibleRunsTheStepAtOnce(t *testing.T) {
+	db := loadTestDB(t)
+	direct := connect(t, db.URL(db.Addr(), ""))
+	ctx := ctxT(t)
+	gone := &pagesPerson{subject: "batch-nogrant-gone-6f20", vectors: make([][]float32, 3)}
+	kept := &pagesPerson{subject: "batch-nogrant-kept-19ad", vectors: make([][]float32, 10)}
+	pagesTable(t, direct, "batch_nogrant", 8, batchIndexes, gone, kept)
+	_, err := direct.Exec(ctx, `DROP ROLE IF EXISTS batch_nogrant_role; CREATE ROLE batch_nogrant_role LOGIN PASSWORD 'batch-pw';
+		ALTER TABLE batch_nogrant OWNER TO batch_nogrant_role`)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		direct.Exec(context.Background(), `DROP TABLE IF EXISTS batch_nogrant; DROP ROLE IF EXISTS batch_nogrant_role`)
+	})
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable user=batch_nogrant_role password=batch-pw"))
+	require.NoError(t, err)
+	defer store.Close()
+	rig := enginetest.New(t, 30*24*time.Hour, batchLayer(t, store, "batch_nogrant", pgstore.PhysicalSteps{Vacuum: true}))
+	vacuums := vacuumCount(t, direct, "batch_nogrant")
+
+	id := rig.Forget(t, gone.subject)
+	require.Equal(t, vacuums+1, vacuumCount(t, direct, "batch_nogrant"), "the VACUUM ran inside the forget")
+	st, err := rig.Engine.Status(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, ledger.ForgetCompleted, st.Status)
+	ph := st.Layers[0].Physical
+	require.Equal(t, connector.PhysicalNotPossible, ph.Status)
+	require.Contains(t, ph.Reason, "GRANT EXECUTE ON FUNCTION lethe_raw_page(regclass, bigint)")
+	require.True(t, strings.HasPrefix(ph.Method, `physical: vacuum; steps: VACUUM (INDEX_CLEANUP ON) "public"."batch_nogrant" (`), ph.Method)
+	require.NotContains(t, ph.Method, "deferred")
+	require.Empty(t, st.PhysicalAddenda, "nothing waits for a batch")
 }
