@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lethe-privacy/lethe/engine"
+	"github.com/lethe-privacy/lethe/internal/redact"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -99,10 +100,7 @@ func mapError(err error) (apiError, bool) {
 // text, since a store's error message may quote the value it was given.
 func (s *server) engineError(w http.ResponseWriter, r *http.Request, err error, subject string) {
 	a, known := mapError(err)
-	msg := err.Error()
-	if subject != "" {
-		msg = strings.ReplaceAll(msg, subject, "[subject]")
-	}
+	msg := redact.Subject(err.Error(), subject)
 	if known {
 		s.log.Debug("admin: engine refused the request", "route", routePattern(r), "err", msg)
 	} else {

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -143,4 +144,21 @@ func TestSubject_LongestAcceptedSubjectReachesTheEngine(t *testing.T) {
 	w := h.do("POST", "/v1/forget/preview", operatorToken, `{"subject":"`+subject+`"}`)
 	require.Equal(t, http.StatusOK, w.Code, "body: %.200s", w.Body)
 	assert.Equal(t, []string{"Preview " + subject}, h.engine.Calls())
+}
+
+// TestSubject_EscapedInAnEngineErrorIsBlankedToo: an engine error that
+// quotes the subject with %q shows it escaped (o\"brïen); the log must
+// hold neither spelling.
+func TestSubject_EscapedInAnEngineErrorIsBlankedToo(t *testing.T) {
+	const subject = `o"brïen@example.com`
+	eng := cannedEngine()
+	eng.err = fmt.Errorf("store: no rows for %q", subject)
+	h := newHarness(t, eng)
+	body, err := json.Marshal(map[string]string{"subject": subject})
+	require.NoError(t, err)
+	h.do("POST", "/v1/forget/preview", operatorToken, string(body))
+	logs := h.logs.String()
+	require.Contains(t, logs, "[subject]", "the engine error is logged, blanked")
+	assert.NotContains(t, logs, "brïen")
+	assert.NotContains(t, logs, `br\u00ef`)
 }

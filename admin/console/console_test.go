@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -514,4 +515,23 @@ func TestLogPage_ShowsTheCheckpointForTheBrowserToCheck(t *testing.T) {
 	require.Equal(t, http.StatusOK, proof.status)
 	assert.JSONEq(t, `{"old_size":1,"new_size":3,"hashes":null}`, proof.body)
 	assert.Equal(t, http.StatusBadRequest, b.get("/console/log/consistency?old=3&new=1").status)
+}
+
+// TestForget_EscapedSubjectInAnEngineErrorIsBlanked: an engine error that
+// quotes the subject with %q (o\"brïen) is logged with neither spelling.
+func TestForget_EscapedSubjectInAnEngineErrorIsBlanked(t *testing.T) {
+	const subject = `o"brïen@example.com`
+	eng := cannedEngine()
+	eng.err = fmt.Errorf("store: no rows for %q", subject)
+	rg := newRig(t, eng)
+	b := rg.visitor(t)
+	csrf := b.login(operatorToken)
+	failed := b.post("/console/forget/preview", url.Values{"subject": {subject}, "csrf": {csrf}})
+	assert.Equal(t, http.StatusInternalServerError, failed.status)
+	rg.mu.Lock()
+	defer rg.mu.Unlock()
+	logs := rg.logs.String()
+	require.Contains(t, logs, "[subject]", "the engine's failure is logged, blanked")
+	assert.NotContains(t, logs, "brïen")
+	assert.NotContains(t, logs, `br\u00ef`)
 }

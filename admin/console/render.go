@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"html/template"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/lethe-privacy/lethe/internal/redact"
 )
 
 // pages are the parsed templates, one set per page, each with the layout.
@@ -85,10 +85,7 @@ func (c *console) engineError(w http.ResponseWriter, r *http.Request, err error,
 	who := callerOf(r.Context())
 	refusal := c.cfg.Explain(err)
 	if !refusal.Known {
-		msg := err.Error()
-		if subject != "" {
-			msg = strings.ReplaceAll(msg, subject, "[subject]")
-		}
+		msg := redact.Subject(err.Error(), subject)
 		c.log.Error("console: engine failed", "method", r.Method, "route", chi.RouteContext(r.Context()).RoutePattern(), "err", msg)
 	}
 	c.render(w, r, refusal.Status, "error", who, http.StatusText(refusal.Status),
