@@ -70,24 +70,42 @@ func TestDemo_ServesTheConsoleItPrints(t *testing.T) {
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME=", "LETHE_SUBJECT_SALT=", "LETHE_SUBJECT_SALT_FILE=", "DATABASE_URL=")
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	// A file, which the demo writes itself: read at any time without a race.
+	stderr, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	require.NoError(t, err)
+	defer stderr.Close()
+	cmd.Stderr = stderr
+	stderrText := func() string { b, _ := os.ReadFile(stderr.Name()); return string(b) }
 	require.NoError(t, cmd.Start())
 	defer cmd.Process.Kill()
 
+	// One goroutine reads stdout to its end (the demo's exit), handing
+	// the lines over; Wait is called only after it is done.
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			lines <- scanner.Text()
+		}
+	}()
 	console := regexp.MustCompile(`^Console: +(http://\S+/console) `)
 	var consoleURL string
-	lines := bufio.NewScanner(stdout)
-	for lines.Scan() {
-		if m := console.FindStringSubmatch(lines.Text()); m != nil {
+	for line := range lines {
+		if m := console.FindStringSubmatch(line); m != nil {
 			consoleURL = m[1]
 		}
-		if strings.HasPrefix(lines.Text(), "Serving until Ctrl-C") {
+		if strings.HasPrefix(line, "Serving until Ctrl-C") {
 			break
 		}
 	}
-	require.NotEmpty(t, consoleURL, "the demo printed no console address; stderr:\n%s", stderr.String())
-	go io.Copy(io.Discard, stdout)
+	require.NotEmpty(t, consoleURL, "the demo printed no console address; stderr:\n%s", stderrText())
+	drained := make(chan struct{})
+	go func() {
+		for range lines {
+		}
+		close(drained)
+	}()
 
 	resp, err := http.Get(consoleURL + "/login")
 	require.NoError(t, err)
@@ -98,5 +116,6 @@ func TestDemo_ServesTheConsoleItPrints(t *testing.T) {
 	assert.Contains(t, string(page), `type="password"`, "the login page asks for the token")
 
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	require.NoError(t, cmd.Wait(), "stderr:\n%s", stderr.String())
+	<-drained
+	require.NoError(t, cmd.Wait(), "stderr:\n%s", stderrText())
 }
