@@ -154,6 +154,9 @@ log_disconnections = on
 wal_level = logical
 max_replication_slots = 64
 max_wal_senders = 64
+# A slot left by a test that was killed keeps WAL until dropped; past this
+# the server invalidates it instead of filling the disk.
+max_slot_wal_keep_size = 2GB
 EOF
     if ! grep -q "^include_if_exists = 'lethe-test.conf'" "$PGDATA_DIR/postgresql.conf"; then
         printf "\ninclude_if_exists = 'lethe-test.conf'\n" >>"$PGDATA_DIR/postgresql.conf"
@@ -227,6 +230,8 @@ cmd_start() {
     fi
     if is_running; then
         log "already running (port $PORT, data $PGDATA_DIR)"
+        write_conf # settings this script gained since the cluster started
+        as_pg "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" reload >/dev/null
         provision # cheap; heals a previous start interrupted before provisioning
         return 0
     fi

@@ -61,6 +61,27 @@ func pagesTable(t *testing.T, direct *pgx.Conn, table string, dims int, index st
 			require.NoError(t, err)
 		}
 	}
+	awaitNoOlderSnapshot(t, direct)
+}
+
+// awaitNoOlderSnapshot waits (up to 30 s) until no other session of the
+// database holds a snapshot or a transaction id: VACUUM keeps every row
+// such a session might still see, so one left by an earlier test (a
+// killed proxy's backend on its way out) would keep the bytes a test
+// expects VACUUM to remove. It fails naming the sessions.
+func awaitNoOlderSnapshot(t *testing.T, direct *pgx.Conn) {
+	t.Helper()
+	ctx := ctxT(t)
+	var holders string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		require.NoError(t, direct.QueryRow(ctx, `SELECT coalesce(string_agg(format('pid %s (%s, %s, since %s)', pid, backend_type, state, xact_start), '; '), '')
+			FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+			AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL)`).Scan(&holders))
+		if holders == "" {
+			return
+		}
+	}
+	t.Fatalf("other sessions still hold snapshots, which keep the deleted rows from VACUUM: %s", holders)
 }
 
 func pagesVectorText(v []float32) string {
