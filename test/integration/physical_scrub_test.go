@@ -52,6 +52,7 @@ func scrubTable(t *testing.T, direct *pgx.Conn, table string, dims int, gone, ke
 			require.NoError(t, err)
 		}
 	}
+	awaitNoOlderSnapshot(t, direct)
 }
 
 // forgetWithSteps deletes subject's rows through a layer with the given
