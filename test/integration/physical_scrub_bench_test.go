@@ -5,6 +5,8 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -15,7 +17,8 @@ import (
 )
 
 // BenchmarkPhysical_Steps measures each physical setting's step on a table
-// of 20,000 rows of 768 dimensions (TOASTed) with an HNSW (cosine) index, a
+// of 20,000 rows of 768 dimensions (TOASTed; LETHE_BENCH_ROWS and
+// LETHE_BENCH_DIMS set others) with an HNSW (cosine) index, a
 // btree on the subject and a GIN on (meta->'user'): each iteration writes
 // 100 rows for one person, deletes them, and times the layer's physical
 // step (its VACUUM, REINDEX or VACUUM FULL, and its scans). It reports the
@@ -25,20 +28,28 @@ import (
 // step's method, with its statements and their times.
 //
 //	go test -tags integration -run '^$' -bench BenchmarkPhysical_Steps -benchtime 1x ./test/integration/
+//	LETHE_BENCH_ROWS=100000 LETHE_BENCH_DIMS=1536 go test … -bench 'BenchmarkPhysical_Steps/(report|vacuum|scrub-reindex)$' -timeout 3h …
 func BenchmarkPhysical_Steps(b *testing.B) {
 	db := loadTestDB(b)
 	direct := connect(b, db.URL(db.Addr(), ""))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute) // building the indexes takes a while
+	rows, dims := benchEnvInt(b, "LETHE_BENCH_ROWS", 20000), benchEnvInt(b, "LETHE_BENCH_DIMS", 768)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Hour) // building the indexes takes a while
 	defer cancel()
 	const table = "scrub_bench"
-	_, err := direct.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pageinspect; DROP TABLE IF EXISTS scrub_bench;
-		CREATE TABLE scrub_bench (id bigint PRIMARY KEY, owner text, meta jsonb, embedding vector(768));
-		INSERT INTO scrub_bench SELECT i, 'scrub-bench-' || (i % 1000), jsonb_build_object('user', 'scrub-bench-' || (i % 1000)),
-			array(SELECT random() - 0.5 + i * 0 FROM generate_series(1, 768))::real[]::vector(768)
-		FROM generate_series(1, 20000) AS i;
-		CREATE INDEX scrub_bench_hnsw ON scrub_bench USING hnsw (embedding vector_cosine_ops);
-		CREATE INDEX ON scrub_bench (owner); CREATE INDEX ON scrub_bench USING gin ((meta->'user'))`)
+	start := time.Now()
+	_, err := direct.Exec(ctx, fmt.Sprintf(`CREATE EXTENSION IF NOT EXISTS pageinspect; DROP TABLE IF EXISTS scrub_bench;
+		CREATE TABLE scrub_bench (id bigint PRIMARY KEY, owner text, meta jsonb, embedding vector(%[1]d));
+		INSERT INTO scrub_bench SELECT i, 'scrub-bench-' || (i %% 1000), jsonb_build_object('user', 'scrub-bench-' || (i %% 1000)),
+			array(SELECT random() - 0.5 + i * 0 FROM generate_series(1, %[1]d))::real[]::vector(%[1]d)
+		FROM generate_series(1, %[2]d) AS i`, dims, rows))
 	require.NoError(b, err)
+	b.Logf("%d rows of %d dimensions written in %s", rows, dims, time.Since(start).Round(time.Second))
+	start = time.Now()
+	_, err = direct.Exec(ctx, `SET maintenance_work_mem = '1GB';
+		CREATE INDEX scrub_bench_hnsw ON scrub_bench USING hnsw (embedding vector_cosine_ops);
+		CREATE INDEX ON scrub_bench (owner); CREATE INDEX ON scrub_bench USING gin ((meta->'user')); RESET maintenance_work_mem`)
+	require.NoError(b, err)
+	b.Logf("indexes built in %s", time.Since(start).Round(time.Second))
 	_, err = direct.Exec(ctx, `VACUUM ANALYZE scrub_bench`)
 	require.NoError(b, err)
 	b.Cleanup(func() { direct.Exec(context.Background(), `DROP TABLE IF EXISTS scrub_bench`) })
@@ -66,8 +77,8 @@ func BenchmarkPhysical_Steps(b *testing.B) {
 				b.StopTimer()
 				person++
 				subject := fmt.Sprintf("scrub-bench-person-%d", person)
-				_, err := direct.Exec(ctx, `INSERT INTO scrub_bench SELECT 100000 + $2::int * 1000 + k, $1, jsonb_build_object('user', $1::text),
-					array(SELECT random() - 0.5 + k * 0 FROM generate_series(1, 768))::real[]::vector(768) FROM generate_series(1, 100) AS k`, subject, person)
+				_, err := direct.Exec(ctx, `INSERT INTO scrub_bench SELECT $4::bigint + $2::int * 1000 + k, $1, jsonb_build_object('user', $1::text),
+					array(SELECT random() - 0.5 + k * 0 FROM generate_series(1, $3::int))::real[]::vector FROM generate_series(1, 100) AS k`, subject, person, dims, rows)
 				require.NoError(b, err)
 				_, err = layer.Delete(ctx, subject, nil, nil)
 				require.NoError(b, err)
@@ -102,5 +113,18 @@ func walLSN(b *testing.B, direct *pgx.Conn) string {
 func walSince(b *testing.B, direct *pgx.Conn, lsn string) int64 {
 	var n int64
 	require.NoError(b, direct.QueryRow(context.Background(), `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::int8`, lsn).Scan(&n))
+	return n
+}
+
+// benchEnvInt is the positive integer in the environment variable name,
+// or def when it is unset.
+func benchEnvInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	require.NoError(b, err, "%s", name)
+	require.Positive(b, n, "%s", name)
 	return n
 }
