@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"testing"
@@ -18,7 +19,8 @@ import (
 
 // BenchmarkPhysical_Steps measures each physical setting's step on a table
 // of 20,000 rows of 768 dimensions (TOASTed; LETHE_BENCH_ROWS and
-// LETHE_BENCH_DIMS set others) with an HNSW (cosine) index, a
+// LETHE_BENCH_DIMS set others; LETHE_BENCH_FULL_SCAN=1 reads every page
+// of every relation instead of the default sample) with an HNSW (cosine) index, a
 // btree on the subject and a GIN on (meta->'user'): each iteration writes
 // 100 rows for one person, deletes them, and times the layer's physical
 // step (its VACUUM, REINDEX or VACUUM FULL, and its scans). It reports the
@@ -70,7 +72,11 @@ func BenchmarkPhysical_Steps(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			layer, err := pgstore.NewLayer(ctx, store, pagesRule(table), false)
 			require.NoError(b, err)
-			layer.ReportPhysical(pgstore.DefaultPhysicalScan)
+			scan := pgstore.DefaultPhysicalScan
+			if os.Getenv("LETHE_BENCH_FULL_SCAN") != "" {
+				scan.FullScanPages = math.MaxInt64 // every page of every relation, however large
+			}
+			layer.ReportPhysical(scan)
 			layer.RemovePhysical(tc.steps)
 			var holding, scanned, wal int64
 			for b.Loop() {

@@ -24,9 +24,12 @@ type PhysicalScan struct {
 	SamplePages int64
 }
 
-// DefaultPhysicalScan reads relations up to 16,384 pages (128 MiB) whole,
-// and 1,024 random pages of larger ones.
-var DefaultPhysicalScan = PhysicalScan{FullScanPages: 16384, SamplePages: 1024}
+// DefaultPhysicalScan reads relations up to 262,144 pages (2 GiB) whole,
+// and 1,024 random pages of larger ones. A sample targets only the table's
+// own blocks, so it misses the deleted rows' HNSW elements and TOAST
+// chunks; the bound is as high as a whole read that still fits in a
+// forget (docs/forget.md, "Which pages").
+var DefaultPhysicalScan = PhysicalScan{FullScanPages: 262144, SamplePages: 1024}
 
 // RawPageFunction is the function a store role that is not a superuser
 // reads pages through (docs/forget.md gives its definition): a SECURITY
