@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine/enginetest"
+	"github.com/lethe-privacy/lethe/internal/chromiumtest"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
@@ -87,62 +87,6 @@ func (l *memLayer) NearMisses(ctx context.Context, subject string, variants []st
 	return 0, nil
 }
 
-// chromiumOrSkip finds Chromium ($LETHE_CHROMIUM, else chromium on PATH),
-// or skips; LETHE_REQUIRE_CHROMIUM=1 (scripts/test.sh) makes its absence
-// a failure, as for the browser verifier's tests.
-func chromiumOrSkip(t *testing.T) string {
-	t.Helper()
-	if path := os.Getenv("LETHE_CHROMIUM"); path != "" {
-		return path
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("LETHE_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("chromium is not on PATH and LETHE_REQUIRE_CHROMIUM=1; install Debian's chromium package (scripts/setup.sh does) or set LETHE_CHROMIUM to a Chromium binary")
-	}
-	t.Skip("chromium is not on PATH; install Debian's chromium package (scripts/setup.sh does), or set LETHE_REQUIRE_CHROMIUM=1 to make this a failure")
-	return ""
-}
-
-// newBrowser starts a headless Chromium for the test and returns a tab
-// and the console messages its pages wrote, for failure messages.
-func newBrowser(t *testing.T) (context.Context, func() string) {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumOrSkip(t)), chromedp.WindowSize(1200, 900))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to sandbox itself as root
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancel)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(cancelTimeout)
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	var mu sync.Mutex
-	var lines []string
-	go func() {
-		for m, err := range chromedp.Console(ctx) {
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			lines = append(lines, m.String())
-			mu.Unlock()
-		}
-	}()
-	return ctx, func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Join(lines, "\n")
-	}
-}
-
 // screenshot saves the page as docs/console/NAME.png when
 // LETHE_CONSOLE_SCREENSHOTS=1 (how docs/console.md's pictures are made).
 func screenshot(t *testing.T, ctx context.Context, name string) {
@@ -206,7 +150,7 @@ func TestConsole_ForgetEndToEndInChromium(t *testing.T) {
 	keysFile := filepath.Join(dir, "trusted-keys.json")
 	require.NoError(t, os.WriteFile(keysFile, keysJSON, 0o644))
 
-	ctx, console := newBrowser(t)
+	ctx, console := chromiumtest.Tab(t, chromedp.WindowSize(1200, 900))
 	downloads := filepath.Join(dir, "downloads")
 	require.NoError(t, os.Mkdir(downloads, 0o755))
 	progress := chromedp.BrowserEvents(ctx, browser.DownloadProgress)

@@ -11,11 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/lethe-privacy/lethe/internal/chromiumtest"
 )
 
 // The page in headless Chromium, against every shared test vector
@@ -58,60 +58,6 @@ func readManifest(t *testing.T) manifest {
 	return m
 }
 
-// chromiumOrSkip finds Chromium ($LETHE_CHROMIUM, else chromium on PATH),
-// or skips; LETHE_REQUIRE_CHROMIUM=1 (scripts/test.sh) makes its absence
-// a failure.
-func chromiumOrSkip(t *testing.T) string {
-	t.Helper()
-	if path := os.Getenv("LETHE_CHROMIUM"); path != "" {
-		return path
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("LETHE_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("chromium is not on PATH and LETHE_REQUIRE_CHROMIUM=1; install Debian's chromium package (scripts/setup.sh does) or set LETHE_CHROMIUM to a Chromium binary")
-	}
-	t.Skip("chromium is not on PATH; install Debian's chromium package (scripts/setup.sh does), or set LETHE_REQUIRE_CHROMIUM=1 to make this a failure")
-	return ""
-}
-
-// browserTab starts one headless Chromium for the test and returns its
-// tab, and the console messages the page wrote, for failure messages.
-func browserTab(t *testing.T) (context.Context, func() string) {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumOrSkip(t)))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to sandbox itself as root
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancel)
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		t.Fatalf("starting chromium: %v", err)
-	}
-	var mu sync.Mutex
-	var console []string
-	go func() {
-		for m, err := range chromedp.Console(ctx) {
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			console = append(console, m.String())
-			mu.Unlock()
-		}
-	}()
-	return ctx, func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Join(console, "\n")
-	}
-}
-
 // outcome is what the page shows after a verification.
 type outcome struct {
 	State    string `json:"state"` // verdict, keys-refused or error
@@ -131,7 +77,7 @@ type tab struct {
 // open navigates to the page at url and waits for its script to have run.
 func open(t *testing.T, url string) *tab {
 	t.Helper()
-	ctx, console := browserTab(t)
+	ctx, console := chromiumtest.Tab(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatalf("opening %s: %v", url, err)
 	}
