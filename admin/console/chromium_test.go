@@ -20,7 +20,7 @@ import (
 	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine/enginetest"
-	"github.com/lethe-privacy/lethe/internal/chromiumtest"
+	"github.com/lethe-privacy/lethe/test/chromiumtest"
 	"github.com/lethe-privacy/lethe/ledger"
 )
 

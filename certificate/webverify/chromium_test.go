@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/lethe-privacy/lethe/internal/chromiumtest"
+	"github.com/lethe-privacy/lethe/test/chromiumtest"
 )
 
 // The page in headless Chromium, against every shared test vector
