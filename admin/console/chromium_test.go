@@ -20,8 +20,8 @@ import (
 	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine/enginetest"
-	"github.com/lethe-privacy/lethe/test/chromiumtest"
 	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/test/chromiumtest"
 )
 
 // The console end to end in headless Chromium, over a real engine (a
