@@ -18,9 +18,10 @@ Checks that every table with a vector, halfvec or sparsevec column or a
 column named like a subject (coverage.subject_columns), and every namespace
 of a configured Pinecone index, has a capture rule or a coverage.ignore with
 a reason, and that the rules match the database. Reads the catalog through
-capture.store (never a row) and the indexes' stats. Exit status: 0 clean
-(warnings allowed), 1 problems found, 2 config invalid or cannot connect.
-See docs/coverage.md.
+capture.store (never a row) and the indexes' stats. A store that cannot
+be read is named on stderr and the others are still checked. Exit status:
+0 clean (warnings allowed), 1 problems found, 2 config invalid or a store
+not checked. See docs/coverage.md.
 `
 
 // checkTimeout bounds the whole check: connecting, reading the catalog,
@@ -56,11 +57,14 @@ func checkCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer wings.Close()
 	var report coverage.Report
+	var unchecked []string
 	for _, w := range wings { // the tables of capture.store's database, then each index's namespaces
 		found, err := w.Coverage(ctx, policy)
 		if err != nil {
-			fmt.Fprintln(stderr, "lethe-proxy check:", err)
-			return 2
+			// The other stores are still checked and reported.
+			fmt.Fprintf(stderr, "lethe-proxy check: %s: %v\n", w.Name(), err)
+			unchecked = append(unchecked, w.Name())
+			continue
 		}
 		report.TablesChecked += found.TablesChecked
 		report.NamespacesChecked += found.NamespacesChecked
@@ -70,7 +74,11 @@ func checkCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "lethe-proxy check:", err)
 		return 2
 	}
-	if report.Errors() > 0 {
+	switch {
+	case len(unchecked) > 0:
+		fmt.Fprintf(stderr, "lethe-proxy check: not checked: %s (see above); the report covers the other stores\n", strings.Join(unchecked, ", "))
+		return 2
+	case report.Errors() > 0:
 		return 1
 	}
 	return 0
