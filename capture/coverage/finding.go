@@ -56,6 +56,9 @@ type Report struct {
 	// TablesChecked and NamespacesChecked count what was looked at.
 	TablesChecked     int `json:"tables_checked"`
 	NamespacesChecked int `json:"namespaces_checked"`
+	// Unchecked names the stores that could not be read: the report says
+	// nothing about them, so it is never "ok" while any is listed.
+	Unchecked []string `json:"unchecked,omitempty"`
 }
 
 // Errors counts the findings of severity Error.

@@ -39,13 +39,19 @@ func Write(w io.Writer, format string, r Report) error {
 
 // Summary is the report's last line.
 func (r Report) Summary() string {
-	verdict := "ok"
-	if r.Errors() > 0 {
+	verdict, unchecked := "ok", ""
+	switch {
+	case r.Errors() > 0:
 		verdict = "FAILED"
+	case len(r.Unchecked) > 0:
+		verdict = "INCOMPLETE"
 	}
-	return fmt.Sprintf("coverage %s: %d %s, %d %s (%d %s, %d %s checked)", verdict,
+	if len(r.Unchecked) > 0 {
+		unchecked = "; not checked: " + strings.Join(r.Unchecked, ", ")
+	}
+	return fmt.Sprintf("coverage %s: %d %s, %d %s (%d %s, %d %s checked%s)", verdict,
 		r.Errors(), plural(r.Errors(), "error", "errors"), r.Warnings(), plural(r.Warnings(), "warning", "warnings"),
-		r.TablesChecked, plural(r.TablesChecked, "table", "tables"), r.NamespacesChecked, plural(r.NamespacesChecked, "namespace", "namespaces"))
+		r.TablesChecked, plural(r.TablesChecked, "table", "tables"), r.NamespacesChecked, plural(r.NamespacesChecked, "namespace", "namespaces"), unchecked)
 }
 
 func writeText(w io.Writer, r Report) error {
@@ -85,19 +91,21 @@ func writeJSON(w io.Writer, r Report) error {
 		Version  int       `json:"version"`
 		Findings []Finding `json:"findings"`
 		Summary  struct {
-			OK                bool `json:"ok"`
-			Errors            int  `json:"errors"`
-			Warnings          int  `json:"warnings"`
-			TablesChecked     int  `json:"tables_checked"`
-			NamespacesChecked int  `json:"namespaces_checked"`
+			OK                bool     `json:"ok"`
+			Errors            int      `json:"errors"`
+			Warnings          int      `json:"warnings"`
+			TablesChecked     int      `json:"tables_checked"`
+			NamespacesChecked int      `json:"namespaces_checked"`
+			Unchecked         []string `json:"unchecked,omitempty"`
 		} `json:"summary"`
 	}{Version: JSONVersion, Findings: r.Findings}
 	if out.Findings == nil {
 		out.Findings = []Finding{}
 	}
-	out.Summary.OK = r.Errors() == 0
+	out.Summary.OK = r.Errors() == 0 && len(r.Unchecked) == 0
 	out.Summary.Errors, out.Summary.Warnings = r.Errors(), r.Warnings()
 	out.Summary.TablesChecked, out.Summary.NamespacesChecked = r.TablesChecked, r.NamespacesChecked
+	out.Summary.Unchecked = r.Unchecked
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)

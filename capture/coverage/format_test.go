@@ -66,3 +66,28 @@ func TestWrite_JSON(t *testing.T) {
 func TestWrite_UnknownFormat(t *testing.T) {
 	assert.ErrorContains(t, Write(&strings.Builder{}, "xml", Report{}), "use one of text, github, json")
 }
+
+// A store that could not be read makes the report INCOMPLETE in every
+// format: never ok, whatever the stores that were read say.
+func TestWrite_UncheckedStoreIsNeverOK(t *testing.T) {
+	r := Report{NamespacesChecked: 2, Unchecked: []string{"postgres"}}
+	for format, want := range map[string]string{
+		FormatText:   "coverage INCOMPLETE: 0 errors, 0 warnings (0 tables, 2 namespaces checked; not checked: postgres)\n",
+		FormatGitHub: "coverage INCOMPLETE: 0 errors, 0 warnings (0 tables, 2 namespaces checked; not checked: postgres)\n",
+	} {
+		var b strings.Builder
+		require.NoError(t, Write(&b, format, r))
+		assert.Equal(t, want, b.String(), format)
+	}
+	var b strings.Builder
+	require.NoError(t, Write(&b, FormatJSON, r))
+	var out struct {
+		Summary struct {
+			OK        bool     `json:"ok"`
+			Unchecked []string `json:"unchecked"`
+		} `json:"summary"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(b.String()), &out))
+	assert.False(t, out.Summary.OK)
+	assert.Equal(t, []string{"postgres"}, out.Summary.Unchecked)
+}

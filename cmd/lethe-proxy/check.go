@@ -70,6 +70,7 @@ func checkCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		report.NamespacesChecked += found.NamespacesChecked
 		report.Findings = append(report.Findings, found.Findings...)
 	}
+	report.Unchecked = unchecked
 	if err := coverage.Write(stdout, *format, report); err != nil {
 		fmt.Fprintln(stderr, "lethe-proxy check:", err)
 		return 2

@@ -45,6 +45,9 @@ func TestCheckCmd_AStoreThatCannotBeReadLeavesTheOthersReported(t *testing.T) {
 	if !strings.Contains(stdout.String(), `uncovered`) {
 		t.Fatalf("the Pinecone index was not reported: stdout: %s", stdout.String())
 	}
+	if !strings.Contains(stdout.String(), `"ok": false`) || !strings.Contains(stdout.String(), `"unchecked": [`) {
+		t.Fatalf("the summary must not be ok while a store was not checked: stdout: %s", stdout.String())
+	}
 	for _, want := range []string{"postgres: connecting with capture.store:", "not checked: postgres"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Fatalf("stderr does not say %q: %s", want, stderr.String())

@@ -223,7 +223,8 @@ func TestCheck_ExitsTwoWhenItCannotCheck(t *testing.T) {
 		down, strings.Split(down, ":")[1])), 0o600))
 	out, code = run("--config", cfg)
 	assert.Equal(t, 2, code, out)
-	assert.Contains(t, out, "lethe-proxy check: connecting with capture.store")
+	assert.Contains(t, out, "lethe-proxy check: postgres: connecting with capture.store")
+	assert.Contains(t, out, "coverage INCOMPLETE: 0 errors, 0 warnings (0 tables, 0 namespaces checked; not checked: postgres)")
 
 	out, code = run("--config", cfg, "--format", "xml")
 	assert.Equal(t, 2, code, out)
