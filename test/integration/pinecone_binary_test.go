@@ -4,13 +4,9 @@ package integration
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -51,25 +47,8 @@ log:
   format: json
 shutdown_timeout: 10s
 `, pgAddr, pcAddr, upstream, filepath.Join(filepath.Dir(cfg), "ledger.db"))), 0o600))
-	var logs lockedBuffer
-	cmd := exec.Command(bin, "serve", "--config", cfg)
-	cmd.Env = append(os.Environ(), "LETHE_SUBJECT_SALT="+hex.EncodeToString(testSalt))
-	cmd.Stderr = &logs
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { suiteLogs.add(logs.String()) })
-	t.Cleanup(func() { cmd.Process.Kill() })
-
-	for range 200 {
-		var conn net.Conn
-		if conn, err = net.Dial("tcp", pcAddr); err == nil {
-			conn.Close()
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	require.NoError(t, err, "the Pinecone relay did not listen: %s", logs.String())
+	proxy := serveProxy(t, bin, cfg, pcAddr)
+	logs := proxy.logs
 
 	pc, err := gopinecone.NewClient(gopinecone.NewClientParams{ApiKey: "binary-test-key"})
 	require.NoError(t, err)
@@ -88,13 +67,7 @@ shutdown_timeout: 10s
 	require.NoError(t, err)
 	assert.Contains(t, fetched.Vectors, "v1")
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-done:
-		require.NoError(t, err, "exit status after SIGTERM; logs: %s", logs.String())
-	case <-time.After(20 * time.Second):
-		t.Fatalf("proxy did not stop after SIGTERM; logs: %s", logs.String())
-	}
+	proxy.stop(t)
 	assert.Contains(t, logs.String(), `"msg":"pinecone relay started"`)
 	assert.Contains(t, logs.String(), `"msg":"stopped"`)
 	assert.NotContains(t, logs.String(), "u-17", "metadata never reaches the logs")

@@ -3,21 +3,16 @@
 package integration
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	gopinecone "github.com/pinecone-io/go-pinecone/v5/pinecone"
 	"github.com/stretchr/testify/assert"
@@ -104,24 +99,8 @@ log:
   level: debug
 shutdown_timeout: 10s
 `, pgAddr, pcAddr, cpAddr, recorder.URL, index, upstream, filepath.Join(tmp, "ledger.db"))), 0o600))
-	var logs lockedBuffer
-	cmd := exec.Command(bin, "serve", "--config", cfg)
-	cmd.Env = append(os.Environ(), "LETHE_SUBJECT_SALT="+hex.EncodeToString(testSalt))
-	cmd.Stderr = &logs
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { suiteLogs.add(logs.String()) })
-	t.Cleanup(func() { cmd.Process.Kill() })
-	for range 200 {
-		var conn net.Conn
-		if conn, err = net.Dial("tcp", cpAddr); err == nil {
-			conn.Close()
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	require.NoError(t, err, "the control plane did not listen: %s", logs.String())
+	proxy := serveProxy(t, bin, cfg, cpAddr)
+	logs := proxy.logs
 	controlPlane, proxied := "http://"+cpAddr, "http://"+pcAddr
 
 	run := func(sdk string) map[string]any {
@@ -168,13 +147,7 @@ shutdown_timeout: 10s
 	assert.Equal(t, []string{describe + " (X-Pinecone-Api-Version 2026-07)"}, nineCalls)
 	assert.Equal(t, []string{describe + " (X-Pinecone-Api-Version 2025-10)"}, goCalls)
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-done:
-		require.NoError(t, err, "exit status after SIGTERM; logs: %s", logs.String())
-	case <-time.After(20 * time.Second):
-		t.Fatalf("proxy did not stop after SIGTERM; logs: %s", logs.String())
-	}
+	proxy.stop(t)
 	assert.Contains(t, logs.String(), `"msg":"pinecone control plane relay started"`)
 	assert.NotContains(t, logs.String(), key, "the API key is never logged")
 

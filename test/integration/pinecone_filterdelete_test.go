@@ -4,15 +4,11 @@ package integration
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -57,24 +53,8 @@ log:
   format: json
 shutdown_timeout: 10s
 `, pgAddr, pcAddr, upstream, filepath.Join(dir, "ledger.db"))), 0o600))
-	var logs lockedBuffer
-	cmd := exec.Command(bin, "serve", "--config", cfg)
-	cmd.Env = append(os.Environ(), "LETHE_SUBJECT_SALT="+hex.EncodeToString(testSalt), "LETHE_PINECONE_API_KEY=truth-key")
-	cmd.Stderr = &logs
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { suiteLogs.add(logs.String()) })
-	t.Cleanup(func() { cmd.Process.Kill() })
-	for range 200 {
-		var conn net.Conn
-		if conn, err = net.Dial("tcp", pcAddr); err == nil {
-			conn.Close()
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	require.NoError(t, err, "the Pinecone relay did not listen: %s", logs.String())
+	proxy := serveProxy(t, bin, cfg, pcAddr, "LETHE_PINECONE_API_KEY=truth-key")
+	logs := proxy.logs
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -105,14 +85,8 @@ shutdown_timeout: 10s
 
 	require.Eventually(t, func() bool {
 		return strings.Contains(logs.String(), `"msg":"pinecone: ledger settled after a delete by filter"`)
-	}, 30*time.Second, 20*time.Millisecond, "the proxy settles the ledger; logs: %s", &logs)
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-done:
-		require.NoError(t, err, "exit status after SIGTERM; logs: %s", logs.String())
-	case <-time.After(20 * time.Second):
-		t.Fatalf("proxy did not stop after SIGTERM; logs: %s", logs.String())
-	}
+	}, 30*time.Second, 20*time.Millisecond, "the proxy settles the ledger; logs: %s", logs)
+	proxy.stop(t)
 	for _, secret := range []string{"truth-alice", "truth-bob", "truth-a1", "truth-b1"} {
 		assert.NotContains(t, logs.String(), secret, "subjects and ids never reach the logs")
 	}
