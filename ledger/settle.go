@@ -70,3 +70,25 @@ func validPage(store Store, table string, limit int) error {
 	}
 	return nil
 }
+
+// idRows are the rows of a query returning one text column, as both
+// drivers give them.
+type idRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// distinctIDs counts the distinct ids rows returns: a record marked for
+// several subjects is one record.
+func distinctIDs(rows idRows) (int, error) {
+	seen := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return 0, err
+		}
+		seen[id] = true
+	}
+	return len(seen), rows.Err()
+}

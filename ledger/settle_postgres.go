@@ -36,19 +36,8 @@ func readMarked(res pgx.BatchResults, r *request) error {
 		return err
 	}
 	defer rows.Close()
-	marked := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		marked[id] = true
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	r.marked = len(marked)
-	return nil
+	r.marked, err = distinctIDs(rows)
+	return err
 }
 
 // PresentRecords implements Settler.

@@ -35,19 +35,8 @@ func (l *SQLite) markDeletedUnlessConfirmedSince(ctx context.Context, tx *sql.Tx
 		return err
 	}
 	defer rows.Close()
-	marked := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		marked[id] = true
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	r.marked = len(marked)
-	return nil
+	r.marked, err = distinctIDs(rows)
+	return err
 }
 
 // PresentRecords implements Settler on the read pool, once the WAL
