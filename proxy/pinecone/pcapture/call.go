@@ -39,7 +39,12 @@ type call struct {
 	// call settles.
 	requestLSN uint64
 	hasLSN     bool
-	once       sync.Once
+	// Restore detection's watch (lsn.go), with the write's namespace and
+	// the floor it gave; nil when none is set.
+	lsnWatch  LSNWatch
+	namespace string
+	lsnFloor  uint64
+	once      sync.Once
 }
 
 // Response settles a REST write by its status; a gRPC write by its
@@ -81,6 +86,7 @@ func (c *call) settle(o outcome) {
 		core := c.hook.core
 		switch o {
 		case applied:
+			c.lsnApplied()
 			switch {
 			case c.intent != 0 && len(c.moved) > 0:
 				core.ConfirmMoved(ledger.StorePinecone, []ledger.IntentID{c.intent}, c.moved)

@@ -22,6 +22,9 @@ type Hook struct {
 	// filterDeleted is told of each delete by filter the store applied
 	// (OnFilterDelete); nil tells no one.
 	filterDeleted atomic.Pointer[func(FilterDelete)]
+	// lsnWatch is told of each applied write's request LSN (WatchLSN);
+	// nil tells no one.
+	lsnWatch atomic.Pointer[LSNWatch]
 }
 
 // New returns the Hook for core, with each index's rules; requests to an
@@ -110,6 +113,9 @@ func (h *Hook) intend(ix *pinecone.Index, w write, rules *pcextract.Rules, grpc 
 	}
 	if len(c.filtered) > 0 && h.filterDeleted.Load() != nil { // nobody to tell: no need to divide
 		h.markSince(c)
+	}
+	if len(tags) > 0 {
+		h.watchLSN(c, tags[0].Table) // one write request names one namespace
 	}
 	return c, nil
 }

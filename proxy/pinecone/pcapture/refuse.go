@@ -17,7 +17,10 @@ var statusCodes = map[string]pinecone.Code{
 	capture.CodeUnattributed: pinecone.CodeInvalidArgument,
 	capture.CodeForgotten:    pinecone.CodeFailedPrecondition,
 	capture.CodeLedgerDown:   pinecone.CodeUnavailable,
-	nonCanonicalCode:         pinecone.CodeInvalidArgument,
+	// A store held after a restore (capture.Hold) accepts writes again
+	// once lethe-proxy replay ran: the write may be retried then.
+	capture.CodeRestored: pinecone.CodeUnavailable,
+	nonCanonicalCode:     pinecone.CodeInvalidArgument,
 }
 
 // refuse logs a refusal (its code and reason, never its message) and
