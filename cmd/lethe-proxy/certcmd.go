@@ -12,13 +12,6 @@ import (
 	"github.com/lethe-privacy/lethe/certificate/offline"
 )
 
-const keygenUsage = `Usage:
-  lethe-proxy keygen --out FILE [--log-origin NAME]
-      writes a new Ed25519 signing key to FILE (PKCS#8 PEM, mode 0600) and
-      prints a trusted keys file for it on stdout; NAME is the log's
-      forget.log_origin (default lethe.local/forget-log)
-`
-
 // keygenCmd makes the operator's certificate signing key.
 func keygenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset := newFlagSet("keygen", keygenUsage, stderr)
@@ -51,18 +44,6 @@ func keygenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		key.KeyID, *out, *origin)
 	return 0
 }
-
-const verifyUsage = `Usage:
-  lethe-proxy verify --keys KEYS.json [--now RFC3339] CERT.json
-      verifies a deletion certificate offline (CERT.json "-" reads stdin);
-      prints the verdict and exits 0 only if it is valid (docs/certificate.md)
-  lethe-proxy verify --keys KEYS.json [--now RFC3339] [--require-log] REPORT.json
-      verifies a signed report (of lethe-proxy sweep or reconcile) the same
-      way: its signature, that it is not dated after now, and the log's
-      proof that it was logged; prints its counts. A report without a log
-      section is valid and printed "not logged", unless --require-log makes
-      it not_in_log
-`
 
 // verifyCmd verifies a certificate against a trusted keys file.
 func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

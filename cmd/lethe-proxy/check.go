@@ -11,19 +11,6 @@ import (
 	"github.com/lethe-privacy/lethe/capture/coverage"
 )
 
-const checkUsage = `Usage:
-  lethe-proxy check --config FILE [--format text|github|json]
-
-Checks that every table with a vector, halfvec or sparsevec column or a
-column named like a subject (coverage.subject_columns), and every namespace
-of a configured Pinecone index, has a capture rule or a coverage.ignore with
-a reason, and that the rules match the database. Reads the catalog through
-capture.store (never a row) and the indexes' stats. A store that cannot
-be read is named on stderr and the others are still checked. Exit status:
-0 clean (warnings allowed), 1 problems found, 2 config invalid or a store
-not checked. See docs/coverage.md.
-`
-
 // checkTimeout bounds the whole check: connecting, reading the catalog,
 // asking each index.
 const checkTimeout = 2 * time.Minute

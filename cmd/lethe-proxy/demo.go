@@ -15,30 +15,6 @@ import (
 	"github.com/lethe-privacy/lethe/internal/demo"
 )
 
-const demoUsage = `Usage:
-  lethe-proxy demo [--dir DIR] [--run]
-      the whole product on an embedded default: in DIR (default
-      $XDG_STATE_HOME/lethe-demo, else ./lethe-demo; made once, reused) a
-      signing key, a subject salt, an admin token and an SQLite ledger; the
-      Pinecone emulator in-process as the index host; the proxy in front of
-      it with forget on. Writes sample memories about alice and bob through
-      the proxy with go-pinecone, prints the admin API, the browser
-      verifier and the CLI line that forgets alice, and serves until Ctrl-C.
-      --run forgets alice itself, prints the certificate's verdict and exits
-      0 only when it is valid (scripts, CI).
-      With DATABASE_URL (postgres://user:password@host:port/db, a server
-      with pgvector) the demo also runs the PostgreSQL relay in front of
-      it: it creates the table public.lethe_demo_memories, writes alice's
-      and bob's sample rows through the proxy with pgx, and the forget
-      covers both stores. The WAL follower runs on the slot
-      lethe_demo_memories when wal_level is logical and the role may
-      replicate; otherwise it is off and the demo says why
-  lethe-proxy demo --clean [--dir DIR]
-      removes the files the demo made in DIR (and DIR when empty) and, on
-      the PostgreSQL server, what it recorded making there (its table, slot,
-      publications; pgvector if it created it); nothing else
-`
-
 // demoCmd is lethe-proxy demo: flags, then internal/demo with serve's start.
 func demoCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", demoUsage, stderr)

@@ -8,23 +8,6 @@ import (
 	"github.com/lethe-privacy/lethe/config/datamap"
 )
 
-const exportUsage = `Usage:
-  lethe-proxy export --config FILE [--format markdown|json] [--out FILE]
-  lethe-proxy export --config FILE --check FILE
-
-The data map, from the configuration alone (no connection): per table and
-Pinecone namespace what is stored, which field names the person, what forget
-does there and how absence is verified, retention, and every coverage.ignore
-with its reason (docs/export.md).
-
-  --format markdown|json  the rendering (default markdown)
-  --out FILE              write it to FILE instead of stdout
-  --check FILE            render in FILE's format (.md or .json) and compare:
-                          exit 0 the same, 1 different (a diff is printed)
-
-Exit 2: the configuration is invalid, or a file cannot be read or written.
-`
-
 // exportCmd renders the data map of a configuration, or checks a committed
 // copy of it.
 func exportCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {

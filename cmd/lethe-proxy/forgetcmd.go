@@ -11,15 +11,6 @@ import (
 	"github.com/lethe-privacy/lethe/admin/adminclient"
 )
 
-const adminTokenUsage = `Usage:
-  lethe-proxy admin-token --name NAME --role operator|auditor [--tokens-file FILE]
-      prints a new admin API token on stdout. With --tokens-file, adds its
-      entry (the token's SHA-256, never the token) to FILE, creating it with
-      mode 0600 if missing; a running proxy whose forget.admin.tokens_file
-      is FILE accepts the token at once, with no restart. Without it,
-      prints the entry on stderr, to add to the tokens file by hand
-`
-
 // adminTokenCmd makes a bearer token for the admin API.
 func adminTokenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("admin-token", adminTokenUsage, stderr)
@@ -54,42 +45,6 @@ func adminTokenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		"The token above is shown once; give it to %s (as LETHE_ADMIN_TOKEN or a --token-file).\n", b, *name)
 	return 0
 }
-
-const forgetUsage = `Usage (the subject is read from stdin, first line; never from a flag):
-  lethe-proxy forget run [--yes [--nothing-found]] [--out FILE] [--keys KEYS.json] [client flags] < subject
-      a forget in one step: shows what a preview found (and a warning when
-      it found nothing), asks on the terminal (--yes: does not ask), starts
-      the forget, shows each layer's progress until it ends, writes the
-      certificate to FILE (default certificate-REQUEST_ID.json) and verifies
-      it, offline against KEYS.json if given, else by the proxy. Prints
-      the request id and the subject's secret; exits 0 only for a valid
-      certificate. --nothing-found lets --yes certify that nothing was found
-  lethe-proxy forget list [--status received|completed|failed] [--overdue]
-                     [--limit N] [--json] [client flags]
-      the forget requests, newest first, by id (never by subject): status,
-      deadline and whether it has passed while the request is open; at
-      most N (default 100, at most 1000)
-  lethe-proxy forget preview  [client flags]               < subject
-      what a forget would delete, and the confirm token
-  lethe-proxy forget confirm  --token CONFIRM_TOKEN [--nothing-found] [client flags] < subject
-      start the forget; prints the request id and the subject's secret.
-      A preview that found nothing (nothing_found: true) is confirmed only
-      with --nothing-found: the certificate then says nothing was found
-  lethe-proxy forget status ID [--wait] [client flags]
-      where the request stands; --wait shows each layer's progress until it
-      ends (exit 0 if completed, 1 if failed)
-  lethe-proxy forget certificate ID [--out FILE] [client flags]
-  lethe-proxy forget reverify ID [client flags]            < subject
-      check again that a completed forget's subject is absent (logged)
-  lethe-proxy forget lift [client flags]                   < subject
-      accept writes about the subject again
-
-Client flags:
-  --admin URL        admin API (default $LETHE_ADMIN_URL, else forget.admin
-                     of --config, else ` + adminclient.DefaultURL + `)
-  --config FILE      the proxy's configuration, read for forget.admin only
-  --token-file FILE  file holding the bearer token (default $LETHE_ADMIN_TOKEN)
-`
 
 // forgetCmd drives a forget through the admin API.
 func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lethe-privacy/lethe/admin/adminclient"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -104,5 +105,18 @@ func TestHelp_TopLevelListsEveryEnvironmentVariable(t *testing.T) {
 	require.Contains(t, found, "LETHE_ADMIN_TOKEN", "the scan should find the admin client's variables")
 	for v, file := range found {
 		assert.Contains(t, usage, "\n  "+v+" ", "%s (named in %s) is missing from the top-level help's Environment", v, file)
+	}
+}
+
+func TestUsage_FilesNameTheAdminAPIsDefaultURLWithNoPlaceholderLeft(t *testing.T) {
+	texts := map[string]string{"lethe-proxy": usage}
+	for name, cmd := range commands {
+		texts[name] = cmd.usage
+	}
+	for name, text := range texts {
+		assert.NotContains(t, text, "{{", "usage/%s.txt", name)
+	}
+	for _, text := range []string{usage, forgetUsage, logUsage, mcpUsage} {
+		assert.Contains(t, text, adminclient.DefaultURL)
 	}
 }

@@ -14,16 +14,6 @@ import (
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
 )
 
-const ledgerUsage = `Usage:
-  lethe-proxy ledger counts  --config FILE   records per table and state
-  lethe-proxy ledger subject --config FILE   records about one subject, read from stdin
-                                             (never from a flag, so it stays out of shell history and logs)
-  --wait DURATION                            with the WAL follower on, how long to wait first until it has
-                                             recorded every row committed before the command (default 30s;
-                                             0 reads the ledger as it is; so does a slot no proxy follows,
-                                             with a warning)
-`
-
 // ledgerCmd inspects the ledger the config points at.
 func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "counts" && args[0] != "subject") {

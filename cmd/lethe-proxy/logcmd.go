@@ -4,25 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-
-	"github.com/lethe-privacy/lethe/admin/adminclient"
 )
-
-const logUsage = `Usage:
-  lethe-proxy log checkpoint [client flags]
-      print the transparency log's latest signed checkpoint
-  lethe-proxy log verify --keys KEYS.json [--since FILE] [--save FILE] [client flags]
-      check the latest checkpoint's signature against the trusted keys and,
-      with --since, that the log only grew since the checkpoint in FILE
-      (RFC 6962 consistency proof); --save writes the verified checkpoint
-      to FILE, so that the next run starts from it
-
-Client flags:
-  --admin URL        admin API (default $LETHE_ADMIN_URL, else forget.admin
-                     of --config, else ` + adminclient.DefaultURL + `)
-  --config FILE      the proxy's configuration, read for forget.admin only
-  --token-file FILE  file holding the bearer token (default $LETHE_ADMIN_TOKEN)
-`
 
 // logCmd reads and checks the transparency log through the admin API.
 func logCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {

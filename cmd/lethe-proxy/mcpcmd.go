@@ -20,36 +20,6 @@ import (
 // given.
 const envRefKeyFile = "LETHE_MCP_REF_KEY_FILE"
 
-const mcpUsage = `Usage:
-  lethe-proxy mcp [--http ADDR] [--keys KEYS.json] [--ref-key-file FILE] [client flags]
-      an MCP server for AI agents over the admin API (docs/mcp.md): on
-      stdin/stdout with the token of $LETHE_ADMIN_TOKEN or --token-file, or
-      with --http on streamable HTTP at http://ADDR/mcp, stateless, each call
-      carrying its caller's admin API token. An auditor's token gets the
-      read-only tools
-  lethe-proxy mcp ref --ref-key-file FILE < subject
-      prints a subject reference an agent can use instead of the subject
-  lethe-proxy mcp open --ref-key-file FILE REF
-      prints what a reference seals: a forget's subject secret (for the
-      person) or a subject
-
-Flags:
-  --http ADDR          serve streamable HTTP on ADDR instead of stdio
-  --keys FILE          the operator's trusted keys file, pinned for verify
-  --ref-key-file FILE  at least 32 random bytes (head -c 32 /dev/urandom > FILE)
-                       sealing subject references; every replica and
-                       mcp ref/open need the same file (default
-                       $LETHE_MCP_REF_KEY_FILE; without one, references open
-                       only in the process that made them)
-  --ref-ttl DURATION   how long a reference opens (default 744h, a month and a day)
-
-Client flags:
-  --admin URL        admin API (default $LETHE_ADMIN_URL, else forget.admin
-                     of --config, else ` + adminclient.DefaultURL + `)
-  --config FILE      the proxy's configuration, read for forget.admin only
-  --token-file FILE  file holding the bearer token, stdio only (default $LETHE_ADMIN_TOKEN)
-`
-
 // mcpCmd serves the MCP tools, or makes or opens a reference.
 func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	sub := ""

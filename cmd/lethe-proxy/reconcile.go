@@ -16,27 +16,6 @@ import (
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
-const reconcileUsage = `Usage:
-  lethe-proxy reconcile --config FILE [--adopt [--report FILE]] [--format text|json]
-
-Reads every record of every configured table and Pinecone namespace and
-counts, per table, the records whose subject the ledger does not know under
-their id (written before Lethe, around a proxy while capture.wal was off,
-or unattributed in permissive mode). It prints counts only, never ids or
-subjects.
-
-  --adopt        record the unknown records in the ledger, sign a report and
-                 append a reconcile.adopted event to the transparency log
-                 (needs forget.signing_key)
-  --report FILE  where --adopt writes the signed report
-                 (default reconcile-<run id>.json in the current directory)
-  --format       text (default) or json
-
-Exit status: 0 every record is known (or was adopted), 1 unknown records
-were found and not adopted, or records name a subject already forgotten,
-2 the config is invalid or a store or the ledger cannot be read.
-`
-
 // reconcileCmd is `lethe-proxy reconcile`: wiring only, the work is
 // reconcile.Reconcile's.
 func reconcileCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {

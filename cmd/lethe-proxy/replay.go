@@ -15,30 +15,6 @@ import (
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
-const replayUsage = `Usage:
-  lethe-proxy replay --config FILE [--dry-run] [--reports DIR] [--format text|json]
-
-After a store was restored from a backup: re-applies every completed forget
-whose subject is still tombstoned to the stores as they are now. It reads
-every record of every configured table and Pinecone namespace, finds those
-naming a forgotten subject (by its HMAC; the subject is never printed),
-deletes them with forget's own queries, verifies none is left, marks them
-in the ledger, and signs and logs one report per request (forget.replayed,
-naming the request; zero counts when nothing came back), written to DIR.
-A clean replay then clears the restore the proxy detected, and the
-PostgreSQL relay accepts writes again (capture.on_restore: refuse).
-
-  --dry-run      find and count only: delete, mark, log and clear nothing
-  --reports DIR  where the signed reports go (default: the current directory),
-                 one replay-REQUEST_ID.json each; check one with
-                 lethe-proxy verify --keys KEYS.json FILE
-  --format       text (default) or json
-
-Exit status: 0 nothing of a forgotten subject is left (a dry run: nothing
-came back), 1 records are left or were found by a dry run, 2 the config is
-invalid or a store or the ledger cannot be read.
-`
-
 // replayCmd is lethe-proxy replay: wiring only, the work is replay.Run's.
 func replayCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("replay", replayUsage, stderr)

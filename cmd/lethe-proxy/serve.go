@@ -7,10 +7,6 @@ import (
 	"syscall"
 )
 
-const serveUsage = `Usage:
-  lethe-proxy serve --config FILE   run the proxy (start from config.example.yaml)
-`
-
 // serveCmd runs the proxy until a signal or a failed listener.
 func serveCmd(args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs := newFlagSet("serve", "", stderr)

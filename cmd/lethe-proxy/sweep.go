@@ -14,21 +14,6 @@ import (
 	"github.com/lethe-privacy/lethe/ledger"
 )
 
-const sweepUsage = `Usage:
-  lethe-proxy sweep --config FILE [--dry-run] [--batch N] [--report FILE]
-      delete the records older than their rule's retain (by retain_by), in
-      every table and Pinecone namespace whose rule has one; mark them deleted
-      in the ledger, verify none is left, and sign and log a report
-      (retention.swept) written to FILE (default sweep-RUN_ID.json)
-
-  --dry-run  count the expired records only: delete, mark and log nothing
-  --batch N  records per DELETE statement or delete request (default 1000)
-
-Exit status: 0 swept, 1 an expired record was left or a table failed (run it
-again: a sweep deletes what is expired when it runs), 2 the config is invalid
-or a store cannot be reached.
-`
-
 // sweepCmd runs one retention sweep (docs/retention.md).
 func sweepCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("sweep", sweepUsage, stderr)

@@ -11,14 +11,6 @@ import (
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
 )
 
-const walUsage = `Usage:
-  lethe-proxy wal status --config FILE   the WAL follower's slot: active, WAL kept, lag, tables
-  lethe-proxy wal drop --config FILE     drop the slot and its publications (stop the proxies first;
-                                         the next start makes them again, with the rows the tables hold)
-  --slot NAME                            another slot of capture.store's database than capture.wal_slot
-                                         (e.g. lethe, the default name of earlier versions)
-`
-
 func walCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "status" && args[0] != "drop") {
 		fmt.Fprint(stderr, walUsage)
