@@ -42,7 +42,12 @@
 //   - x-pinecone-request-lsn on writes and x-pinecone-max-indexed-lsn on
 //     reads, and Config.DeleteDelay: deleted records stay visible to every
 //     read for that long, and the max indexed LSN stays below the delete's
-//     LSN until then, as Pinecone's deletes are eventually consistent.
+//     LSN until then, as Pinecone's deletes are eventually consistent;
+//   - the index deleted and created again under its name (Recreate): no
+//     records, and LSNs from the first again. The emulator numbers all
+//     namespaces' writes in one sequence; Pinecone documents one sequence
+//     per namespace ("Writes to one namespace do not increase the LSN for
+//     other namespaces", its "Check data freshness" guide).
 //
 // Not emulated: the control plane (Config describes the one index), except
 // DescribeIndex of that index (GET /indexes/{name}), which the Node SDK calls
