@@ -284,11 +284,12 @@ func (c *Capture) intended(id ledger.IntentID, err error, entries []ledger.Entry
 // entries turns tags into ledger entries of store, hashing every subject.
 func (c *Capture) entries(store ledger.Store, tags []extract.Tag) []ledger.Entry {
 	var out []ledger.Entry
+	var hashes recentHashes
 	for _, t := range tags {
 		switch t.Op {
 		case extract.OpWrite:
 			for _, s := range t.Subjects {
-				out = append(out, ledger.Entry{Store: store, Table: t.Table, RecordID: t.ID, Subject: c.cfg.Hasher.Hash(s)})
+				out = append(out, ledger.Entry{Store: store, Table: t.Table, RecordID: t.ID, Subject: hashes.hash(c.cfg.Hasher, s)})
 			}
 		case extract.OpUnattributed:
 			out = append(out, ledger.Entry{Store: store, Table: t.Table, Unattributed: true})
@@ -297,6 +298,29 @@ func (c *Capture) entries(store ledger.Store, tags []extract.Tag) []ledger.Entry
 		// (Deleted) once they commit.
 	}
 	return out
+}
+
+// recentHashes remembers the last few subjects one write hashed: a batch
+// of records mostly names a few people (one user's chunks), and an HMAC
+// costs more than comparing a few strings.
+type recentHashes struct {
+	subjects [8]string
+	hashes   [8]ledger.SubjectHash
+	used     int // how many of the slots hold a subject
+	next     int // the slot the next new subject takes
+}
+
+func (r *recentHashes) hash(h *ledger.Hasher, subject string) ledger.SubjectHash {
+	for i := range r.used {
+		if r.subjects[i] == subject {
+			return r.hashes[i]
+		}
+	}
+	sum := h.Hash(subject)
+	r.subjects[r.next], r.hashes[r.next] = subject, sum
+	r.next = (r.next + 1) % len(r.subjects)
+	r.used = min(r.used+1, len(r.subjects))
+	return sum
 }
 
 // Ledger is Config.Ledger, which a wing's recovery resolves orphaned

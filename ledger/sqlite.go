@@ -101,9 +101,21 @@ func openSQLite(path string, opts Options, checkpointEvery time.Duration) (l *SQ
 	if l.checkpoints, err = startCheckpointer(sqliteDSN(path, busy), path+"-wal", checkpointEvery, l.log); err != nil {
 		return l, err
 	}
-	l.decisions = newCommitter(l.writeDecisions, opts)
-	l.pendingFile = newCommitter(l.writeIntents, opts)
+	l.decisions = newCommitter(uncancelled(l.writeDecisions), opts)
+	l.pendingFile = newCommitter(uncancelled(l.writeIntents), opts)
 	return l, nil
+}
+
+// uncancelled runs a SQLite batch writer on its context's values without
+// its cancellation or deadline. For a context that can end, go-sqlite3
+// starts a goroutine per statement to interrupt it, and database/sql one
+// per transaction, which together cost a commit of intents more CPU than
+// its statements. A SQLite commit's waits are bounded without them: for
+// the file's lock by _busy_timeout, the rest by the disk.
+func uncancelled(write batchWriter) batchWriter {
+	return func(ctx context.Context, now time.Time, batch []*request) error {
+		return write(context.WithoutCancel(ctx), now, batch)
+	}
 }
 
 // sqliteDSN is the connection string of the SQLite file at path.
@@ -116,6 +128,9 @@ func sqliteDSN(path string, busyMillis int64, extra ...string) string {
 	// breaking "no untracked write".
 	q.Add("_synchronous", "FULL")
 	q.Add("_foreign_keys", "1")
+	// database/sql hands a connection to one goroutine at a time, so
+	// SQLite's own per-call mutexes (serialized mode) only cost time.
+	q.Add("_mutex", "no")
 	for _, p := range extra {
 		k, v, _ := strings.Cut(p, "=")
 		q.Add(k, v)
