@@ -114,6 +114,13 @@ func (c *call) settle(o outcome) {
 				c.hook.log.Info("pinecone write outcome unknown; its intent stays pending and forget treats its records as candidates",
 					"index", c.index, "intent", int64(c.intent))
 			}
+			if len(c.filtered)+len(c.cleared) > 0 {
+				// The delete may have been applied: only reading the
+				// store tells which records it removed, as for a delete
+				// by filter, whatever it named.
+				c.filtered = append(c.filtered, c.cleared...)
+				core.AfterQueued(func() { c.hook.filterDeletesApplied(c) })
+			}
 		}
 	})
 }

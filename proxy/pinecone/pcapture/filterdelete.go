@@ -8,9 +8,12 @@ import (
 )
 
 // FilterDelete is a delete by metadata filter (vectors REST or gRPC, or
-// documents) that the store applied. Which records it removed only the
-// store knows: the wing reads the store to settle the ledger (see
-// pcwing's settler).
+// documents) that the store applied, or any delete of a namespace's
+// records by filter, deleteAll or namespace delete whose answer did not
+// say whether it was applied (a 5xx, a broken exchange). Which records it
+// removed only the store knows: the wing reads the store to settle the
+// ledger (see pcwing's settler). A delete the store certainly refused is
+// not one.
 type FilterDelete struct {
 	Index     string // the index's name
 	Namespace string // canonical ("__default__" for the default one)

@@ -2,6 +2,7 @@ package pcapture_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/lethe-privacy/lethe/proxy/pinecone/pcapture"
+	"github.com/lethe-privacy/lethe/test/pinecone/emulator"
 	"github.com/lethe-privacy/lethe/test/pinecone/sdktest"
 )
 
@@ -104,4 +106,36 @@ func TestFilterDelete_ReportedOnceAppliedWithItsLSN(t *testing.T) {
 		require.Len(t, got, 1)
 		assert.Equal(t, "team", got[0].Namespace)
 	})
+}
+
+// A delete whose answer does not say whether it was applied (here the
+// index host applies it and answers 503) is reported too, without an
+// LSN: by filter, and deleteAll, whose records the ledger cannot mark
+// deleted unread. Only a read of the store then tells what went.
+func TestFilterDelete_OutcomeUnknownIsReportedForARead(t *testing.T) {
+	em := emulator.New(emulator.Config{APIKey: apiKey, IndexName: "docs"}).Handler()
+	upstream := serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/vectors/delete" {
+			em.ServeHTTP(httptest.NewRecorder(), req)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"code":14,"message":"upstream connect error"}`))
+			return
+		}
+		em.ServeHTTP(w, req)
+	}))
+	r := newRig(t, rigOptions{upstream: upstream})
+	seen := &filterDeletes{}
+	r.hook.OnFilterDelete(seen.add)
+	upsertNotesAndTeam(t, r)
+	require.Equal(t, http.StatusServiceUnavailable, post(t, http.DefaultClient, r.url, "/vectors/delete", `{"filter":{"user_id":{"$eq":"bob"}},"namespace":"notes"}`).status)
+	require.Equal(t, http.StatusServiceUnavailable, post(t, http.DefaultClient, r.url, "/vectors/delete", `{"deleteAll":true,"namespace":"team"}`).status)
+	require.Eventually(t, func() bool { return len(seen.all()) == 2 }, 30*time.Second, time.Millisecond)
+	got := seen.all()
+	assert.Equal(t, []string{"docs/notes", "docs/team"}, []string{got[0].Table, got[1].Table})
+	for _, d := range got {
+		assert.False(t, d.HasLSN, "a 503 carries no request LSN")
+		assert.False(t, d.Since.IsZero())
+	}
+	r.eventually(t, "alice", "docs/notes/a1 confirmed", "docs/team/t1 confirmed") // unanswered deletes leave the records present until read
 }

@@ -111,7 +111,7 @@ func (h *Hook) intend(ix *pinecone.Index, w write, rules *pcextract.Rules, grpc 
 	if c.intent == 0 && len(c.deletes) == 0 && len(c.moved) == 0 && len(c.cleared) == 0 && len(c.filtered) == 0 {
 		return nil, nil
 	}
-	if len(c.filtered) > 0 && h.filterDeleted.Load() != nil { // nobody to tell: no need to divide
+	if len(c.filtered)+len(c.cleared) > 0 && h.filterDeleted.Load() != nil { // nobody to tell: no need to divide
 		h.markSince(c)
 	}
 	if len(tags) > 0 {

@@ -30,7 +30,9 @@ const (
 )
 
 // settler brings the ledger in line with the application's deletes by
-// metadata filter, which name no ids: once one succeeds, the records of
+// metadata filter, which name no ids (and with any delete of a
+// namespace's records whose outcome is unknown; pcapture.FilterDelete):
+// once one succeeds, the records of
 // its namespace that the ledger holds present are fetched by id from the
 // index host, page by page, and those the index no longer holds are
 // marked deleted, off the request path.
