@@ -15,7 +15,9 @@ import (
 // Listen resolves the Pinecone intents a crash left pending, with a
 // capture core (startRecovery: before binding, so that a client finds its
 // earlier writes settled; then every capture.recovery_interval), starts
-// the settler of deletes by filter (settle.go), builds
+// the settler of deletes by filter (settle.go) and restore detection
+// (restore.go: a restore waiting for replay holds writes from the first
+// request), builds
 // the relay (reading each index's upstream_ca_file and pinecone.tls's
 // files) and binds pinecone.listen, then, with a pinecone.control_plane
 // block, the control-plane relay and its listener. On an error nothing is
@@ -26,6 +28,11 @@ func (w *Wing) Listen() error {
 	}
 	if w.core != nil && w.settler == nil {
 		w.startSettler()
+	}
+	if w.hook != nil && w.restore == nil {
+		if err := w.startRestoreWatch(); err != nil {
+			return err
+		}
 	}
 	relay, err := w.newRelay()
 	if err != nil {
@@ -110,6 +117,7 @@ func (w *Wing) Shutdown(ctx context.Context) error {
 			srv.Close()
 		}
 	}
+	w.stopRestoreWatch() // after the last answers: their LSNs are recorded
 	return nil
 }
 

@@ -45,6 +45,10 @@ type Wing struct {
 	recoveryInterval time.Duration
 	// The settler of deletes by filter (settle.go), set by Listen.
 	settler *settler
+	// Restore detection (restore.go), set by Listen; onRestore is
+	// capture.on_restore.
+	restore   *restoreRun
+	onRestore config.OnRestore
 
 	mu     sync.Mutex
 	opened []*pcstore.Index // forget's index connections, until Close
@@ -65,7 +69,8 @@ func New(cfg *config.Config, core *capture.Capture, log *slog.Logger) *Wing {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Wing{settings: cfg.Pinecone, log: log, getenv: os.Getenv, recoveryInterval: cfg.Capture.RecoveryInterval.D()}
+	w := &Wing{settings: cfg.Pinecone, log: log, getenv: os.Getenv, recoveryInterval: cfg.Capture.RecoveryInterval.D(),
+		onRestore: cfg.Capture.OnRestore}
 	if core != nil && len(cfg.Compiled().Pinecone) > 0 {
 		w.hook = pcapture.New(core, cfg.Compiled().Pinecone)
 		w.core = core
@@ -143,6 +148,7 @@ func (w *Wing) Close() {
 		w.backstop.close()
 	}
 	w.stopRecovery()
+	w.stopRestoreWatch()
 	w.closeIndexes()
 }
 

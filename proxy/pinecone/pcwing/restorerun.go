@@ -1,0 +1,130 @@
+package pcwing
+
+import (
+	"context"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
+)
+
+// restoreFlushEvery bounds how long a changed mark stays in memory only:
+// marks are written at most this often (and at once on a restore), never
+// on a write's path.
+const restoreFlushEvery = 5 * time.Second
+
+// restoreRun is the restore watch's background work, until stop.
+type restoreRun struct {
+	watch   *restoreWatch
+	probers []*pcstore.Index
+	stop    context.CancelFunc
+	done    sync.WaitGroup
+	stopped sync.Once
+}
+
+// startRestoreWatch checks each index with namespace rules (restore.go):
+// its host against its mark, before the relay binds, holding writes when
+// a restore waits for replay; then, in the background, reads each known
+// namespace's LSN once, and records the marks every few seconds
+// (capture.recovery_interval when shorter) until stopRestoreWatch. The
+// relay's hook tells it each applied write's LSN. A ledger that keeps no
+// store marks leaves detection off, logged.
+func (w *Wing) startRestoreWatch() error {
+	marks, ok := w.core.Ledger().(ledger.StoreMarks)
+	if !ok {
+		w.log.Warn("restore detection is off for Pinecone: the ledger keeps no store marks")
+		return nil
+	}
+	hosts := map[string]string{}
+	rules := map[string][]string{}
+	for _, ic := range w.settings.Indexes {
+		if len(ic.Namespaces) == 0 {
+			continue
+		}
+		u, err := url.Parse(ic.Host) // validated by config
+		if err != nil {
+			continue
+		}
+		hosts[ic.Name] = u.Host
+		for _, r := range ic.Namespaces {
+			if r.Namespace != "*" {
+				rules[ic.Name] = append(rules[ic.Name], r.Namespace)
+			}
+		}
+	}
+	rw := newRestoreWatch(marks, w.core, w.onRestore, hosts, w.settings.VerifyDeadline.D(), w.log.With("restore", "pinecone"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err := rw.checkHosts(ctx)
+	cancel()
+	if err != nil {
+		return err
+	}
+	work, stop := context.WithCancel(context.Background())
+	run := &restoreRun{watch: rw, stop: stop}
+	for _, ic := range w.settings.Indexes {
+		if hosts[ic.Name] == "" {
+			continue
+		}
+		ix, err := w.openIndex(ic, nil)
+		if err != nil {
+			w.log.Warn("restore detection: this index's LSNs are not read at start (a write through the proxy still shows a restore)", "index", ic.Name, "err", err)
+			continue
+		}
+		run.probers = append(run.probers, ix)
+		run.done.Add(1)
+		go func() {
+			defer run.done.Done()
+			rw.probe(work, ic.Name, ix, rules[ic.Name])
+		}()
+	}
+	every := min(restoreFlushEvery, w.recoveryInterval)
+	run.done.Add(1)
+	go func() {
+		defer run.done.Done()
+		rw.loop(work, every)
+	}()
+	w.restore = run
+	w.hook.WatchLSN(rw)
+	return nil
+}
+
+// loop flushes every interval, and at once when a restore was seen, until
+// ctx ends; then once more.
+func (rw *restoreWatch) loop(ctx context.Context, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			last, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := rw.flush(last); err != nil {
+				rw.log.Warn("restore detection: recording the marks at stop failed", "err", err)
+			}
+			cancel()
+			return
+		case <-tick.C:
+		case <-rw.kick:
+		}
+		if err := rw.flush(ctx); err != nil && ctx.Err() == nil {
+			rw.log.Warn("restore detection: recording the marks failed; tried again at the next interval", "err", err)
+		}
+	}
+}
+
+// stopRestoreWatch stops the hook's reports, ends the background work,
+// records the marks a last time and closes the probes' connections; later
+// calls do nothing.
+func (w *Wing) stopRestoreWatch() {
+	run := w.restore
+	if run == nil {
+		return
+	}
+	run.stopped.Do(func() {
+		w.hook.WatchLSN(nil)
+		run.stop()
+		run.done.Wait()
+		closeAll(run.probers)
+	})
+}
