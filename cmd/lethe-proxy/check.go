@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lethe-privacy/lethe/capture/coverage"
+	"github.com/lethe-privacy/lethe/config/proxyopen"
 )
 
 // checkTimeout bounds the whole check: connecting, reading the catalog,
@@ -37,7 +38,7 @@ func checkCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	policy := cfg.Compiled().Coverage
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
-	wings, err := newWings(cfg, nil, nil)
+	wings, err := proxyopen.Wings(cfg, nil, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "lethe-proxy check:", err)
 		return 2

@@ -8,10 +8,9 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 
-	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/config/proxyopen"
 	"github.com/lethe-privacy/lethe/internal/demo"
 )
 
@@ -59,47 +58,10 @@ func demoCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	opts := demo.Options{State: state, Run: *runForget, Command: "lethe-proxy", DatabaseURL: os.Getenv(demo.DatabaseURLEnv), Stdout: stdout, Stderr: stderr}
 	return demo.Run(ctx, opts, func(ctx context.Context, configPath string) (demo.Proxy, error) {
-		return startDemoProxy(ctx, configPath, stop, stderr)
+		bg, err := proxyopen.StartBackground(ctx, configPath, stop, stderr, proxyOptions())
+		if err != nil {
+			return nil, err // not a nil *Background in a non-nil demo.Proxy
+		}
+		return bg, nil
 	})
 }
-
-// demoProxy is a proxy serve's way started, serving in the background.
-type demoProxy struct {
-	stopping atomic.Bool // Stop was called: the end of serving is no failure
-	cancel   context.CancelFunc
-	done     chan int
-	failed   chan int
-}
-
-// startDemoProxy loads the configuration and starts and serves it as
-// serve does.
-func startDemoProxy(ctx context.Context, configPath string, stopSignals func(), stderr io.Writer) (demo.Proxy, error) {
-	cfg, err := config.Load(configPath)
-	if err != nil {
-		return nil, err
-	}
-	log := cfg.Log.NewLogger(stderr)
-	p, err := startProxy(ctx, cfg, configPath, log)
-	if err != nil {
-		return nil, err
-	}
-	serveCtx, cancel := context.WithCancel(ctx)
-	dp := &demoProxy{cancel: cancel, done: make(chan int, 1), failed: make(chan int, 1)}
-	go func() {
-		code := p.serve(serveCtx, stopSignals, cfg.ShutdownTimeout.D(), log)
-		p.close()
-		if !dp.stopping.Load() && code != 0 { // stopped by itself: a listener failed
-			dp.failed <- code
-		}
-		dp.done <- code
-	}()
-	return dp, nil
-}
-
-func (d *demoProxy) Stop() int {
-	d.stopping.Store(true)
-	d.cancel()
-	return <-d.done
-}
-
-func (d *demoProxy) Failed() <-chan int { return d.failed }

@@ -11,6 +11,7 @@ import (
 	"github.com/lethe-privacy/lethe/certificate/offline"
 	"github.com/lethe-privacy/lethe/config/forgetopen"
 	"github.com/lethe-privacy/lethe/config/ledgeropen"
+	"github.com/lethe-privacy/lethe/config/proxyopen"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine/reconcile"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -63,7 +64,7 @@ func reconcileCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail("opening the ledger %s: %v", where, err)
 	}
 	defer l.Close()
-	scanners, closeStores, err := fromWings(ctx, cfg, log, connector.Wing.Scanners)
+	scanners, closeStores, err := proxyopen.FromWings(ctx, cfg, log, connector.Wing.Scanners)
 	if err != nil {
 		return fail("%v", err)
 	}

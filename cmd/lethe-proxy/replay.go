@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"github.com/lethe-privacy/lethe/certificate/offline"
 	"github.com/lethe-privacy/lethe/config/forgetopen"
 	"github.com/lethe-privacy/lethe/config/ledgeropen"
+	"github.com/lethe-privacy/lethe/config/proxyopen"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine/replay"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -58,12 +58,12 @@ func replayCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(2, "opening the ledger %s: %v", where, err)
 	}
 	defer l.Close()
-	scanners, closeScanners, err := fromWings(ctx, cfg, log, connector.Wing.Scanners)
+	scanners, closeScanners, err := proxyopen.FromWings(ctx, cfg, log, connector.Wing.Scanners)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
 	defer closeScanners()
-	layers, closeLayers, err := fromWings(ctx, cfg, log, forgetLayers)
+	layers, closeLayers, err := proxyopen.FromWings(ctx, cfg, log, proxyopen.ForgetLayers)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
@@ -109,15 +109,6 @@ func replayCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
-}
-
-// forgetLayers is a wing's forget layers, for fromWings.
-func forgetLayers(w connector.Wing, ctx context.Context) ([]connector.Layer, func(), error) {
-	side, err := w.Forget(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	return side.Layers, side.Close, nil
 }
 
 func writeReplayText(out io.Writer, res replay.Result, files map[string]string) {

@@ -5,7 +5,23 @@ import (
 	"io"
 	"os/signal"
 	"syscall"
+
+	"github.com/lethe-privacy/lethe/config/coreopen"
+	"github.com/lethe-privacy/lethe/config/proxyopen"
 )
+
+// coreOptions are the capture core's: the zero value, except in this
+// package's test binary run as bench/small.sh's nosync proxy
+// (nosync_bench_test.go).
+var coreOptions coreopen.Options
+
+// tool names this program in what it signs.
+func tool() string { return "lethe-proxy " + version }
+
+// proxyOptions name this program to the proxy it starts.
+func proxyOptions() proxyopen.Options {
+	return proxyopen.Options{Version: version, Tool: tool(), Core: coreOptions}
+}
 
 // serveCmd runs the proxy until a signal or a failed listener.
 func serveCmd(args []string, _ io.Reader, _, stderr io.Writer) int {
@@ -23,15 +39,16 @@ func serveCmd(args []string, _ io.Reader, _, stderr io.Writer) int {
 	// once a client can connect stops the proxy gracefully.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	p, err := startProxy(ctx, cfg, *path, log)
+	p, err := proxyopen.Start(ctx, cfg, *path, log, proxyOptions())
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
-	code := p.serve(ctx, stop, cfg.ShutdownTimeout.D(), log)
-	p.close()
-	if code == 0 {
-		log.Info("stopped")
+	failed := p.Serve(ctx, stop, cfg.ShutdownTimeout.D(), log)
+	p.Close()
+	if failed != nil {
+		return 1
 	}
-	return code
+	log.Info("stopped")
+	return 0
 }

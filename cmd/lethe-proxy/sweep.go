@@ -9,6 +9,7 @@ import (
 	"github.com/lethe-privacy/lethe/certificate/offline"
 	"github.com/lethe-privacy/lethe/config/forgetopen"
 	"github.com/lethe-privacy/lethe/config/ledgeropen"
+	"github.com/lethe-privacy/lethe/config/proxyopen"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine/retention"
 	"github.com/lethe-privacy/lethe/ledger"
@@ -46,7 +47,7 @@ func sweepCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	layers, closeStores, err := fromWings(octx, cfg, log, connector.Wing.Retainers)
+	layers, closeStores, err := proxyopen.FromWings(octx, cfg, log, connector.Wing.Retainers)
 	if err != nil {
 		return fail(2, "%v", err)
 	}

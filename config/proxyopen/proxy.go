@@ -1,4 +1,4 @@
-package main
+package proxyopen
 
 import (
 	"context"
@@ -13,44 +13,48 @@ import (
 	"github.com/lethe-privacy/lethe/connector"
 )
 
-// proxy is a serving proxy: the capture core and its ledger, the wings,
-// forget's engine and the admin API. Each is nil when the config does
-// not ask for it.
-type proxy struct {
-	core   *coreopen.Core
-	wings  connector.Wings
-	forget *forgetopen.Forget
-	admin  *admin.Listener
+// Options name the program that runs the proxy and adjust its core.
+type Options struct {
+	// Version is the program's version, logged when the proxy starts.
+	Version string
+	// Tool names the program in what forget signs ("lethe-proxy VERSION").
+	Tool string
+	// Core is the capture core's: the zero value, except in a test binary
+	// (coreopen.Options).
+	Core coreopen.Options
 }
 
-// coreOptions are the capture core's: the zero value, except in this
-// package's test binary run as bench/small.sh's nosync proxy
-// (nosync_bench_test.go).
-var coreOptions coreopen.Options
+// Proxy is a serving proxy: the capture core and its ledger, the wings,
+// forget's engine and the admin API. Each is nil when the config does
+// not ask for it.
+type Proxy struct {
+	core    *coreopen.Core
+	wings   connector.Wings
+	forget  *forgetopen.Forget
+	admin   *admin.Listener
+	version string
+}
 
-// tool names this program in what it signs.
-func tool() string { return "lethe-proxy " + version }
-
-// startProxy builds and starts everything serve runs, in this order: the
+// Start builds and starts everything serve runs, in this order: the
 // core and the ledger, the wings, forget, then every wing's listener and
 // the admin API's (a port taken or a file that does not load stops the
 // start here, before anything is made that would have to be undone), and
 // last each wing's Prepare (the WAL follower's slot). On an error what
 // was started is stopped again.
-func startProxy(ctx context.Context, cfg *config.Config, configPath string, log *slog.Logger) (_ *proxy, err error) {
-	p := &proxy{}
+func Start(ctx context.Context, cfg *config.Config, configPath string, log *slog.Logger, opts Options) (_ *Proxy, err error) {
+	p := &Proxy{version: opts.Version}
 	defer func() {
 		if err != nil {
-			p.close()
+			p.Close()
 		}
 	}()
-	if p.core, err = coreopen.Open(cfg, configPath, log, coreOptions); err != nil {
+	if p.core, err = coreopen.Open(cfg, configPath, log, opts.Core); err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
-	if p.wings, err = newWings(cfg, p.core, log); err != nil {
+	if p.wings, err = Wings(cfg, p.core, log); err != nil {
 		return nil, err
 	}
-	if p.forget, err = forgetopen.Open(cfg, p.core, p.wings, tool(), log); err != nil {
+	if p.forget, err = forgetopen.Open(cfg, p.core, p.wings, opts.Tool, log); err != nil {
 		return nil, fmt.Errorf("forget: %w", err)
 	}
 	if err := p.wings.Listen(); err != nil {
@@ -67,10 +71,11 @@ func startProxy(ctx context.Context, cfg *config.Config, configPath string, log 
 	return p, nil
 }
 
-// serve runs every wing and the admin API until ctx ends (a signal) or
+// Serve runs every wing and the admin API until ctx ends (a signal) or
 // one of them fails, then shuts them down within shutdownTimeout. It
-// returns the exit status.
-func (p *proxy) serve(ctx context.Context, stopSignals func(), shutdownTimeout time.Duration, log *slog.Logger) int {
+// returns the failure that ended it, already logged, or nil when ctx
+// ended it.
+func (p *Proxy) Serve(ctx context.Context, stopSignals func(), shutdownTimeout time.Duration, log *slog.Logger) error {
 	serving := p.wings.Serve()
 	adminFailed := make(chan error, 1)
 	adminCtx, stopAdmin := context.WithCancel(ctx)
@@ -82,15 +87,13 @@ func (p *proxy) serve(ctx context.Context, stopSignals func(), shutdownTimeout t
 			}
 		}()
 	}
-	log.Info("lethe-proxy started", "version", version, "wings", p.wings.Names())
-	code := 0
+	log.Info("lethe-proxy started", "version", p.version, "wings", p.wings.Names())
+	var failed error
 	select {
-	case err := <-serving.Failed():
-		log.Error("listener failed", "err", err)
-		code = 1
-	case err := <-adminFailed:
-		log.Error("listener failed", "err", err)
-		code = 1
+	case failed = <-serving.Failed():
+		log.Error("listener failed", "err", failed)
+	case failed = <-adminFailed:
+		log.Error("listener failed", "err", failed)
 	case <-ctx.Done():
 	}
 	stopSignals() // a second signal kills the process the default way
@@ -99,7 +102,7 @@ func (p *proxy) serve(ctx context.Context, stopSignals func(), shutdownTimeout t
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	for i, err := range serving.Shutdown(sctx) { // every wing within the same shutdown_timeout
-		if err != nil && code == 0 {
+		if err != nil && failed == nil {
 			log.Error("listener failed", "wing", p.wings[i].Name(), "err", err)
 		}
 	}
@@ -108,13 +111,13 @@ func (p *proxy) serve(ctx context.Context, stopSignals func(), shutdownTimeout t
 		// queued after it stay pending for recovery.
 		p.core.Capture.Shutdown(sctx)
 	}
-	return code
+	return failed
 }
 
-// close stops what startProxy started, in reverse: forget's engine, the
-// wings (their background work, for a start that did not serve), the core
-// and the ledger.
-func (p *proxy) close() {
+// Close stops what Start started, in reverse: forget's engine, the wings
+// (their background work, for a start that did not serve), the core and
+// the ledger.
+func (p *Proxy) Close() {
 	if p.admin != nil {
 		p.admin.Close() // a listener never served is still open
 	}
