@@ -217,12 +217,13 @@ log: {level: debug}
 
 	// Node SDK 9.x: vectors, records and documents APIs.
 	assert.Equal(t, map[string]any{
-		"vectorsQuery":      []any{"v9-a1", "v9-m1"},
-		"recordsSearch":     []any{"r9-a1"},
-		"documentsUpserted": 4.0,
-		"documentsUpdated":  2.0,
-		"documentsDeleted":  1.0,
-		"documentsSearch":   []any{"d9-a1"},
+		"vectorsQuery":             []any{"v9-a1", "v9-m1"},
+		"recordsSearch":            []any{"r9-a1"},
+		"documentsUpserted":        5.0,
+		"documentsUpdated":         2.0,
+		"documentsDeleted":         1.0,
+		"documentsDeletedByFilter": 1.0,
+		"documentsSearch":          []any{"d9-a1"},
 	}, nodeStep("node9"))
 	record("node 9.0.0")
 
@@ -292,13 +293,13 @@ log: {level: debug}
 
 	// Read the indexes directly: alice's records are gone, bob's all there.
 	present := map[string][]string{
-		"node9-vectors": vectorsPresent(t, vectorsUpstream, key, "node9-vectors", "v9-a1", "v9-a2", "v9-m1", "v9-b1"),
+		"node9-vectors": vectorsPresent(t, vectorsUpstream, key, "node9-vectors", "v9-a1", "v9-a2", "v9-m1", "v9-b1", "v9-f1"),
 		"node9-records": vectorsPresent(t, vectorsUpstream, key, "node9-records", "r9-a1", "r9-a2", "r9-b1"),
 		"langchain":     vectorsPresent(t, vectorsUpstream, key, "langchain", "lc-a1", "lc-a2", "lc-b1"),
 		"go-grpc":       vectorsPresent(t, vectorsUpstream, key, "go-grpc", "g-a1", "g-a2", "g-m1", "g-b1"),
 		"go-rest":       vectorsPresent(t, vectorsUpstream, key, "go-rest", "gr-a1", "gr-a2", "gr-b1"),
 		"__default__":   vectorsPresent(t, vectorsUpstream, key, "__default__", "dv9-a1", "dr9-a1", "dg-a1", "dv9-b1", "dgr-b1", "dlc-b1"),
-		"node9-docs":    documentsPresent(t, docsUpstream, key, "node9-docs", "d9-a1", "d9-a2", "d9-m1", "d9-b1"),
+		"node9-docs":    documentsPresent(t, docsUpstream, key, "node9-docs", "d9-a1", "d9-a2", "d9-m1", "d9-b1", "d9-f1"),
 	}
 	assert.Equal(t, map[string][]string{
 		"node9-vectors": {"v9-b1"}, "node9-records": {"r9-b1"}, "langchain": {"lc-b1"},
@@ -312,11 +313,12 @@ log: {level: debug}
 	node9, node5, goGRPCUA, goRESTUA := `^@pinecone-database/pinecone v9\.0\.0; lang=typescript; node v\S+$`,
 		`^@pinecone-database/pinecone v5\.1\.1; lang=typescript; node v\S+$`, `^go-client\[grpc\]/v5\.2\.0 grpc-go/\S+$`, `^go-client/v5\.2\.0$`
 	assert.Equal(t, []string{
-		"POST /vectors/upsert 2026-07", "POST /vectors/update 2026-07", "POST /vectors/update 2026-07", "POST /vectors/delete 2026-07", "POST /query 2026-07",
+		"POST /vectors/upsert 2026-07", "POST /vectors/update 2026-07", "POST /vectors/update 2026-07", "POST /vectors/delete 2026-07", "POST /vectors/delete 2026-07", "POST /query 2026-07",
 		"POST /records/namespaces/node9-records/upsert 2026-07", "POST /records/namespaces/node9-records/search 2026-07", "POST /vectors/delete 2026-07",
 		"POST /vectors/upsert 2026-07", "POST /records/namespaces/__default__/upsert 2026-07",
 		"POST /namespaces/node9-docs/documents/upsert 2026-07", "POST /namespaces/node9-docs/documents/update 2026-07",
-		"POST /namespaces/node9-docs/documents/delete 2026-07", "POST /namespaces/node9-docs/documents/search 2026-07",
+		"POST /namespaces/node9-docs/documents/delete 2026-07", "POST /namespaces/node9-docs/documents/delete 2026-07",
+		"POST /namespaces/node9-docs/documents/search 2026-07",
 	}, callsMatching(sent["node 9.0.0"], node9))
 	langchain := sent["langchain 1.0.3 / node 5.1.2"]
 	assert.Equal(t, []string{"POST /vectors/upsert 2025-01", "POST /query 2025-01", "POST /vectors/delete 2025-01", "POST /query 2025-01", "POST /vectors/upsert 2025-01"},
@@ -329,9 +331,10 @@ log: {level: debug}
 		callsMatching(goRESTSent, goRESTUA))
 	assert.Contains(t, goRESTSent[0].Body, `\n{\"_id\":\"gr-a2\"`, "NDJSON, one record per line")
 	assert.True(t, strings.HasSuffix(goRESTSent[0].Body, `\n"`), "go-pinecone ends each line, the last too, with a newline: %s", goRESTSent[0].Body)
-	assert.False(t, strings.HasSuffix(sent["node 9.0.0"][5].Body, `\n"`), "the Node SDK joins the lines: no newline after the last: %s", sent["node 9.0.0"][5].Body)
+	nodeRecords := sentWith(sent["node 9.0.0"], "r9-a2").Body
+	assert.False(t, strings.HasSuffix(nodeRecords, `\n"`), "the Node SDK joins the lines: no newline after the last: %s", nodeRecords)
 	assert.Equal(t, `protobuf {1:43 bytes 2="__default__"}`, goRESTSent[4].Body, "go-pinecone names the default namespace __default__")
-	assert.Contains(t, sent["node 9.0.0"][8].Body, `\"namespace\":\"__default__\"`, "so does the Node SDK 9.x")
+	assert.Contains(t, sentWith(sent["node 9.0.0"], "dv9-a1").Body, `\"namespace\":\"__default__\"`, "so does the Node SDK 9.x")
 
 	// And through the proxy every client's reads find bob's, none of alice's.
 	nobody := map[string]any{"vectors": []any{}, "records": []any{}, "documents": []any{}, "langchain": []any{}}
@@ -443,4 +446,14 @@ func indexHostJSON(t *testing.T, method, u, key string, body any, out any) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s %s: %s", method, u, b)
 	require.NoError(t, json.Unmarshal(b, out), string(b))
+}
+
+// sentWith is the first request in sent whose body names id.
+func sentWith(sent []sdkRequest, id string) sdkRequest {
+	for _, r := range sent {
+		if strings.Contains(r.Body, id) {
+			return r
+		}
+	}
+	return sdkRequest{}
 }

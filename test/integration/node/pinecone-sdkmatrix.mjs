@@ -6,12 +6,12 @@
 // Steps:
 //   node9      @pinecone-database/pinecone 9.x. Vectors API, namespace
 //              node9-vectors: upsert, update (setMetadata of another field;
-//              and one moving v9-m1 from bob to alice), deleteMany by ids,
-//              query filtered on user_id. Records API, node9-records:
+//              and one moving v9-m1 from bob to alice), deleteMany by ids
+//              and by a metadata filter (v9-f1), query filtered on user_id. Records API, node9-records:
 //              upsertRecords, searchRecords by text, deleteMany by ids.
 //              Documents API on the documents index, node9-docs: upsert,
-//              update by id (one moving d9-m1 to alice), delete by ids,
-//              search by text. The default namespace (an index given
+//              update by id (one moving d9-m1 to alice), delete by ids and
+//              by a filter (d9-f1), search by text. The default namespace (an index given
 //              no namespace): a vector upsert and upsertRecords.
 //   langchain  LangChain.js PineconeStore over SDK 5.x, namespace langchain:
 //              addDocuments, similaritySearch, delete({ids}); and a store
@@ -69,11 +69,13 @@ switch (step) {
         { id: 'v9-a2', values: [0.9, 0.1, 0], metadata: { user_id: 'alice', year: 2025 } },
         { id: 'v9-b1', values: [0, 1, 0], metadata: { user_id: 'bob', year: 2023 } },
         { id: 'v9-m1', values: [0, 0, 1], metadata: { user_id: 'bob' } },
+        { id: 'v9-f1', values: [0.5, 0.5, 0], metadata: { user_id: 'alice', year: 2019 } },
       ],
     });
     await vectors.update({ id: 'v9-b1', metadata: { topic: 'sailing' } });
     await vectors.update({ id: 'v9-m1', metadata: { user_id: 'alice' } });
     await vectors.deleteMany({ ids: ['v9-a2'] });
+    await vectors.deleteMany({ filter: { year: { $eq: 2019 } } });
     out.vectorsQuery = ids((await vectors.query({ vector: [1, 0, 0], topK: 10, filter: { user_id: { $eq: 'alice' } } })).matches, 'id');
 
     await records.upsertRecords({
@@ -101,10 +103,12 @@ switch (step) {
         { _id: 'd9-a2', title: 'Alice on trail shoes', user_id: 'alice' },
         { _id: 'd9-b1', title: 'Bob on sailing', user_id: 'bob' },
         { _id: 'd9-m1', title: 'Bob on knots', user_id: 'bob' },
+        { _id: 'd9-f1', title: 'Alice in 2019', user_id: 'alice', year: 2019 },
       ],
     })).upsertedCount;
     out.documentsUpdated = (await docs.update({ documents: [{ _id: 'd9-b1', title: 'Bob on sailing, again' }, { _id: 'd9-m1', user_id: 'alice' }] })).matchedRecords;
     out.documentsDeleted = (await docs.delete({ ids: ['d9-a2'] })).matchedRecords;
+    out.documentsDeletedByFilter = (await docs.delete({ filter: { year: { $eq: 2019 } } })).matchedRecords;
     out.documentsSearch = ids((await docs.search({ scoreBy: [{ type: 'text', fields: ['title'], query: 'hiking' }], topK: 1 })).matches, '_id');
     break;
   case 'langchain':
