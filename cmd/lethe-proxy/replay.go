@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -87,9 +86,9 @@ func replayCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		files[q.RequestID] = file
 	}
 	if *format == "json" {
-		writeReplayJSON(stdout, res, files)
+		res.WriteJSON(stdout, files)
 	} else {
-		writeReplayText(stdout, res, files)
+		res.WriteText(stdout, files)
 	}
 	if runErr != nil {
 		return fail(2, "%v", runErr)
@@ -109,47 +108,4 @@ func replayCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
-}
-
-func writeReplayText(out io.Writer, res replay.Result, files map[string]string) {
-	verb := "replayed"
-	if res.DryRun {
-		verb = "dry run (nothing deleted or logged)"
-	}
-	if len(res.Requests) == 0 {
-		fmt.Fprintln(out, "no completed forget to replay")
-	}
-	for _, q := range res.Requests {
-		if q.Found() == 0 {
-			fmt.Fprintf(out, "request %s: %s: nothing of the subject came back\n", q.RequestID, verb)
-		} else {
-			fmt.Fprintf(out, "request %s: %s\n", q.RequestID, verb)
-		}
-		for _, l := range q.Layers {
-			fmt.Fprintf(out, "  %-8s %-32s found %d  deleted %d  residual %d\n", l.Store, l.Table, l.Found, l.Deleted, l.Residual)
-		}
-		if f, ok := files[q.RequestID]; ok {
-			fmt.Fprintf(out, "  report %s: signed, transparency log index %d\n", f, q.LogIndex)
-		}
-	}
-	for _, s := range res.Skipped {
-		fmt.Fprintf(out, "request %s: not replayed: %s\n", s.RequestID, s.Reason)
-	}
-}
-
-func writeReplayJSON(out io.Writer, res replay.Result, files map[string]string) {
-	type request struct {
-		replay.Request
-		ReportFile string `json:"report_file,omitempty"`
-	}
-	doc := struct {
-		replay.Result
-		Requests []request `json:"requests"`
-	}{Result: res}
-	for _, q := range res.Requests {
-		doc.Requests = append(doc.Requests, request{Request: q, ReportFile: files[q.RequestID]})
-	}
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	enc.Encode(doc)
 }
