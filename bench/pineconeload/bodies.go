@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -19,14 +20,18 @@ const maxBodyBytes = 2 << 20
 // upsertBatch is one upsert of n vectors of dim values, each with metadata
 // holding a subject (user_id), a source and ~500 bytes of text, as a RAG
 // ingester sends; encoded once as the REST JSON body and as the gRPC
-// UpsertRequest message, so that the clients only send bytes.
+// UpsertRequest message, so that the clients only send bytes. With fresh,
+// each id ends in stampPlaceholder, which every upsert fills anew (body).
 type upsertBatch struct {
-	vectors int
-	rest    []byte
-	grpc    []byte
+	vectors  int
+	rest     []byte // the encodings, ids as placeholders when fresh
+	grpc     []byte
+	restBody *body // what the clients send
+	grpcBody *body
+	stamps   atomic.Uint64 // the last id stamp used (fresh)
 }
 
-func newUpsertBatch(n, dim int, namespace string) (*upsertBatch, error) {
+func newUpsertBatch(n, dim int, namespace string, fresh bool) (*upsertBatch, error) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	text := strings.Repeat("the quick brown fox jumps over the lazy dog ", 12)
 	var js strings.Builder
@@ -34,6 +39,9 @@ func newUpsertBatch(n, dim int, namespace string) (*upsertBatch, error) {
 	var pb []byte
 	for i := range n {
 		id := fmt.Sprintf("doc-%d#chunk-%d", i/10, i%10)
+		if fresh {
+			id += "-" + stampPlaceholder
+		}
 		meta := map[string]any{"user_id": fmt.Sprintf("user-%d", i%7), "source": "notes.md", "text": text}
 		values := make([]float32, dim)
 		for d := range values {
@@ -77,6 +85,13 @@ func newUpsertBatch(n, dim int, namespace string) (*upsertBatch, error) {
 	}
 	if len(b.rest) > maxBodyBytes {
 		return nil, fmt.Errorf("the REST body is %d bytes, over Pinecone's limit of %d: use fewer vectors or dimensions", len(b.rest), maxBodyBytes)
+	}
+	var err error
+	if b.restBody, err = newBody(b.rest, n, fresh, &b.stamps); err != nil {
+		return nil, err
+	}
+	if b.grpcBody, err = newBody(b.grpc, n, fresh, &b.stamps); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
