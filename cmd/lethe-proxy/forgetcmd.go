@@ -60,7 +60,7 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return forgetListCmd(args[1:], stdout, stderr)
 	}
 	fs := newFlagSet("forget "+sub, forgetUsage, stderr)
-	client := adminClientFlags(fs)
+	clientFlags := adminclient.AddFlags(fs)
 	var confirmToken, out *string
 	var nothingFound, wait *bool
 	wantArgs := 0
@@ -101,7 +101,7 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	c, err := client()
+	c, err := clientFlags.Client()
 	if err != nil {
 		fmt.Fprintf(stderr, "lethe-proxy forget %s: %v\n", sub, err)
 		return 2

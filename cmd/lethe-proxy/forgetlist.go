@@ -15,7 +15,7 @@ import (
 // first, as a table (or the API's JSON with --json).
 func forgetListCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("forget list", forgetUsage, stderr)
-	client := adminClientFlags(fs)
+	clientFlags := adminclient.AddFlags(fs)
 	status := fs.String("status", "", "only requests in this status: received, completed or failed")
 	overdue := fs.Bool("overdue", false, "only open requests past their deadline")
 	limit := fs.Int("limit", 0, fmt.Sprintf("at most this many requests (1 to %d; default %d)", engine.MaxListLimit, engine.DefaultListLimit))
@@ -37,7 +37,7 @@ func forgetListCmd(args []string, stdout, stderr io.Writer) int {
 	if err := filter.Check(); err != nil {
 		return fail(2, err)
 	}
-	c, err := client()
+	c, err := clientFlags.Client()
 	if err != nil {
 		return fail(2, err)
 	}

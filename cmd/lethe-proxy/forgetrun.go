@@ -14,7 +14,7 @@ import (
 // subject from stdin and the question put on the terminal.
 func forgetRunCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("forget run", forgetUsage, stderr)
-	client := adminClientFlags(fs)
+	clientFlags := adminclient.AddFlags(fs)
 	yes := fs.Bool("yes", false, "confirm without asking (scripts)")
 	nothingFound := fs.Bool("nothing-found", false, "with --yes, certify that nothing was found when the preview finds nothing")
 	out := fs.String("out", "", "the certificate's file (default certificate-REQUEST_ID.json)")
@@ -33,7 +33,7 @@ func forgetRunCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	if *nothingFound && !*yes {
 		return fail(2, errors.New("--nothing-found goes with --yes; without --yes you are asked instead"))
 	}
-	c, err := client()
+	c, err := clientFlags.Client()
 	if err != nil {
 		return fail(2, err)
 	}

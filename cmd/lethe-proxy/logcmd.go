@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/lethe-privacy/lethe/admin/adminclient"
 )
 
 // logCmd reads and checks the transparency log through the admin API.
@@ -14,7 +16,7 @@ func logCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	sub := args[0]
 	fs := newFlagSet("log "+sub, logUsage, stderr)
-	client := adminClientFlags(fs)
+	clientFlags := adminclient.AddFlags(fs)
 	var keysFile, since, save *string
 	if sub == "verify" {
 		keysFile = fs.String("keys", "", "trusted keys file (JSON, as published by the operator)")
@@ -32,7 +34,7 @@ func logCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, "lethe-proxy log verify: --keys KEYS.json is required: the operator's published trusted keys\n")
 		return 2
 	}
-	c, err := client()
+	c, err := clientFlags.Client()
 	if err != nil {
 		fmt.Fprintf(stderr, "lethe-proxy log %s: %v\n", sub, err)
 		return 2

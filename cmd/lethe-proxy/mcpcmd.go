@@ -31,8 +31,7 @@ func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	keysFile := fs.String("keys", "", "the operator's trusted keys file, for verify")
 	refKeyFile := fs.String("ref-key-file", os.Getenv(envRefKeyFile), "file of at least 32 random bytes sealing subject references (env "+envRefKeyFile+")")
 	refTTL := fs.Duration("ref-ttl", mcpserver.DefaultReferenceTTL, "how long a reference opens")
-	adminURLFlag, configPath := adminURLFlags(fs)
-	tokenFile := fs.String("token-file", "", "file holding the admin API bearer token (default: env LETHE_ADMIN_TOKEN)")
+	clientFlags := adminclient.AddFlags(fs)
 	pos, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -102,7 +101,7 @@ func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		cfg.Keys = &keys
 	}
-	adminURL, err := adminclient.ResolveURL(*adminURLFlag, *configPath)
+	adminURL, err := clientFlags.URL()
 	if err != nil {
 		return fail(2, "%v", err)
 	}
@@ -118,7 +117,7 @@ func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	client, err := adminclient.New(adminURL, *tokenFile)
+	client, err := clientFlags.ClientAt(adminURL)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
