@@ -44,28 +44,17 @@ func checkCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer wings.Close()
-	var report coverage.Report
-	var unchecked []string
-	for _, w := range wings { // the tables of capture.store's database, then each index's namespaces
-		found, err := w.Coverage(ctx, policy)
-		if err != nil {
-			// The other stores are still checked and reported.
-			fmt.Fprintf(stderr, "lethe-proxy check: %s: %v\n", w.Name(), err)
-			unchecked = append(unchecked, w.Name())
-			continue
-		}
-		report.TablesChecked += found.TablesChecked
-		report.NamespacesChecked += found.NamespacesChecked
-		report.Findings = append(report.Findings, found.Findings...)
+	report, failed := wings.Coverage(ctx, policy)
+	for _, err := range failed {
+		fmt.Fprintln(stderr, "lethe-proxy check:", err)
 	}
-	report.Unchecked = unchecked
 	if err := coverage.Write(stdout, *format, report); err != nil {
 		fmt.Fprintln(stderr, "lethe-proxy check:", err)
 		return 2
 	}
 	switch {
-	case len(unchecked) > 0:
-		fmt.Fprintf(stderr, "lethe-proxy check: not checked: %s (see above); the report covers the other stores\n", strings.Join(unchecked, ", "))
+	case len(report.Unchecked) > 0:
+		fmt.Fprintf(stderr, "lethe-proxy check: not checked: %s (see above); the report covers the other stores\n", strings.Join(report.Unchecked, ", "))
 		return 2
 	case report.Errors() > 0:
 		return 1
