@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/lethe-privacy/lethe/config/proxyopen"
@@ -34,24 +33,10 @@ func demoCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	state := demo.State{Dir: abs}
 	if *clean {
-		dropped, err := state.CleanPostgres(context.Background(), os.Getenv(demo.DatabaseURLEnv))
-		if err != nil {
+		if err := state.CleanAll(context.Background(), os.Getenv(demo.DatabaseURLEnv), stdout); err != nil {
 			fmt.Fprintf(stderr, "lethe-proxy demo --clean: %v\n", err)
 			return 1
 		}
-		if len(dropped) > 0 {
-			fmt.Fprintf(stdout, "Dropped on the PostgreSQL server: %s\n", strings.Join(dropped, "; "))
-		}
-		left, err := state.Clean()
-		if err != nil {
-			fmt.Fprintf(stderr, "lethe-proxy demo --clean: %v\n", err)
-			return 1
-		}
-		if len(left) > 0 {
-			fmt.Fprintf(stdout, "Removed the demo's files; %s also holds files the demo did not make, left alone: %s\n", abs, strings.Join(left, ", "))
-			return 0
-		}
-		fmt.Fprintf(stdout, "Removed %s\n", abs)
 		return 0
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

@@ -1,6 +1,8 @@
 package demo
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -49,5 +51,23 @@ func TestState_CleanLeavesFilesItDidNotMake(t *testing.T) {
 	left, err = st.Clean()
 	require.NoError(t, err)
 	assert.Empty(t, left)
+	assert.NoDirExists(t, st.Dir)
+}
+
+// TestState_CleanAllSaysWhatItRemovedAndWhatItLeft: without a PostgreSQL
+// record it removes the files, names what it left, and names the
+// directory once it is gone.
+func TestState_CleanAllSaysWhatItRemovedAndWhatItLeft(t *testing.T) {
+	st := State{Dir: filepath.Join(t.TempDir(), "state")}
+	require.NoError(t, st.Prepare())
+	require.NoError(t, os.WriteFile(st.Path("notes.txt"), []byte("mine"), 0o600))
+	var out bytes.Buffer
+	require.NoError(t, st.CleanAll(context.Background(), "", &out))
+	assert.Equal(t, "Removed the demo's files; "+st.Dir+" also holds files the demo did not make, left alone: notes.txt\n", out.String())
+
+	require.NoError(t, os.Remove(st.Path("notes.txt")))
+	out.Reset()
+	require.NoError(t, st.CleanAll(context.Background(), "", &out))
+	assert.Equal(t, "Removed "+st.Dir+"\n", out.String())
 	assert.NoDirExists(t, st.Dir)
 }
