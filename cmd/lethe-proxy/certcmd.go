@@ -20,6 +20,7 @@ func keygenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
+	fail := failer(stderr, "keygen")
 	if *out == "" || fset.NArg() > 0 {
 		fmt.Fprint(stderr, "lethe-proxy keygen: --out FILE is required\n\n"+keygenUsage)
 		return 2
@@ -27,14 +28,11 @@ func keygenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	key, err := offline.GenerateKey(*out, *origin)
 	switch {
 	case offline.IsOriginError(err):
-		fmt.Fprintf(stderr, "lethe-proxy keygen: --log-origin: %v\n", err)
-		return 2
+		return fail(2, "--log-origin: %v", err)
 	case errors.Is(err, fs.ErrExist):
-		fmt.Fprintf(stderr, "lethe-proxy keygen: %s already exists; it may be the key your certificates are signed with, so it is left alone. Choose another --out.\n", *out)
-		return 1
+		return fail(1, "%s already exists; it may be the key your certificates are signed with, so it is left alone. Choose another --out.", *out)
 	case err != nil:
-		fmt.Fprintln(stderr, "lethe-proxy keygen:", err)
-		return 1
+		return fail(1, "%v", err)
 	}
 	// stdout is a complete trusted keys file holding the new key, so a
 	// first setup is `keygen --out key.pem > trusted-keys.json`.

@@ -23,13 +23,13 @@ func checkCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	fail := failer(stderr, "check")
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "lethe-proxy check: unexpected argument %q\n\n%s", fs.Arg(0), checkUsage)
 		return 2
 	}
 	if !slices.Contains(coverage.Formats, *format) {
-		fmt.Fprintf(stderr, "lethe-proxy check: --format %q: use one of %s\n", *format, strings.Join(coverage.Formats, ", "))
-		return 2
+		return fail(2, "--format %q: use one of %s", *format, strings.Join(coverage.Formats, ", "))
 	}
 	cfg, ok := loadConfig("check", *path, checkUsage, false, stderr)
 	if !ok {
@@ -40,8 +40,7 @@ func checkCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer cancel()
 	wings, err := proxyopen.Wings(cfg, nil, nil)
 	if err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy check:", err)
-		return 2
+		return fail(2, "%v", err)
 	}
 	defer wings.Close()
 	report, failed := wings.Coverage(ctx, policy)
@@ -49,13 +48,11 @@ func checkCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "lethe-proxy check:", err)
 	}
 	if err := coverage.Write(stdout, *format, report); err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy check:", err)
-		return 2
+		return fail(2, "%v", err)
 	}
 	switch {
 	case len(report.Unchecked) > 0:
-		fmt.Fprintf(stderr, "lethe-proxy check: not checked: %s (see above); the report covers the other stores\n", strings.Join(report.Unchecked, ", "))
-		return 2
+		return fail(2, "not checked: %s (see above); the report covers the other stores", strings.Join(report.Unchecked, ", "))
 	case report.Errors() > 0:
 		return 1
 	}

@@ -19,20 +19,17 @@ func exportCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	fail := func(format string, args ...any) int {
-		fmt.Fprintf(stderr, "lethe-proxy export: "+format+"\n", args...)
-		return 2
-	}
+	fail := failer(stderr, "export")
 	switch {
 	case fs.NArg() > 0:
-		return fail("unexpected argument %q\n\n%s", fs.Arg(0), exportUsage)
+		return fail(2, "unexpected argument %q\n\n%s", fs.Arg(0), exportUsage)
 	case *check != "" && (*out != "" || *format != ""):
-		return fail("--check takes the format from the file's extension and writes nothing: leave out --out and --format")
+		return fail(2, "--check takes the format from the file's extension and writes nothing: leave out --out and --format")
 	}
 	if *check != "" {
 		f, ok := datamap.FormatOf(*check)
 		if !ok {
-			return fail("--check %s: cannot tell the format from the extension (name the file .md or .json)", *check)
+			return fail(2, "--check %s: cannot tell the format from the extension (name the file .md or .json)", *check)
 		}
 		*format = string(f)
 	}
@@ -40,7 +37,7 @@ func exportCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		*format = string(datamap.FormatMarkdown)
 	}
 	if *format != string(datamap.FormatMarkdown) && *format != string(datamap.FormatJSON) {
-		return fail("--format %q is not markdown or json", *format)
+		return fail(2, "--format %q is not markdown or json", *format)
 	}
 	// The map needs the rules, not the keys and certificates the file
 	// names: those exist on the proxy's host, not where CI runs export.
@@ -50,14 +47,14 @@ func exportCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	m, err := datamap.Build(cfg)
 	if err != nil {
-		return fail("%v", err)
+		return fail(2, "%v", err)
 	}
 	rendered := datamap.Render(m, datamap.Format(*format))
 	switch {
 	case *check != "":
 		stale, err := datamap.Check(*check, *path, datamap.Format(*format), rendered)
 		if err != nil {
-			return fail("--check: %v", err)
+			return fail(2, "--check: %v", err)
 		}
 		if stale != nil {
 			fmt.Fprint(stdout, stale.Diff)
@@ -67,12 +64,12 @@ func exportCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	case *out != "":
 		if err := os.WriteFile(*out, rendered, 0o644); err != nil {
-			return fail("writing the data map: %v", err)
+			return fail(2, "writing the data map: %v", err)
 		}
 		return 0
 	}
 	if _, err := stdout.Write(rendered); err != nil {
-		return fail("writing the data map: %v", err)
+		return fail(2, "writing the data map: %v", err)
 	}
 	return 0
 }

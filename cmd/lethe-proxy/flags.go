@@ -32,3 +32,12 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = fs.Args()[1:]
 	}
 }
+
+// failer is a subcommand's way to stop: it prints "lethe-proxy CMD: " and
+// the message on stderr and returns the exit status it is given.
+func failer(stderr io.Writer, cmd string) func(code int, format string, a ...any) int {
+	return func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "lethe-proxy "+cmd+": "+format+"\n", a...)
+		return code
+	}
+}

@@ -20,19 +20,18 @@ func adminTokenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	fail := failer(stderr, "admin-token")
 	if *name == "" || *role == "" || fs.NArg() > 0 {
 		fmt.Fprint(stderr, "lethe-proxy admin-token: --name and --role are required\n\n"+adminTokenUsage)
 		return 2
 	}
 	secret, entry, err := admin.NewToken(*name, admin.Role(*role))
 	if err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy admin-token:", err)
-		return 2
+		return fail(2, "%v", err)
 	}
 	if *tokensFile != "" {
 		if err := admin.AppendToken(*tokensFile, entry); err != nil {
-			fmt.Fprintln(stderr, "lethe-proxy admin-token:", err)
-			return 1
+			return fail(1, "%v", err)
 		}
 		fmt.Fprintln(stdout, secret)
 		fmt.Fprintf(stderr, "Added %s (%s) to %s; a running proxy accepts the token at its next request.\n"+
@@ -85,6 +84,7 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
+	fail := failer(stderr, "forget "+sub)
 	if len(pos) != wantArgs {
 		if wantArgs == 0 {
 			// Not quoted back: it may well be the subject.
@@ -97,22 +97,19 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	call := adminclient.Forget{}
 	if confirmToken != nil {
 		if call.ConfirmToken, call.NothingFound = *confirmToken, *nothingFound; call.ConfirmToken == "" {
-			fmt.Fprint(stderr, "lethe-proxy forget confirm: --token CONFIRM_TOKEN is required; run `lethe-proxy forget preview` first and pass its confirm_token\n")
-			return 2
+			return fail(2, "--token CONFIRM_TOKEN is required; run `lethe-proxy forget preview` first and pass its confirm_token")
 		}
 	}
 	c, err := clientFlags.Client()
 	if err != nil {
-		fmt.Fprintf(stderr, "lethe-proxy forget %s: %v\n", sub, err)
-		return 2
+		return fail(2, "%v", err)
 	}
 	if wantArgs == 1 {
 		call.ID = pos[0]
 	}
 	if adminclient.TakesSubject(sub) {
 		if call.Subject, err = adminclient.ReadSubject(stdin); err != nil {
-			fmt.Fprintf(stderr, "lethe-proxy forget %s: %v\n", sub, err)
-			return 2
+			return fail(2, "%v", err)
 		}
 	}
 	if wait != nil && *wait {
@@ -120,15 +117,13 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	body, err := c.Do(context.Background(), sub, call)
 	if err != nil {
-		fmt.Fprintf(stderr, "lethe-proxy forget %s: %v\n", sub, err)
-		return 1
+		return fail(1, "%v", err)
 	}
 	switch {
 	case sub == "certificate" && *out != "":
 		// Byte for byte: the signature covers what the server sent.
 		if err := os.WriteFile(*out, body, 0o644); err != nil {
-			fmt.Fprintf(stderr, "lethe-proxy forget certificate: %v\n", err)
-			return 1
+			return fail(1, "%v", err)
 		}
 		fmt.Fprintf(stderr, "certificate of request %s written to %s\n", call.ID, *out)
 	case sub == "certificate":

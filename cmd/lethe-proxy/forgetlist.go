@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -23,34 +22,31 @@ func forgetListCmd(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "lethe-proxy forget list: %v\n", err)
-		return code
-	}
+	fail := failer(stderr, "forget list")
 	if fs.NArg() > 0 {
-		return fail(2, errors.New("takes no arguments; choose requests with --status, --overdue and --limit"))
+		return fail(2, "takes no arguments; choose requests with --status, --overdue and --limit")
 	}
 	filter := engine.ListFilter{Status: ledger.ForgetStatus(*status), Overdue: *overdue, Limit: *limit}
 	if *limit < 0 || *limit > engine.MaxListLimit {
-		return fail(2, fmt.Errorf("--limit is 1 to %d, not %d", engine.MaxListLimit, *limit))
+		return fail(2, "--limit is 1 to %d, not %d", engine.MaxListLimit, *limit)
 	}
 	if err := filter.Check(); err != nil {
-		return fail(2, err)
+		return fail(2, "%v", err)
 	}
 	c, err := clientFlags.Client()
 	if err != nil {
-		return fail(2, err)
+		return fail(2, "%v", err)
 	}
 	body, err := c.List(context.Background(), filter)
 	if err != nil {
-		return fail(1, err)
+		return fail(1, "%v", err)
 	}
 	if *asJSON {
 		adminclient.PrintAnswer("list", body, stdout, stderr)
 		return 0
 	}
 	if err := adminclient.PrintList(body, stdout, stderr); err != nil {
-		return fail(1, err)
+		return fail(1, "%v", err)
 	}
 	return 0
 }

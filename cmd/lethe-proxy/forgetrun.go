@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
@@ -22,29 +21,26 @@ func forgetRunCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "lethe-proxy forget run: %v\n", err)
-		return code
-	}
+	fail := failer(stderr, "forget run")
 	if fs.NArg() > 0 {
 		// Not quoted back: it may well be the subject.
-		return fail(2, errors.New("takes no arguments; the subject is read from stdin, never from the command line"))
+		return fail(2, "takes no arguments; the subject is read from stdin, never from the command line")
 	}
 	if *nothingFound && !*yes {
-		return fail(2, errors.New("--nothing-found goes with --yes; without --yes you are asked instead"))
+		return fail(2, "--nothing-found goes with --yes; without --yes you are asked instead")
 	}
 	c, err := clientFlags.Client()
 	if err != nil {
-		return fail(2, err)
+		return fail(2, "%v", err)
 	}
 	run := adminclient.ForgetRun{NothingFound: *nothingFound, Out: *out, KeysFile: *keys}
 	if run.Subject, err = adminclient.ReadSubject(stdin); err != nil {
-		return fail(2, err)
+		return fail(2, "%v", err)
 	}
 	if !*yes {
 		tty, err := adminclient.Terminal()
 		if err != nil {
-			return fail(2, err)
+			return fail(2, "%v", err)
 		}
 		defer tty.Close()
 		run.Ask = adminclient.AskOn(tty, tty)
@@ -53,7 +49,7 @@ func forgetRunCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	defer stop()
 	valid, err := c.RunForget(ctx, run, stdout, stderr)
 	if err != nil {
-		return fail(1, err)
+		return fail(1, "%v", err)
 	}
 	if !valid {
 		fmt.Fprintln(stderr, "lethe-proxy forget run: the certificate is NOT valid (see the verdict above)")

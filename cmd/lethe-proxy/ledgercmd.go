@@ -25,6 +25,7 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
+	fail := failer(stderr, "ledger")
 	cfg, ok := loadConfig("ledger", *path, ledgerUsage, false, stderr)
 	if !ok {
 		return exitConfig
@@ -49,8 +50,7 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		hasher, err = ledgeropen.OptionalSubjectHasher() // counts hashes nothing, but is refused a wrong salt
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy ledger:", err)
-		return 1
+		return fail(1, "%v", err)
 	}
 	ctx := context.Background()
 	// Reading only: the salt is compared with the ledger's, never recorded.
@@ -69,23 +69,20 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// written into its index, and a reader drains only those it counted.
 	l, where, err := open()
 	if err != nil {
-		fmt.Fprintf(stderr, "lethe-proxy ledger: opening %s: %v\n", where, err)
-		return 1
+		return fail(1, "opening %s: %v", where, err)
 	}
 	defer l.Close()
 	if args[0] == "counts" {
 		counts, err := l.Counts(ctx)
 		if err != nil {
-			fmt.Fprintln(stderr, "lethe-proxy ledger:", err)
-			return 1
+			return fail(1, "%v", err)
 		}
 		ledgeropen.WriteCounts(stdout, counts)
 		return 0
 	}
 	recs, err := l.BySubject(ctx, hasher.Hash(subject))
 	if err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy ledger:", err)
-		return 1
+		return fail(1, "%v", err)
 	}
 	ledgeropen.WriteRecords(stdout, recs)
 	return 0

@@ -26,32 +26,29 @@ func logCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
+	fail := failer(stderr, "log "+sub)
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "lethe-proxy log %s: unexpected argument %q\n\n%s", sub, fs.Arg(0), logUsage)
 		return 2
 	}
 	if sub == "verify" && *keysFile == "" {
-		fmt.Fprint(stderr, "lethe-proxy log verify: --keys KEYS.json is required: the operator's published trusted keys\n")
-		return 2
+		return fail(2, "--keys KEYS.json is required: the operator's published trusted keys")
 	}
 	c, err := clientFlags.Client()
 	if err != nil {
-		fmt.Fprintf(stderr, "lethe-proxy log %s: %v\n", sub, err)
-		return 2
+		return fail(2, "%v", err)
 	}
 	ctx := context.Background()
 	if sub == "checkpoint" {
 		note, err := c.Checkpoint(ctx)
 		if err != nil {
-			fmt.Fprintf(stderr, "lethe-proxy log checkpoint: %v\n", err)
-			return 1
+			return fail(1, "%v", err)
 		}
 		stdout.Write(note)
 		return 0
 	}
 	if err := c.VerifyLogFiles(ctx, *keysFile, *since, *save, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "lethe-proxy log verify: %v\n", err)
-		return 1
+		return fail(1, "%v", err)
 	}
 	return 0
 }

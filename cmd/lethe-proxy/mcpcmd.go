@@ -39,10 +39,7 @@ func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(stderr, "lethe-proxy mcp: "+format+"\n", a...)
-		return code
-	}
+	fail := failer(stderr, "mcp")
 	if len(pos) != map[string]int{"": 0, "ref": 0, "open": 1}[sub] {
 		return fail(2, "unexpected arguments\n\n%s", mcpUsage)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os/signal"
 	"path/filepath"
@@ -28,60 +27,57 @@ func reconcileCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "lethe-proxy reconcile: "+format+"\n", a...)
-		return 2
-	}
+	fail := failer(stderr, "reconcile")
 	switch {
 	case fs.NArg() > 0:
-		return fail("unexpected argument %q\n\n%s", fs.Arg(0), reconcileUsage)
+		return fail(2, "unexpected argument %q\n\n%s", fs.Arg(0), reconcileUsage)
 	case *format != "text" && *format != "json":
-		return fail("--format %q: give text or json", *format)
+		return fail(2, "--format %q: give text or json", *format)
 	case *reportFile != "" && !*adopt:
-		return fail("--report names the file --adopt writes; add --adopt, or leave --report out")
+		return fail(2, "--report names the file --adopt writes; add --adopt, or leave --report out")
 	}
 	cfg, ok := loadConfig("reconcile", *path, reconcileUsage, false, stderr)
 	if !ok {
 		return exitConfig
 	}
 	if *adopt && cfg.Forget.SigningKey == "" {
-		return fail("--adopt signs a report and logs it, which needs forget configured: set forget.signing_key (and forget.log_origin) as for forget (docs/forget.md)")
+		return fail(2, "--adopt signs a report and logs it, which needs forget configured: set forget.signing_key (and forget.log_origin) as for forget (docs/forget.md)")
 	}
 	if !cfg.HasRules() {
-		return fail("nothing to reconcile: the config has no capture.tables and no pinecone.indexes[].namespaces")
+		return fail(2, "nothing to reconcile: the config has no capture.tables and no pinecone.indexes[].namespaces")
 	}
 	log := cfg.Log.NewLogger(stderr)
 	ctx, cancel := signalContext()
 	defer cancel()
 	hasher, err := ledgeropen.SubjectHasher()
 	if err != nil {
-		return fail("%v", err)
+		return fail(2, "%v", err)
 	}
 	// --adopt writes subject hashes, so it records the salt as serve does;
 	// it opens the ledger under a fresh owner name, as inspection commands do.
 	l, where, err := ledgeropen.Open(cfg.Capture.Ledger, *path, ledger.Options{Logger: log}, ledgeropen.Salt{Hasher: hasher, Record: *adopt})
 	if err != nil {
-		return fail("opening the ledger %s: %v", where, err)
+		return fail(2, "opening the ledger %s: %v", where, err)
 	}
 	defer l.Close()
 	scanners, closeStores, err := proxyopen.FromWings(ctx, cfg, log, connector.Wing.Scanners)
 	if err != nil {
-		return fail("%v", err)
+		return fail(2, "%v", err)
 	}
 	defer closeStores()
 	rc := reconcile.Config{Ledger: l, Hasher: hasher, Scanners: scanners, Adopt: *adopt}
 	if *adopt {
 		if rc.Certifier, _, err = forgetopen.Certifier(ctx, cfg, l, tool(), log); err != nil {
-			return fail("%v", err)
+			return fail(2, "%v", err)
 		}
 	}
 	out, signed, err := reconcile.Reconcile(ctx, rc)
 	if err != nil {
-		return fail("%v", err)
+		return fail(2, "%v", err)
 	}
 	if signed != nil {
 		if out.Report, err = offline.WriteReport(*reportFile, out.RunID, signed); err != nil {
-			return fail("the records were adopted, but their report was not: writing the report (its event is in the log as run %s): %v", out.RunID, err)
+			return fail(2, "the records were adopted, but their report was not: writing the report (its event is in the log as run %s): %v", out.RunID, err)
 		}
 		if abs, err := filepath.Abs(out.Report); err == nil {
 			out.Report = abs

@@ -24,10 +24,7 @@ func replayCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(stderr, "lethe-proxy replay: "+format+"\n", a...)
-		return code
-	}
+	fail := failer(stderr, "replay")
 	switch {
 	case fs.NArg() > 0:
 		return fail(2, "unexpected argument %q\n\n%s", fs.Arg(0), replayUsage)

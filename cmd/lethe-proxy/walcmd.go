@@ -22,6 +22,7 @@ func walCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
+	fail := failer(stderr, "wal")
 	cfg, ok := loadConfig("wal", *path, walUsage, false, stderr)
 	if !ok {
 		return exitConfig
@@ -29,8 +30,7 @@ func walCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	name := cfg.Capture.WALSlot
 	if *slot != "" {
 		if err := config.ValidSlotName(*slot); err != nil {
-			fmt.Fprintln(stderr, "lethe-proxy wal: --slot:", err)
-			return 2
+			return fail(2, "--slot: %v", err)
 		}
 		name = *slot
 	}
@@ -38,16 +38,14 @@ func walCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer cancel()
 	if args[0] == "drop" {
 		if err := pgwing.DropSlot(ctx, cfg.Capture, name); err != nil {
-			fmt.Fprintln(stderr, "lethe-proxy wal:", err)
-			return 1
+			return fail(1, "%v", err)
 		}
 		fmt.Fprintf(stdout, "dropped replication slot %s and publications %s, %s_inserts; a proxy that follows it makes them again at its next start, with the rows the tables hold then (rows written and deleted in between are not in the ledger)\n", name, name, name)
 		return 0
 	}
 	s, err := pgwing.SlotStatus(ctx, cfg.Capture, name)
 	if err != nil {
-		fmt.Fprintln(stderr, "lethe-proxy wal:", err)
-		return 1
+		return fail(1, "%v", err)
 	}
 	if !s.Exists {
 		fmt.Fprintf(stdout, "slot %s: does not exist (a proxy with capture.wal: on makes it at start)\n", name)
