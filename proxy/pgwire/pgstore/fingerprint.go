@@ -20,6 +20,10 @@ type fingerprint struct {
 	match   *pageMatcher
 	records int64
 	blocks  map[int64]bool // heap blocks of the rows' ctids
+	// lines are the rows' ctids (block, then line pointers) not yet read
+	// for their TOAST pointers; toast is what that reading found.
+	lines map[int64][]uint16
+	toast toastTargets
 	// compressed counts vector values stored compressed (pglz, lz4): their
 	// bytes do not appear on pages as they are, so the scan cannot see them.
 	compressed int64
@@ -28,7 +32,7 @@ type fingerprint struct {
 }
 
 func newFingerprint(subject string) *fingerprint {
-	f := &fingerprint{match: newPageMatcher(), blocks: map[int64]bool{}}
+	f := &fingerprint{match: newPageMatcher(), blocks: map[int64]bool{}, lines: map[int64][]uint16{}}
 	f.match.add([]byte(subject), false)
 	// A json (text) column keeps the subject as JSON text, escaped.
 	if quoted, err := json.Marshal(subject); err == nil {
@@ -99,7 +103,7 @@ func (s *Store) vectorColumns(ctx context.Context, t Table) (map[string]string, 
 }
 
 // readFingerprint reads, for the rows m selects for subject and ids (the
-// rows Delete is about to delete), their heap blocks and their vectors as
+// rows Delete is about to delete), their ctids and their vectors as
 // stored, both as written and L2-normalised (the copy a cosine index
 // keeps).
 func (s *Store) readFingerprint(ctx context.Context, m Match, subject string, ids []string, f *fingerprint) error {
@@ -107,7 +111,7 @@ func (s *Store) readFingerprint(ctx context.Context, m Match, subject string, id
 	if err != nil {
 		return err
 	}
-	sel := []string{"(ctid::text::point)[0]::int8"}
+	sel := []string{"(ctid::text::point)[0]::int8", "(ctid::text::point)[1]::int4"}
 	var elems []int
 	for col, typ := range cols {
 		q := pgx.Identifier{col}.Sanitize()
@@ -129,14 +133,17 @@ func (s *Store) readFingerprint(ctx context.Context, m Match, subject string, id
 			f.records++
 			if blk, ok := vals[0].(int64); ok {
 				f.blocks[blk] = true
+				if line, ok := vals[1].(int32); ok && line > 0 && line <= 0xffff {
+					f.lines[blk] = append(f.lines[blk], uint16(line))
+				}
 			}
 			for i, elem := range elems {
-				for _, v := range vals[1+3*i : 3+3*i] {
+				for _, v := range vals[2+3*i : 4+3*i] {
 					if b, ok := v.([]byte); ok {
 						f.addVector(b, elem)
 					}
 				}
-				if c, ok := vals[3+3*i].(bool); ok && c {
+				if c, ok := vals[4+3*i].(bool); ok && c {
 					f.compressed++
 				}
 			}

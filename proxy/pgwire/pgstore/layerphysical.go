@@ -60,8 +60,10 @@ func (l *Layer) fingerprintFor(subject string, now time.Time) *fingerprint {
 }
 
 // remember reads the bytes of the rows Delete is about to delete for
-// subject, adding them to what an earlier attempt of the same forget read.
-// A failure is kept for Physical to report: it never stops the delete.
+// subject, adding them to what an earlier attempt of the same forget read,
+// and where their out-of-line values' chunks are in a TOAST table too
+// large to scan whole (locateToast). A failure is kept for Physical to
+// report: it never stops the delete.
 func (l *Layer) remember(ctx context.Context, m *Match, subject string, ids []string) {
 	f := l.fingerprintFor(subject, time.Now())
 	if f == nil || f.err != nil {
@@ -69,6 +71,13 @@ func (l *Layer) remember(ctx context.Context, m *Match, subject string, ids []st
 	}
 	if err := l.store.readFingerprint(ctx, *m, subject, ids, f); err != nil {
 		f.err = err
+		return
+	}
+	l.mu.Lock()
+	scan := l.physical
+	l.mu.Unlock()
+	if scan != nil {
+		l.store.locateToast(ctx, m.table, *scan, f)
 	}
 }
 

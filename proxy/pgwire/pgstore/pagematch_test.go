@@ -92,7 +92,7 @@ func TestPhysicalScan_BlocksToScan(t *testing.T) {
 	if !in[3] || !in[999] || in[5000] {
 		t.Fatalf("a large heap's held blocks are read (and none past its end): %v", blocks)
 	}
-	blocks, _ = p.blocksToScan(pageRelation{pages: 1000}, held)
+	blocks, _ = p.blocksToScan(pageRelation{pages: 1000}, nil)
 	if len(blocks) != 5 {
 		t.Fatalf("an index of a large table: %d blocks, want the 5 sampled", len(blocks))
 	}

@@ -19,17 +19,23 @@ type PhysicalScan struct {
 	// FullScanPages: a relation of at most this many pages is read whole.
 	FullScanPages int64
 	// SamplePages: of a larger relation, this many pages chosen at random
-	// are read, beside (for the table itself) the pages its deleted rows
-	// were in.
+	// are read, beside the pages targeted: for the table itself the pages
+	// its deleted rows were in, for its TOAST table the pages their
+	// out-of-line values' chunks were in.
 	SamplePages int64
+	// TargetedPages caps the TOAST targeting per forget: at most this many
+	// heap pages are read before the delete for the rows' TOAST pointers,
+	// and at most this many TOAST pages are targeted; 0 targets none.
+	TargetedPages int64
 }
 
 // DefaultPhysicalScan reads relations up to 262,144 pages (2 GiB) whole,
-// and 1,024 random pages of larger ones. A sample targets only the table's
-// own blocks, so it misses the deleted rows' HNSW elements and TOAST
-// chunks; the bound is as high as a whole read that still fits in a
-// forget (docs/forget.md, "Which pages").
-var DefaultPhysicalScan = PhysicalScan{FullScanPages: 262144, SamplePages: 1024}
+// and of larger ones 1,024 random pages beside the targeted pages (at most
+// 8,192 of a TOAST table). No index page is targeted (no map leads from a
+// heap row to its index entries), so a sample misses most of the deleted
+// rows' HNSW elements; the bound is as high as a whole read that still
+// fits in a forget (docs/forget.md, "Which pages").
+var DefaultPhysicalScan = PhysicalScan{FullScanPages: 262144, SamplePages: 1024, TargetedPages: 8192}
 
 // RawPageFunction is the function a store role that is not a superuser
 // reads pages through (docs/forget.md gives its definition): a SECURITY
@@ -122,9 +128,9 @@ const (
 )
 
 // blocksToScan chooses the pages of r to read: all of them when r is
-// small, else the blocks the deleted rows were in (for the table itself)
-// and a random sample.
-func (p PhysicalScan) blocksToScan(r pageRelation, held map[int64]bool) ([]int64, string) {
+// small, else the targeted blocks (those past r's end are ignored) and a
+// random sample.
+func (p PhysicalScan) blocksToScan(r pageRelation, targeted map[int64]bool) ([]int64, string) {
 	if r.pages <= p.FullScanPages {
 		out := make([]int64, r.pages)
 		for i := range out {
@@ -133,11 +139,9 @@ func (p PhysicalScan) blocksToScan(r pageRelation, held map[int64]bool) ([]int64
 		return out, coverageAll
 	}
 	set := map[int64]bool{}
-	if r.heap {
-		for b := range held {
-			if b < r.pages {
-				set[b] = true
-			}
+	for b := range targeted {
+		if b < r.pages {
+			set[b] = true
 		}
 	}
 	for n := int64(0); n < p.SamplePages && int64(len(set)) < r.pages; {
@@ -210,7 +214,7 @@ func (s *Store) scanPages(ctx context.Context, t Table, p PhysicalScan, f *finge
 	}
 	for _, r := range rels {
 		began := time.Now()
-		blocks, coverage := p.blocksToScan(r, f.blocks)
+		blocks, coverage := p.blocksToScan(r, f.targets(r))
 		rp, err := s.scanRelation(ctx, reader, r, blocks, f)
 		if err != nil {
 			out.Status, out.Reason, out.Relations = connector.PhysicalNotPossible, err.Error(), nil
@@ -218,6 +222,9 @@ func (s *Store) scanPages(ctx context.Context, t Table, p PhysicalScan, f *finge
 		}
 		rp.Coverage, rp.TookMS = coverage, time.Since(began).Milliseconds()
 		out.Relations = append(out.Relations, rp)
+		if coverage == coverageSample {
+			out.Method += "; " + f.targetsText(r, p)
+		}
 	}
 	out.Status = connector.PhysicalScanned
 	return out

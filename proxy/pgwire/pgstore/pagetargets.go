@@ -1,0 +1,31 @@
+package pgstore
+
+import "fmt"
+
+// targets are the blocks of r a scan reads beside its sample when r is too
+// large to read whole: for the table itself the blocks its deleted rows
+// were in, for its TOAST table the blocks their chunks were in, none of an
+// index (no map leads from a heap row to the index pages holding its
+// entries).
+func (f *fingerprint) targets(r pageRelation) map[int64]bool {
+	switch {
+	case r.heap:
+		return f.blocks
+	case r.kind == "toast":
+		return f.toast.blocks
+	}
+	return nil
+}
+
+// targetsText says, for the scan's method, which pages of r, a relation
+// too large to read whole, were read beside p's sample.
+func (f *fingerprint) targetsText(r pageRelation, p PhysicalScan) string {
+	head := fmt.Sprintf("%s (%d pages sampled)", r.name, p.SamplePages)
+	switch {
+	case r.heap:
+		return fmt.Sprintf("%s: %d pages targeted, where the deleted rows were", head, len(f.blocks))
+	case r.kind == "toast":
+		return f.toast.describe(head)
+	}
+	return head + ": no page targeted (no map leads from a row to its index entries)"
+}
