@@ -9,11 +9,9 @@ import (
 
 	"github.com/lethe-privacy/lethe/certificate/offline"
 	"github.com/lethe-privacy/lethe/config/forgetopen"
-	"github.com/lethe-privacy/lethe/config/ledgeropen"
 	"github.com/lethe-privacy/lethe/config/proxyopen"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine/reconcile"
-	"github.com/lethe-privacy/lethe/ledger"
 )
 
 // reconcileCmd is `lethe-proxy reconcile`: wiring only, the work is
@@ -49,28 +47,24 @@ func reconcileCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	log := cfg.Log.NewLogger(stderr)
 	ctx, cancel := signalContext()
 	defer cancel()
-	hasher, err := ledgeropen.SubjectHasher()
+	// --adopt writes subject hashes, so it records the salt as serve does;
+	// it opens the ledger under a fresh owner name, as inspection commands do.
+	job, err := forgetopen.OpenJob(cfg, *path, forgetopen.JobNeeds{HashesSubjects: true, RecordSalt: *adopt, LedgerLog: log})
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	// --adopt writes subject hashes, so it records the salt as serve does;
-	// it opens the ledger under a fresh owner name, as inspection commands do.
-	l, where, err := ledgeropen.Open(cfg.Capture.Ledger, *path, ledger.Options{Logger: log}, ledgeropen.Salt{Hasher: hasher, Record: *adopt})
-	if err != nil {
-		return fail(2, "opening the ledger %s: %v", where, err)
-	}
-	defer l.Close()
+	defer job.Close()
 	scanners, closeStores, err := proxyopen.FromWings(ctx, cfg, log, connector.Wing.Scanners)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
 	defer closeStores()
-	rc := reconcile.Config{Ledger: l, Hasher: hasher, Scanners: scanners, Adopt: *adopt}
 	if *adopt {
-		if rc.Certifier, _, err = forgetopen.Certifier(ctx, cfg, l, tool(), log); err != nil {
+		if err := job.Sign(ctx, cfg, tool(), log); err != nil {
 			return fail(2, "%v", err)
 		}
 	}
+	rc := reconcile.Config{Ledger: job.Ledger, Hasher: job.Hasher, Scanners: scanners, Adopt: *adopt, Certifier: job.Certifier}
 	out, signed, err := reconcile.Reconcile(ctx, rc)
 	if err != nil {
 		return fail(2, "%v", err)

@@ -7,11 +7,9 @@ import (
 
 	"github.com/lethe-privacy/lethe/certificate/offline"
 	"github.com/lethe-privacy/lethe/config/forgetopen"
-	"github.com/lethe-privacy/lethe/config/ledgeropen"
 	"github.com/lethe-privacy/lethe/config/proxyopen"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine/replay"
-	"github.com/lethe-privacy/lethe/ledger"
 )
 
 // replayCmd is lethe-proxy replay: wiring only, the work is replay.Run's.
@@ -45,15 +43,11 @@ func replayCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	log := cfg.Log.NewLogger(stderr)
 	ctx, cancel := signalContext()
 	defer cancel()
-	hasher, err := ledgeropen.SubjectHasher()
+	job, err := forgetopen.OpenJob(cfg, *path, forgetopen.JobNeeds{HashesSubjects: true, LedgerLog: log})
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	l, where, err := ledgeropen.Open(cfg.Capture.Ledger, *path, ledger.Options{Logger: log}, ledgeropen.Salt{Hasher: hasher})
-	if err != nil {
-		return fail(2, "opening the ledger %s: %v", where, err)
-	}
-	defer l.Close()
+	defer job.Close()
 	scanners, closeScanners, err := proxyopen.FromWings(ctx, cfg, log, connector.Wing.Scanners)
 	if err != nil {
 		return fail(2, "%v", err)
@@ -64,12 +58,12 @@ func replayCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(2, "%v", err)
 	}
 	defer closeLayers()
-	rc := replay.Config{Ledger: l, Hasher: hasher, Scanners: scanners, Layers: layers, DryRun: *dryRun, Logger: log}
 	if !*dryRun {
-		if rc.Certifier, _, err = forgetopen.Certifier(ctx, cfg, l, tool(), log); err != nil {
+		if err := job.Sign(ctx, cfg, tool(), log); err != nil {
 			return fail(2, "%v", err)
 		}
 	}
+	rc := replay.Config{Ledger: job.Ledger, Hasher: job.Hasher, Scanners: scanners, Layers: layers, DryRun: *dryRun, Logger: log, Certifier: job.Certifier}
 	res, runErr := replay.Run(ctx, rc)
 	files := map[string]string{}
 	for _, q := range res.Requests {
@@ -96,7 +90,7 @@ func replayCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if !*dryRun {
 		// Every completed forget is re-applied to the stores as they are
 		// now: the restores the proxies detected are answered.
-		n, err := l.ClearRestores(ctx)
+		n, err := job.Ledger.ClearRestores(ctx)
 		if err != nil {
 			return fail(1, "the replay is done and logged, but the restore mark could not be cleared (run lethe-proxy replay again): %v", err)
 		}

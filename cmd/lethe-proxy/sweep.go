@@ -8,11 +8,9 @@ import (
 
 	"github.com/lethe-privacy/lethe/certificate/offline"
 	"github.com/lethe-privacy/lethe/config/forgetopen"
-	"github.com/lethe-privacy/lethe/config/ledgeropen"
 	"github.com/lethe-privacy/lethe/config/proxyopen"
 	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine/retention"
-	"github.com/lethe-privacy/lethe/ledger"
 )
 
 // sweepCmd runs one retention sweep (docs/retention.md).
@@ -55,19 +53,16 @@ func sweepCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	sc := retention.Config{Layers: layers, Batch: *batch, DryRun: *dryRun, Logger: log}
 	if !*dryRun {
-		hasher, err := ledgeropen.OptionalSubjectHasher() // the sweep hashes nothing, but is refused a wrong salt
+		// The sweep hashes nothing, but is refused a wrong salt.
+		job, err := forgetopen.OpenJob(cfg, *path, forgetopen.JobNeeds{})
 		if err != nil {
 			return fail(2, "%v", err)
 		}
-		l, where, err := ledgeropen.Open(cfg.Capture.Ledger, *path, ledger.Options{}, ledgeropen.Salt{Hasher: hasher})
-		if err != nil {
-			return fail(2, "opening the ledger %s: %v", where, err)
-		}
-		defer l.Close()
-		if sc.Certifier, _, err = forgetopen.Certifier(octx, cfg, l, tool(), log); err != nil {
+		defer job.Close()
+		if err := job.Sign(octx, cfg, tool(), log); err != nil {
 			return fail(2, "%v", err)
 		}
-		sc.Ledger = l
+		sc.Ledger, sc.Certifier = job.Ledger, job.Certifier
 	}
 	res, err := retention.Sweep(ctx, sc)
 	res.WriteText(stdout, *dryRun)

@@ -4,7 +4,8 @@
 // anything it signs, the engine over the layers of every wing, and the
 // admin API over the engine.
 // Everything that signs and logs (forget in the proxy, lethe-proxy sweep,
-// reconcile --adopt) gets its certifier here.
+// reconcile --adopt, replay) gets its certifier here; the commands that
+// run once over the stores open their ledger and certifier as a Job.
 //
 // It is where config and engine meet: it imports both, and engine never
 // imports config.
