@@ -162,3 +162,32 @@ func TestPhysicalToast_RoleWithoutToastAccess(t *testing.T) {
 	require.Equal(t, own.holding, toast.Holding, "with the grants the chunks are targeted")
 	require.NotContains(t, got.Method, "not targeted")
 }
+
+// TestPhysicalToast_TargetingIsCapped: with TargetedPages 1, the rows of
+// a forget spread over two heap pages are read for their TOAST pointers in
+// one of them only, one TOAST page is targeted, and the method says both.
+func TestPhysicalToast_TargetingIsCapped(t *testing.T) {
+	db, direct := toasttDB(t, "toastt_capped")
+	ctx := ctxT(t)
+	const subject = "toastt-capped-2d84"
+	early := &pagesPerson{subject: subject, vectors: make([][]float32, 10)}
+	kept := &pagesPerson{subject: "toastt-capped-kept-f5e0", vectors: make([][]float32, 200)}
+	late := &pagesPerson{subject: subject, vectors: make([][]float32, 10)}
+	pagesTable(t, direct, "toastt_cap", 768, "", early, kept, late)
+	var heapPages int64
+	require.NoError(t, direct.QueryRow(ctx, `SELECT count(DISTINCT (ctid::text::point)[0]) FROM toastt_cap WHERE owner = $1`, subject).Scan(&heapPages))
+	require.Equal(t, int64(2), heapPages, "the test needs the person's rows in two heap pages")
+
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	require.NoError(t, err)
+	defer store.Close()
+	scan := pgstore.PhysicalScan{FullScanPages: 4, SamplePages: 0, TargetedPages: 1}
+	deleted, got := forgetWithPhysicalScan(t, store, pagesRule("toastt_cap"), scan, subject)
+	require.Equal(t, 20, deleted)
+	toast, own := toastRelation(t, got, scanEveryPage(t, direct, "toastt_cap", diskRuns(append(early.vectors, late.vectors...)), subject))
+	require.Equal(t, int64(1), toast.Scanned)
+	require.Equal(t, int64(1), toast.Holding)
+	require.Greater(t, own.holding, int64(1))
+	require.Contains(t, got.Method, "capped: the rows in 1 of 2 heap pages were not read for their pointers")
+	require.Regexp(t, `capped: [1-9][0-9]* more pages held them`, got.Method)
+}
