@@ -14,7 +14,7 @@ import (
 
 // keygenCmd makes the operator's certificate signing key.
 func keygenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fset := newFlagSet("keygen", keygenUsage, stderr)
+	fset := newFlagSet("keygen", usageOf("keygen"), stderr)
 	out := fset.String("out", "", "where to write the private key")
 	origin := fset.String("log-origin", "lethe.local/forget-log", "the transparency log's origin (forget.log_origin)")
 	if err := fset.Parse(args); err != nil {
@@ -22,7 +22,7 @@ func keygenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	fail := failer(stderr, "keygen")
 	if *out == "" || fset.NArg() > 0 {
-		fmt.Fprint(stderr, "lethe-proxy keygen: --out FILE is required\n\n"+keygenUsage)
+		fmt.Fprint(stderr, "lethe-proxy keygen: --out FILE is required\n\n"+usageOf("keygen"))
 		return 2
 	}
 	key, err := offline.GenerateKey(*out, *origin)
@@ -45,7 +45,7 @@ func keygenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 // verifyCmd verifies a certificate against a trusted keys file.
 func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fset := newFlagSet("verify", verifyUsage, stderr)
+	fset := newFlagSet("verify", usageOf("verify"), stderr)
 	keysFile := fset.String("keys", "", "the operator's trusted keys file")
 	nowFlag := fset.String("now", "", "verify as of this RFC 3339 time instead of now")
 	requireLog := fset.Bool("require-log", false, "a report without a log section is not_in_log (a certificate always needs one)")
@@ -55,7 +55,7 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "lethe-proxy verify: "+format+"\n\n"+verifyUsage, a...)
+		fmt.Fprintf(stderr, "lethe-proxy verify: "+format+"\n\n"+usageOf("verify"), a...)
 		return 2
 	}
 	if *keysFile == "" {

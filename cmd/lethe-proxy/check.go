@@ -17,7 +17,7 @@ import (
 const checkTimeout = 2 * time.Minute
 
 func checkCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("check", checkUsage, stderr)
+	fs := newFlagSet("check", usageOf("check"), stderr)
 	path := fs.String("config", "", "configuration file")
 	format := fs.String("format", coverage.FormatText, "output format: "+strings.Join(coverage.Formats, ", "))
 	if err := fs.Parse(args); err != nil {
@@ -25,13 +25,13 @@ func checkCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	fail := failer(stderr, "check")
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "lethe-proxy check: unexpected argument %q\n\n%s", fs.Arg(0), checkUsage)
+		fmt.Fprintf(stderr, "lethe-proxy check: unexpected argument %q\n\n%s", fs.Arg(0), usageOf("check"))
 		return 2
 	}
 	if !slices.Contains(coverage.Formats, *format) {
 		return fail(2, "--format %q: use one of %s", *format, strings.Join(coverage.Formats, ", "))
 	}
-	cfg, ok := loadConfig("check", *path, checkUsage, false, stderr)
+	cfg, ok := loadConfig("check", *path, usageOf("check"), false, stderr)
 	if !ok {
 		return exitConfig
 	}

@@ -15,7 +15,7 @@ import (
 
 // demoCmd is lethe-proxy demo: flags, then internal/demo with serve's start.
 func demoCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("demo", demoUsage, stderr)
+	fs := newFlagSet("demo", usageOf("demo"), stderr)
 	dir := fs.String("dir", demo.DefaultDir(), "the demo's state directory, reused across runs")
 	runForget := fs.Bool("run", false, "forget alice, print the verdict, exit 0 only when the certificate is valid")
 	clean := fs.Bool("clean", false, "remove the files the demo made in --dir")
@@ -23,7 +23,7 @@ func demoCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 0 || (*clean && *runForget) {
-		fmt.Fprint(stderr, "lethe-proxy demo: takes --dir, and --run or --clean\n\n"+demoUsage)
+		fmt.Fprint(stderr, "lethe-proxy demo: takes --dir, and --run or --clean\n\n"+usageOf("demo"))
 		return 2
 	}
 	abs, err := filepath.Abs(*dir)

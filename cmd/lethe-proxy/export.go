@@ -11,7 +11,7 @@ import (
 // exportCmd renders the data map of a configuration, or checks a committed
 // copy of it.
 func exportCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("export", exportUsage, stderr)
+	fs := newFlagSet("export", usageOf("export"), stderr)
 	path := fs.String("config", "", "configuration file")
 	format := fs.String("format", "", "markdown or json")
 	out := fs.String("out", "", "write to this file")
@@ -22,7 +22,7 @@ func exportCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fail := failer(stderr, "export")
 	switch {
 	case fs.NArg() > 0:
-		return fail(2, "unexpected argument %q\n\n%s", fs.Arg(0), exportUsage)
+		return fail(2, "unexpected argument %q\n\n%s", fs.Arg(0), usageOf("export"))
 	case *check != "" && (*out != "" || *format != ""):
 		return fail(2, "--check takes the format from the file's extension and writes nothing: leave out --out and --format")
 	}
@@ -41,7 +41,7 @@ func exportCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	// The map needs the rules, not the keys and certificates the file
 	// names: those exist on the proxy's host, not where CI runs export.
-	cfg, ok := loadConfig("export", *path, exportUsage, true, stderr)
+	cfg, ok := loadConfig("export", *path, usageOf("export"), true, stderr)
 	if !ok {
 		return exitConfig
 	}

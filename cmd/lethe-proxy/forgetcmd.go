@@ -13,7 +13,7 @@ import (
 
 // adminTokenCmd makes a bearer token for the admin API.
 func adminTokenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("admin-token", adminTokenUsage, stderr)
+	fs := newFlagSet("admin-token", usageOf("admin-token"), stderr)
 	name := fs.String("name", "", "who holds the token (appears in the access log)")
 	role := fs.String("role", "", "operator (everything) or auditor (read, verify, log)")
 	tokensFile := fs.String("tokens-file", "", "add the token's entry to this tokens file (created 0600 if missing)")
@@ -22,7 +22,7 @@ func adminTokenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	fail := failer(stderr, "admin-token")
 	if *name == "" || *role == "" || fs.NArg() > 0 {
-		fmt.Fprint(stderr, "lethe-proxy admin-token: --name and --role are required\n\n"+adminTokenUsage)
+		fmt.Fprint(stderr, "lethe-proxy admin-token: --name and --role are required\n\n"+usageOf("admin-token"))
 		return 2
 	}
 	secret, entry, err := admin.NewToken(*name, admin.Role(*role))
@@ -48,7 +48,7 @@ func adminTokenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // forgetCmd drives a forget through the admin API.
 func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, forgetUsage)
+		fmt.Fprint(stderr, usageOf("forget"))
 		return 2
 	}
 	sub := args[0]
@@ -58,7 +58,7 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "list":
 		return forgetListCmd(args[1:], stdout, stderr)
 	}
-	fs := newFlagSet("forget "+sub, forgetUsage, stderr)
+	fs := newFlagSet("forget "+sub, usageOf("forget"), stderr)
 	clientFlags := adminclient.AddFlags(fs)
 	var confirmToken, out *string
 	var nothingFound, wait *bool
@@ -77,7 +77,7 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		wantArgs = 1
 		out = fs.String("out", "", "write the certificate to FILE instead of stdout")
 	default:
-		fmt.Fprintf(stderr, "lethe-proxy forget: unknown subcommand %q\n\n%s", sub, forgetUsage)
+		fmt.Fprintf(stderr, "lethe-proxy forget: unknown subcommand %q\n\n%s", sub, usageOf("forget"))
 		return 2
 	}
 	pos, err := parseInterspersed(fs, args[1:])

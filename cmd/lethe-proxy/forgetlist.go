@@ -13,7 +13,7 @@ import (
 // forgetListCmd is lethe-proxy forget list: the forget requests, newest
 // first, as a table (or the API's JSON with --json).
 func forgetListCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("forget list", forgetUsage, stderr)
+	fs := newFlagSet("forget list", usageOf("forget"), stderr)
 	clientFlags := adminclient.AddFlags(fs)
 	status := fs.String("status", "", "only requests in this status: received, completed or failed")
 	overdue := fs.Bool("overdue", false, "only open requests past their deadline")

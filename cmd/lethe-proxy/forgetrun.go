@@ -12,7 +12,7 @@ import (
 // forgetRunCmd is lethe-proxy forget run: adminclient.RunForget with the
 // subject from stdin and the question put on the terminal.
 func forgetRunCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("forget run", forgetUsage, stderr)
+	fs := newFlagSet("forget run", usageOf("forget"), stderr)
 	clientFlags := adminclient.AddFlags(fs)
 	yes := fs.Bool("yes", false, "confirm without asking (scripts)")
 	nothingFound := fs.Bool("nothing-found", false, "with --yes, certify that nothing was found when the preview finds nothing")

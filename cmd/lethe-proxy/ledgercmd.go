@@ -16,7 +16,7 @@ import (
 // ledgerCmd inspects the ledger the config points at.
 func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "counts" && args[0] != "subject") {
-		fmt.Fprint(stderr, ledgerUsage)
+		fmt.Fprint(stderr, usageOf("ledger"))
 		return 2
 	}
 	fs := newFlagSet("ledger "+args[0], "", stderr)
@@ -26,7 +26,7 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fail := failer(stderr, "ledger")
-	cfg, ok := loadConfig("ledger", *path, ledgerUsage, false, stderr)
+	cfg, ok := loadConfig("ledger", *path, usageOf("ledger"), false, stderr)
 	if !ok {
 		return exitConfig
 	}

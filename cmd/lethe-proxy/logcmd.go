@@ -11,11 +11,11 @@ import (
 // logCmd reads and checks the transparency log through the admin API.
 func logCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "checkpoint" && args[0] != "verify") {
-		fmt.Fprint(stderr, logUsage)
+		fmt.Fprint(stderr, usageOf("log"))
 		return 2
 	}
 	sub := args[0]
-	fs := newFlagSet("log "+sub, logUsage, stderr)
+	fs := newFlagSet("log "+sub, usageOf("log"), stderr)
 	clientFlags := adminclient.AddFlags(fs)
 	var keysFile, since, save *string
 	if sub == "verify" {
@@ -28,7 +28,7 @@ func logCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	fail := failer(stderr, "log "+sub)
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "lethe-proxy log %s: unexpected argument %q\n\n%s", sub, fs.Arg(0), logUsage)
+		fmt.Fprintf(stderr, "lethe-proxy log %s: unexpected argument %q\n\n%s", sub, fs.Arg(0), usageOf("log"))
 		return 2
 	}
 	if sub == "verify" && *keysFile == "" {

@@ -19,19 +19,13 @@ func main() {
 // the exit status it returns.
 type command func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 
-// subcommand is a command and its usage, which --help prints.
-type subcommand struct {
-	run   command
-	usage string
-}
-
-var commands = map[string]subcommand{
-	"serve": {serveCmd, serveUsage}, "check": {checkCmd, checkUsage}, "ledger": {ledgerCmd, ledgerUsage},
-	"forget": {forgetCmd, forgetUsage}, "wal": {walCmd, walUsage}, "sweep": {sweepCmd, sweepUsage},
-	"reconcile": {reconcileCmd, reconcileUsage}, "log": {logCmd, logUsage}, "export": {exportCmd, exportUsage},
-	"admin-token": {adminTokenCmd, adminTokenUsage}, "keygen": {keygenCmd, keygenUsage},
-	"verify": {verifyCmd, verifyUsage}, "mcp": {mcpCmd, mcpUsage}, "demo": {demoCmd, demoUsage},
-	"replay": {replayCmd, replayUsage},
+// commands are the subcommands by name; usage/NAME.txt is each one's
+// usage, which --help prints.
+var commands = map[string]command{
+	"serve": serveCmd, "check": checkCmd, "ledger": ledgerCmd, "forget": forgetCmd, "wal": walCmd,
+	"sweep": sweepCmd, "reconcile": reconcileCmd, "log": logCmd, "export": exportCmd,
+	"admin-token": adminTokenCmd, "keygen": keygenCmd, "verify": verifyCmd, "mcp": mcpCmd,
+	"demo": demoCmd, "replay": replayCmd,
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -41,10 +35,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if cmd, ok := commands[args[0]]; ok {
 		if asksHelp(args[1:]) {
-			fmt.Fprint(stdout, cmd.usage)
+			fmt.Fprint(stdout, usageOf(args[0]))
 			return 0
 		}
-		return cmd.run(args[1:], stdin, stdout, stderr)
+		return cmd(args[1:], stdin, stdout, stderr)
 	}
 	switch args[0] {
 	case "version", "--version", "-version":
@@ -52,8 +46,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	case "help", "--help", "-help", "-h":
 		if len(args) > 1 {
-			if cmd, ok := commands[args[1]]; ok {
-				fmt.Fprint(stdout, cmd.usage)
+			if _, ok := commands[args[1]]; ok {
+				fmt.Fprint(stdout, usageOf(args[1]))
 				return 0
 			}
 		}

@@ -26,7 +26,7 @@ func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && (args[0] == "ref" || args[0] == "open") {
 		sub, args = args[0], args[1:]
 	}
-	fs := newFlagSet("mcp", mcpUsage, stderr)
+	fs := newFlagSet("mcp", usageOf("mcp"), stderr)
 	httpAddr := fs.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	keysFile := fs.String("keys", "", "the operator's trusted keys file, for verify")
 	refKeyFile := fs.String("ref-key-file", os.Getenv(envRefKeyFile), "file of at least 32 random bytes sealing subject references (env "+envRefKeyFile+")")
@@ -41,7 +41,7 @@ func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fail := failer(stderr, "mcp")
 	if len(pos) != map[string]int{"": 0, "ref": 0, "open": 1}[sub] {
-		return fail(2, "unexpected arguments\n\n%s", mcpUsage)
+		return fail(2, "unexpected arguments\n\n%s", usageOf("mcp"))
 	}
 
 	var refs *mcpserver.References

@@ -17,7 +17,7 @@ import (
 // reconcileCmd is `lethe-proxy reconcile`: wiring only, the work is
 // reconcile.Reconcile's.
 func reconcileCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("reconcile", reconcileUsage, stderr)
+	fs := newFlagSet("reconcile", usageOf("reconcile"), stderr)
 	path := fs.String("config", "", "configuration file")
 	adopt := fs.Bool("adopt", false, "record the unknown records in the ledger and log a signed report")
 	reportFile := fs.String("report", "", "where --adopt writes the signed report")
@@ -28,13 +28,13 @@ func reconcileCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fail := failer(stderr, "reconcile")
 	switch {
 	case fs.NArg() > 0:
-		return fail(2, "unexpected argument %q\n\n%s", fs.Arg(0), reconcileUsage)
+		return fail(2, "unexpected argument %q\n\n%s", fs.Arg(0), usageOf("reconcile"))
 	case *format != "text" && *format != "json":
 		return fail(2, "--format %q: give text or json", *format)
 	case *reportFile != "" && !*adopt:
 		return fail(2, "--report names the file --adopt writes; add --adopt, or leave --report out")
 	}
-	cfg, ok := loadConfig("reconcile", *path, reconcileUsage, false, stderr)
+	cfg, ok := loadConfig("reconcile", *path, usageOf("reconcile"), false, stderr)
 	if !ok {
 		return exitConfig
 	}

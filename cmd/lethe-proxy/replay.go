@@ -14,7 +14,7 @@ import (
 
 // replayCmd is lethe-proxy replay: wiring only, the work is replay.Run's.
 func replayCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("replay", replayUsage, stderr)
+	fs := newFlagSet("replay", usageOf("replay"), stderr)
 	path := fs.String("config", "", "configuration file")
 	dryRun := fs.Bool("dry-run", false, "find and count only")
 	reports := fs.String("reports", "", "directory of the signed reports")
@@ -25,11 +25,11 @@ func replayCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fail := failer(stderr, "replay")
 	switch {
 	case fs.NArg() > 0:
-		return fail(2, "unexpected argument %q\n\n%s", fs.Arg(0), replayUsage)
+		return fail(2, "unexpected argument %q\n\n%s", fs.Arg(0), usageOf("replay"))
 	case *format != "text" && *format != "json":
 		return fail(2, "--format %q: give text or json", *format)
 	}
-	cfg, ok := loadConfig("replay", *path, replayUsage, false, stderr)
+	cfg, ok := loadConfig("replay", *path, usageOf("replay"), false, stderr)
 	if !ok {
 		return exitConfig
 	}

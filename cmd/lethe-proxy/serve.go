@@ -30,7 +30,7 @@ func serveCmd(args []string, _ io.Reader, _, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	cfg, ok := loadConfig("serve", *path, serveUsage, false, stderr)
+	cfg, ok := loadConfig("serve", *path, usageOf("serve"), false, stderr)
 	if !ok {
 		return exitConfig
 	}

@@ -15,7 +15,7 @@ import (
 
 // sweepCmd runs one retention sweep (docs/retention.md).
 func sweepCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("sweep", sweepUsage, stderr)
+	fs := newFlagSet("sweep", usageOf("sweep"), stderr)
 	path := fs.String("config", "", "configuration file")
 	dryRun := fs.Bool("dry-run", false, "count only")
 	batch := fs.Int("batch", retention.DefaultBatch, "records per statement or delete request")
@@ -26,11 +26,11 @@ func sweepCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fail := failer(stderr, "sweep")
 	switch {
 	case fs.NArg() > 0:
-		return fail(2, "unexpected argument %q\n\n%s", fs.Arg(0), sweepUsage)
+		return fail(2, "unexpected argument %q\n\n%s", fs.Arg(0), usageOf("sweep"))
 	case *batch < 1:
 		return fail(2, "--batch %d: give at least 1", *batch)
 	}
-	cfg, ok := loadConfig("sweep", *path, sweepUsage, false, stderr)
+	cfg, ok := loadConfig("sweep", *path, usageOf("sweep"), false, stderr)
 	if !ok {
 		return exitConfig
 	}

@@ -28,21 +28,5 @@ func usageOf(name string) string {
 	return strings.ReplaceAll(string(text), adminURLPlaceholder, adminclient.DefaultURL)
 }
 
-var (
-	usage           = usageOf("lethe-proxy")
-	adminTokenUsage = usageOf("admin-token")
-	checkUsage      = usageOf("check")
-	demoUsage       = usageOf("demo")
-	exportUsage     = usageOf("export")
-	forgetUsage     = usageOf("forget")
-	keygenUsage     = usageOf("keygen")
-	ledgerUsage     = usageOf("ledger")
-	logUsage        = usageOf("log")
-	mcpUsage        = usageOf("mcp")
-	reconcileUsage  = usageOf("reconcile")
-	replayUsage     = usageOf("replay")
-	serveUsage      = usageOf("serve")
-	sweepUsage      = usageOf("sweep")
-	verifyUsage     = usageOf("verify")
-	walUsage        = usageOf("wal")
-)
+// usage is the top level's usage text.
+var usage = usageOf("lethe-proxy")

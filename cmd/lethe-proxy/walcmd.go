@@ -13,7 +13,7 @@ import (
 
 func walCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "status" && args[0] != "drop") {
-		fmt.Fprint(stderr, walUsage)
+		fmt.Fprint(stderr, usageOf("wal"))
 		return 2
 	}
 	fs := newFlagSet("wal "+args[0], "", stderr)
@@ -23,7 +23,7 @@ func walCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fail := failer(stderr, "wal")
-	cfg, ok := loadConfig("wal", *path, walUsage, false, stderr)
+	cfg, ok := loadConfig("wal", *path, usageOf("wal"), false, stderr)
 	if !ok {
 		return exitConfig
 	}
