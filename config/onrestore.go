@@ -1,9 +1,9 @@
 package config
 
-// OnRestore is capture.on_restore: what the PostgreSQL relay does once
-// capture.store shows that it was restored from a backup, which may hold
-// records of subjects forgotten since (docs/forget.md, "Replay after a
-// restore").
+// OnRestore is capture.on_restore: what the relays do once a store shows
+// that it was restored from a backup (capture.store; a Pinecone index
+// re-created or replaced), which may hold records of subjects forgotten
+// since (docs/forget.md, "Replay after a restore").
 type OnRestore string
 
 const (
