@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 
-	"github.com/lethe-privacy/lethe/certificate/offline"
 	"github.com/lethe-privacy/lethe/config/forgetopen"
 	"github.com/lethe-privacy/lethe/config/proxyopen"
 	"github.com/lethe-privacy/lethe/connector"
@@ -65,16 +63,9 @@ func replayCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	rc := replay.Config{Ledger: job.Ledger, Hasher: job.Hasher, Scanners: scanners, Layers: layers, DryRun: *dryRun, Logger: log, Certifier: job.Certifier}
 	res, runErr := replay.Run(ctx, rc)
-	files := map[string]string{}
-	for _, q := range res.Requests {
-		if q.Report == nil {
-			continue
-		}
-		file, err := offline.WriteReport(filepath.Join(*reports, "replay-"+q.RequestID+".json"), "", q.Report)
-		if err != nil {
-			return fail(1, "request %s was replayed and logged (index %d), but its report was not written: %v", q.RequestID, q.LogIndex, err)
-		}
-		files[q.RequestID] = file
+	files, err := res.WriteReports(*reports)
+	if err != nil {
+		return fail(1, "%v", err)
 	}
 	if *format == "json" {
 		res.WriteJSON(stdout, files)
