@@ -121,3 +121,23 @@ func (r *References) Open(kind, ref string) (string, error) {
 	}
 	return string(plain[8:]), nil
 }
+
+// LoadReferences seals under the key in keyFile (LoadReferenceKey) for
+// ttl (DefaultReferenceTTL if zero).
+func LoadReferences(keyFile string, ttl time.Duration) (*References, error) {
+	key, err := LoadReferenceKey(keyFile)
+	if err != nil {
+		return nil, err
+	}
+	return NewReferences(key, ttl)
+}
+
+// OpenAny returns what ref seals, a forget's subject secret or a subject
+// (lethe-proxy mcp open); when it opens as neither, the error is the
+// subject kind's.
+func (r *References) OpenAny(ref string) (string, error) {
+	if value, err := r.Open(KindSecret, ref); err == nil {
+		return value, nil
+	}
+	return r.Open(KindSubject, ref)
+}

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	"github.com/lethe-privacy/lethe/config/proxyopen"
 	"github.com/lethe-privacy/lethe/internal/demo"
@@ -39,7 +37,7 @@ func demoCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	opts := demo.Options{State: state, Run: *runForget, Command: "lethe-proxy", DatabaseURL: os.Getenv(demo.DatabaseURLEnv), Stdout: stdout, Stderr: stderr}
 	return demo.Run(ctx, opts, func(ctx context.Context, configPath string) (demo.Proxy, error) {

@@ -3,9 +3,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -71,4 +74,12 @@ func asksHelp(args []string) bool {
 		}
 	}
 	return false
+}
+
+// signalContext ends at SIGINT or SIGTERM: a long scan stops cleanly (its
+// transaction rolled back) and a server shuts down gracefully. Its cancel
+// function restores the default handling, so that a second signal kills
+// the process.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 }

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/lethe-privacy/lethe/admin/adminclient"
 	"github.com/lethe-privacy/lethe/admin/mcpserver"
@@ -46,12 +43,7 @@ func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	var refs *mcpserver.References
 	if *refKeyFile != "" {
-		key, err := mcpserver.LoadReferenceKey(*refKeyFile)
-		if err != nil {
-			return fail(2, "%v", err)
-		}
-		refs, err = mcpserver.NewReferences(key, *refTTL)
-		if err != nil {
+		if refs, err = mcpserver.LoadReferences(*refKeyFile, *refTTL); err != nil {
 			return fail(2, "%v", err)
 		}
 	}
@@ -61,10 +53,7 @@ func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return fail(2, "--ref-key-file FILE is required (the key file lethe-proxy mcp serves with)")
 		}
 		if sub == "open" {
-			value, err := refs.Open(mcpserver.KindSecret, pos[0])
-			if err != nil {
-				value, err = refs.Open(mcpserver.KindSubject, pos[0])
-			}
+			value, err := refs.OpenAny(pos[0])
 			if err != nil {
 				return fail(1, "%v", err)
 			}
@@ -102,7 +91,7 @@ func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	if *httpAddr != "" {
 		handler, err := mcpserver.NewHTTPHandler(cfg, adminURL)

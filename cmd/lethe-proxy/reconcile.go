@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"io"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	"github.com/lethe-privacy/lethe/certificate/offline"
 	"github.com/lethe-privacy/lethe/config/forgetopen"
@@ -86,10 +83,4 @@ func reconcileCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// signalContext is cancelled by an interrupt, so that a long scan stops
-// cleanly (its transaction rolled back).
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 }

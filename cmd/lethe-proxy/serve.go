@@ -1,10 +1,7 @@
 package main
 
 import (
-	"context"
 	"io"
-	"os/signal"
-	"syscall"
 
 	"github.com/lethe-privacy/lethe/config/coreopen"
 	"github.com/lethe-privacy/lethe/config/proxyopen"
@@ -37,7 +34,7 @@ func serveCmd(args []string, _ io.Reader, _, stderr io.Writer) int {
 	log := cfg.Log.NewLogger(stderr)
 	// Signals are caught before anything listens: a SIGTERM that arrives
 	// once a client can connect stops the proxy gracefully.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	p, err := proxyopen.Start(ctx, cfg, *path, log, proxyOptions())
 	if err != nil {
