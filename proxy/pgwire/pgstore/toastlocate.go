@@ -76,6 +76,10 @@ func (s *Store) locateToast(ctx context.Context, t Table, scan PhysicalScan, f *
 		return // read whole by the scan
 	}
 	f.toast.relation = tt.name
+	if scan.TargetedPages <= 0 {
+		f.toast.refuse("the scan targets no page (TargetedPages 0)")
+		return
+	}
 	reader, err := s.rawPageReader(ctx)
 	if err != nil {
 		return // the scan itself is not possible, and says why
