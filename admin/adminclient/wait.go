@@ -73,3 +73,17 @@ func layerLine(l engine.LayerStatus) string {
 	}
 	return line
 }
+
+// WaitAndPrint is forget status --wait: Wait with each layer's progress
+// on stderr, then the last status as indented JSON on stdout and its open
+// horizons on stderr. It reports whether the forget completed.
+func (c *Client) WaitAndPrint(ctx context.Context, id string, stdout, stderr io.Writer) (completed bool, err error) {
+	st, err := c.Wait(ctx, id, 0, stderr)
+	if err != nil {
+		return false, err
+	}
+	b, _ := json.MarshalIndent(st, "", "  ") // plain data: cannot fail
+	fmt.Fprintf(stdout, "%s\n", b)
+	PrintOpenHorizons(st, stderr)
+	return st.Status == ledger.ForgetCompleted, nil
+}

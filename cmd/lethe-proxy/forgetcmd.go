@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/admin/adminclient"
@@ -119,17 +118,10 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	switch {
-	case sub == "certificate" && *out != "":
-		// Byte for byte: the signature covers what the server sent.
-		if err := os.WriteFile(*out, body, 0o644); err != nil {
-			return fail(1, "%v", err)
-		}
-		fmt.Fprintf(stderr, "certificate of request %s written to %s\n", call.ID, *out)
-	case sub == "certificate":
-		stdout.Write(body)
-	default:
+	if sub != "certificate" {
 		adminclient.PrintAnswer(sub, body, stdout, stderr)
+	} else if err := adminclient.WriteCertificate(call.ID, body, *out, stdout, stderr); err != nil {
+		return fail(1, "%v", err)
 	}
 	return 0
 }

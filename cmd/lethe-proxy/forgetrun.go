@@ -1,12 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/lethe-privacy/lethe/admin/adminclient"
-	"github.com/lethe-privacy/lethe/ledger"
 )
 
 // forgetRunCmd is lethe-proxy forget run: adminclient.RunForget with the
@@ -63,15 +61,12 @@ func forgetRunCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 func waitForget(c *adminclient.Client, id string, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
-	st, err := c.Wait(ctx, id, 0, stderr)
+	completed, err := c.WaitAndPrint(ctx, id, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "lethe-proxy forget status: %v\n", err)
 		return 1
 	}
-	b, _ := json.MarshalIndent(st, "", "  ") // plain data: cannot fail
-	fmt.Fprintf(stdout, "%s\n", b)
-	adminclient.PrintOpenHorizons(st, stderr)
-	if st.Status != ledger.ForgetCompleted {
+	if !completed {
 		return 1
 	}
 	return 0
