@@ -7,6 +7,10 @@ import "context"
 // sends one, for verifying absence.
 func (ix *Index) deleteIDs(ctx context.Context, ns string, ids []string) error {
 	dctx, seen := withLSN(ctx)
+	var applied func(uint64)
+	if ix.watch != nil {
+		applied = ix.watch(ns)
+	}
 	if ix.docs != nil {
 		if err := ix.deleteDocuments(dctx, ns, ids); err != nil {
 			return err
@@ -16,6 +20,9 @@ func (ix *Index) deleteIDs(ctx context.Context, ns string, ids []string) error {
 	}
 	if lsn, ok := seen.deleteRequestLSN(); ok {
 		ix.deleted(ns, lsn)
+		if applied != nil {
+			applied(lsn)
+		}
 	}
 	return nil
 }

@@ -37,6 +37,11 @@ type Config struct {
 	// scan paces itself with it so that it leaves the index's rate limits
 	// to the application. Its error ends the read.
 	Pace func(context.Context) error
+	// WatchWrite, when set, is called before each delete the connection
+	// sends to namespace ns; the function it returns is given the
+	// delete's x-pinecone-request-lsn once the index answered success with
+	// one (pcwing's restore detection).
+	WatchWrite func(ns string) func(lsn uint64)
 }
 
 // API names an index's data plane, as the index's api key in the config
@@ -76,9 +81,10 @@ type Index struct {
 	conn     *pinecone.IndexConnection // nil for a document index
 	docs     *documentsAPI             // nil for a vectors index
 	deadline time.Duration
-	topK     uint32                      // maxTopK; smaller in tests
-	docPage  int                         // documentPage; smaller in tests
-	pace     func(context.Context) error // Config.Pace; nil waits for nothing
+	topK     uint32                       // maxTopK; smaller in tests
+	docPage  int                          // documentPage; smaller in tests
+	pace     func(context.Context) error  // Config.Pace; nil waits for nothing
+	watch    func(ns string) func(uint64) // Config.WatchWrite; nil tells no one
 
 	mu        sync.Mutex
 	dimension uint32            // the index's dense dimension, once known
@@ -102,7 +108,7 @@ func Open(cfg Config) (*Index, error) {
 	if cfg.VerifyDeadline <= 0 {
 		cfg.VerifyDeadline = defaultVerify
 	}
-	ix := &Index{name: cfg.Name, deadline: cfg.VerifyDeadline, topK: maxTopK, docPage: documentPage, pace: cfg.Pace, deletes: map[string]uint64{}}
+	ix := &Index{name: cfg.Name, deadline: cfg.VerifyDeadline, topK: maxTopK, docPage: documentPage, pace: cfg.Pace, watch: cfg.WatchWrite, deletes: map[string]uint64{}}
 	switch cfg.API {
 	case APIDocuments:
 		ix.docs = newDocumentsAPI(u, key, cfg.RootCAs)

@@ -24,6 +24,9 @@ func (w *Wing) openIndex(ic config.PineconeIndex, pace func(context.Context) err
 		}
 		w.log.Warn("no Pinecone API key for forget or sweep; an http:// index host (Pinecone Local) accepts any", "index", ic.Name, "env", ic.KeyEnv())
 	}
+	if w.restoreWatch != nil {
+		cfg.WatchWrite = w.restoreWatch.forgetWrites(ic.Name)
+	}
 	if ic.UpstreamCAFile != "" {
 		pool, err := config.LoadCertPool(ic.UpstreamCAFile)
 		if err != nil {

@@ -6,7 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcapture"
 	"github.com/lethe-privacy/lethe/proxy/pinecone/pcstore"
 )
 
@@ -24,37 +26,35 @@ type restoreRun struct {
 	stopped sync.Once
 }
 
-// startRestoreWatch checks each index with namespace rules (restore.go):
-// its host against its mark, before the relay binds, holding writes when
-// a restore waits for replay; then, in the background, reads each known
-// namespace's LSN once, and records the marks every few seconds
-// (capture.recovery_interval when shorter) until stopRestoreWatch. The
-// relay's hook tells it each applied write's LSN. A ledger that keeps no
-// store marks leaves detection off, logged.
-func (w *Wing) startRestoreWatch() error {
+// newRestoreWatch makes the restore watch of the indexes with namespace
+// rules (restore.go), or nil when the ledger keeps no store marks (logged:
+// detection is off). Nothing is read until startRestoreWatch; forget's
+// deletes report their LSNs to it from the start (openIndex).
+func (w *Wing) newRestoreWatch() *restoreWatch {
 	marks, ok := w.core.Ledger().(ledger.StoreMarks)
 	if !ok {
 		w.log.Warn("restore detection is off for Pinecone: the ledger keeps no store marks")
 		return nil
 	}
 	hosts := map[string]string{}
-	rules := map[string][]string{}
 	for _, ic := range w.settings.Indexes {
 		if len(ic.Namespaces) == 0 {
 			continue
 		}
-		u, err := url.Parse(ic.Host) // validated by config
-		if err != nil {
-			continue
-		}
-		hosts[ic.Name] = u.Host
-		for _, r := range ic.Namespaces {
-			if r.Namespace != "*" {
-				rules[ic.Name] = append(rules[ic.Name], r.Namespace)
-			}
+		if u, err := url.Parse(ic.Host); err == nil { // validated by config
+			hosts[ic.Name] = u.Host
 		}
 	}
-	rw := newRestoreWatch(marks, w.core, w.onRestore, hosts, w.settings.VerifyDeadline.D(), w.log.With("restore", "pinecone"))
+	return newRestoreWatch(marks, w.core, w.onRestore, hosts, w.settings.VerifyDeadline.D(), w.log.With("restore", "pinecone"))
+}
+
+// startRestoreWatch checks each index's host against its mark, before the
+// relay binds, holding writes when a restore waits for replay; then, in
+// the background, reads each known namespace's LSN once, and records the
+// marks every few seconds (capture.recovery_interval when shorter) until
+// stopRestoreWatch. The relay's hook tells it each applied write's LSN.
+func (w *Wing) startRestoreWatch() error {
+	rw := w.restoreWatch
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	err := rw.checkHosts(ctx)
 	cancel()
@@ -64,8 +64,14 @@ func (w *Wing) startRestoreWatch() error {
 	work, stop := context.WithCancel(context.Background())
 	run := &restoreRun{watch: rw, stop: stop}
 	for _, ic := range w.settings.Indexes {
-		if hosts[ic.Name] == "" {
+		if rw.hosts[ic.Name] == "" {
 			continue
+		}
+		var rules []string
+		for _, r := range ic.Namespaces {
+			if r.Namespace != "*" {
+				rules = append(rules, r.Namespace)
+			}
 		}
 		ix, err := w.openIndex(ic, nil)
 		if err != nil {
@@ -76,7 +82,7 @@ func (w *Wing) startRestoreWatch() error {
 		run.done.Add(1)
 		go func() {
 			defer run.done.Done()
-			rw.probe(work, ic.Name, ix, rules[ic.Name])
+			rw.probe(work, ic.Name, ix, rules)
 		}()
 	}
 	every := min(restoreFlushEvery, w.recoveryInterval)
@@ -88,6 +94,18 @@ func (w *Wing) startRestoreWatch() error {
 	w.restore = run
 	w.hook.WatchLSN(rw)
 	return nil
+}
+
+// forgetWrites is pcstore.Config.WatchWrite for index: forget's deletes
+// are writes of the namespace's sequence like the application's.
+func (rw *restoreWatch) forgetWrites(index string) func(ns string) func(uint64) {
+	return func(ns string) func(uint64) {
+		ns = extract.CanonicalNamespace(ns)
+		floor := rw.Floor(index, ns)
+		return func(lsn uint64) {
+			rw.Applied(pcapture.AppliedWrite{Index: index, Namespace: ns, Floor: floor, RequestLSN: lsn, HasLSN: true})
+		}
+	}
 }
 
 // loop flushes every interval, and at once when a restore was seen, until

@@ -29,7 +29,7 @@ func (w *Wing) Listen() error {
 	if w.core != nil && w.settler == nil {
 		w.startSettler()
 	}
-	if w.hook != nil && w.restore == nil {
+	if w.restoreWatch != nil && w.restore == nil {
 		if err := w.startRestoreWatch(); err != nil {
 			return err
 		}

@@ -45,10 +45,12 @@ type Wing struct {
 	recoveryInterval time.Duration
 	// The settler of deletes by filter (settle.go), set by Listen.
 	settler *settler
-	// Restore detection (restore.go), set by Listen; onRestore is
-	// capture.on_restore.
-	restore   *restoreRun
-	onRestore config.OnRestore
+	// Restore detection (restore.go): the watch, made by New with a
+	// capture core, and its background work, started by Listen;
+	// onRestore is capture.on_restore.
+	restoreWatch *restoreWatch
+	restore      *restoreRun
+	onRestore    config.OnRestore
 
 	mu     sync.Mutex
 	opened []*pcstore.Index // forget's index connections, until Close
@@ -74,6 +76,7 @@ func New(cfg *config.Config, core *capture.Capture, log *slog.Logger) *Wing {
 	if core != nil && len(cfg.Compiled().Pinecone) > 0 {
 		w.hook = pcapture.New(core, cfg.Compiled().Pinecone)
 		w.core = core
+		w.restoreWatch = w.newRestoreWatch()
 	}
 	return w
 }
