@@ -224,3 +224,22 @@ func TestRestoreWatch_NoLSNHeadersTurnTheSignalOff(t *testing.T) {
 	assert.True(t, r.rw.indexes["docs"].noLSN)
 	assert.Empty(t, r.heldCode())
 }
+
+// BenchmarkRestoreWatch_FloorAndApplied is what restore detection adds to
+// one write on the relay's path once its namespace's mark is loaded.
+func BenchmarkRestoreWatch_FloorAndApplied(b *testing.B) {
+	l, err := ledger.OpenSQLite(filepath.Join(b.TempDir(), "ledger.db"), ledger.Options{})
+	require.NoError(b, err)
+	defer l.Close()
+	core := capture.New(capture.Config{})
+	defer core.Close()
+	rw := newRestoreWatch(l, core, config.OnRestoreRefuse, map[string]string{"docs": "h:443"}, 0, slog.New(slog.DiscardHandler))
+	rw.Floor("docs", "notes")
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			floor := rw.Floor("docs", "notes")
+			rw.Applied(pcapture.AppliedWrite{Index: "docs", Namespace: "notes", Floor: floor, RequestLSN: floor + 1, HasLSN: true})
+		}
+	})
+}
