@@ -103,7 +103,7 @@ func (s *Server) describeIndex(req describeIndexRequest) (indexDescription, erro
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return indexDescription{lsnStamp: readStamp(st.maxIndexedLSN()), Name: s.cfg.IndexName, Host: host, Dimension: st.dimension, Metric: s.cfg.Metric}, nil
+	return indexDescription{lsnStamp: readStamp(st.indexLSN()), Name: s.cfg.IndexName, Host: host, Dimension: st.dimension, Metric: s.cfg.Metric}, nil
 }
 
 // controlPlaneError is the control plane's error body, which differs from

@@ -43,11 +43,13 @@
 //     reads, and Config.DeleteDelay: deleted records stay visible to every
 //     read for that long, and the max indexed LSN stays below the delete's
 //     LSN until then, as Pinecone's deletes are eventually consistent;
+//   - one LSN sequence per namespace, as Pinecone documents ("Writes to
+//     one namespace do not increase the LSN for other namespaces", its
+//     "Check data freshness" guide); reads of the whole index (stats, the
+//     index's description) report the highest namespace's, which Pinecone
+//     does not document;
 //   - the index deleted and created again under its name (Recreate): no
-//     records, and LSNs from the first again. The emulator numbers all
-//     namespaces' writes in one sequence; Pinecone documents one sequence
-//     per namespace ("Writes to one namespace do not increase the LSN for
-//     other namespaces", its "Check data freshness" guide).
+//     records, and LSNs from the first again.
 //
 // Not emulated: the control plane (Config describes the one index), except
 // DescribeIndex of that index (GET /indexes/{name}), which the Node SDK calls

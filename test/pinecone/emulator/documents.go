@@ -163,7 +163,7 @@ func (s *Server) upsertDocuments(req upsertDocumentsRequest) (upsertDocumentsRes
 	for _, d := range docs {
 		st.put(ns, d)
 	}
-	return upsertDocumentsResponse{lsnStamp: writeStamp(st.nextLSN()), UpsertedCount: len(docs)}, nil
+	return upsertDocumentsResponse{lsnStamp: writeStamp(st.nextLSN(ns)), UpsertedCount: len(docs)}, nil
 }
 
 // matchedResponse is {"matched_records": n}, the answer of a documents
@@ -292,7 +292,7 @@ func (s *Server) updateDocuments(req updateDocumentsRequest) (matchedResponse, e
 	for _, v := range updated {
 		st.put(ns, v)
 	}
-	return matchedResponse{lsnStamp: writeStamp(st.nextLSN()), MatchedRecords: len(updated)}, nil
+	return matchedResponse{lsnStamp: writeStamp(st.nextLSN(ns)), MatchedRecords: len(updated)}, nil
 }
 
 // removeFieldsOf takes "_remove_fields" out of a per-id patch.

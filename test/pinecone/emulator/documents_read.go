@@ -96,7 +96,7 @@ func (s *Server) fetchDocuments(req fetchDocumentsRequest) (fetchDocumentsRespon
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	resp := fetchDocumentsResponse{lsnStamp: readStamp(st.maxIndexedLSN()), Namespace: req.Namespace, include: req.IncludeFields}
+	resp := fetchDocumentsResponse{lsnStamp: readStamp(st.maxIndexedLSN(canonicalNamespace(req.Namespace))), Namespace: req.Namespace, include: req.IncludeFields}
 	ns := canonicalNamespace(req.Namespace)
 	if req.hasIDs {
 		for _, id := range req.IDs {
@@ -269,7 +269,7 @@ func (s *Server) searchDocuments(req searchDocumentsRequest) (searchDocumentsRes
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	resp := searchDocumentsResponse{lsnStamp: readStamp(st.maxIndexedLSN()), Namespace: req.Namespace, include: req.IncludeFields}
+	resp := searchDocumentsResponse{lsnStamp: readStamp(st.maxIndexedLSN(canonicalNamespace(req.Namespace))), Namespace: req.Namespace, include: req.IncludeFields}
 	for _, r := range st.live(canonicalNamespace(req.Namespace)) {
 		if !pass(r.Metadata) {
 			continue

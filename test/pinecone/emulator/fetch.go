@@ -74,7 +74,7 @@ func (s *Server) fetch(req fetchRequest) (fetchResponse, error) {
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	resp := fetchResponse{lsnStamp: readStamp(st.maxIndexedLSN()), Namespace: req.Namespace}
+	resp := fetchResponse{lsnStamp: readStamp(st.maxIndexedLSN(canonicalNamespace(req.Namespace))), Namespace: req.Namespace}
 	ns := canonicalNamespace(req.Namespace)
 	for _, id := range req.IDs {
 		if r := st.lookup(ns, id); r != nil {

@@ -104,7 +104,7 @@ func (s *Server) list(req listRequest) (listResponse, error) {
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	resp := listResponse{lsnStamp: readStamp(st.maxIndexedLSN()), Namespace: req.Namespace}
+	resp := listResponse{lsnStamp: readStamp(st.maxIndexedLSN(canonicalNamespace(req.Namespace))), Namespace: req.Namespace}
 	var ids []string
 	for id := range st.live(canonicalNamespace(req.Namespace)) {
 		if strings.HasPrefix(id, req.Prefix) && id > after {

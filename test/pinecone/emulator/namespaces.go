@@ -56,7 +56,7 @@ func (s *Server) describeNamespace(req namespaceRequest) (namespaceDescription, 
 	if recs == nil {
 		return namespaceDescription{}, errorf(NotFound, "Namespace %q not found", req.Namespace)
 	}
-	return namespaceDescription{readStamp(st.maxIndexedLSN()), namespaceCount{Name: ns, Count: uint32(len(recs))}}, nil
+	return namespaceDescription{readStamp(st.maxIndexedLSN(ns)), namespaceCount{Name: ns, Count: uint32(len(recs))}}, nil
 }
 
 // deleteNamespace deletes every record of a namespace (with DeleteDelay, like

@@ -157,7 +157,7 @@ func (s *Server) query(req queryRequest) (queryResponse, error) {
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	resp := queryResponse{lsnStamp: readStamp(st.maxIndexedLSN()), Namespace: req.Namespace}
+	resp := queryResponse{lsnStamp: readStamp(st.maxIndexedLSN(canonicalNamespace(req.Namespace))), Namespace: req.Namespace}
 	ns := canonicalNamespace(req.Namespace)
 	dense, sparse := req.Vector, req.Sparse
 	if req.ID != "" {

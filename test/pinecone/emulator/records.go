@@ -83,5 +83,5 @@ func (s *Server) upsertRecords(req upsertRecordsRequest) (upsertRecordsResponse,
 	for _, v := range req.Records {
 		st.put(ns, v)
 	}
-	return upsertRecordsResponse{writeStamp(st.nextLSN())}, nil
+	return upsertRecordsResponse{writeStamp(st.nextLSN(ns))}, nil
 }

@@ -130,7 +130,7 @@ func (s *Server) searchRecords(req searchRecordsRequest) (searchRecordsResponse,
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	resp := searchRecordsResponse{lsnStamp: readStamp(st.maxIndexedLSN()), fields: req.Fields}
+	resp := searchRecordsResponse{lsnStamp: readStamp(st.maxIndexedLSN(canonicalNamespace(req.Namespace))), fields: req.Fields}
 	ns := canonicalNamespace(req.Namespace)
 	dense, text := req.Vector, req.Text
 	if req.ID != "" {

@@ -13,7 +13,7 @@ func (s *Server) Recreate() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.namespaces = map[string]map[string]*record{}
-	st.pending = nil
-	st.lsn = 0
+	st.pending = map[string][]pendingDelete{}
+	st.lsn = map[string]uint64{}
 	st.dimension = s.cfg.Dimension
 }

@@ -30,3 +30,18 @@ func TestRecreate_DropsRecordsAndRestartsTheLSNs(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.status, "the new index takes its dimension from its first write: %s", resp.body)
 	assert.Equal(t, "1", resp.header.Get("X-Pinecone-Request-Lsn"))
 }
+
+// Each namespace numbers its writes in its own sequence.
+func TestLSN_OneSequencePerNamespace(t *testing.T) {
+	_, url := startEmulator(t, emulator.Config{}, nil)
+	write := func(ns string) string {
+		resp := restJSON(t, url, http.MethodPost, "/vectors/upsert", "", strings.NewReader(`{"namespace":"`+ns+`","vectors":[{"id":"a","values":[1,2]}]}`))
+		require.Equal(t, http.StatusOK, resp.status, resp.body)
+		return resp.header.Get("X-Pinecone-Request-Lsn")
+	}
+	assert.Equal(t, "1", write("a"))
+	assert.Equal(t, "2", write("a"))
+	assert.Equal(t, "1", write("b"), "writes to one namespace do not increase another's LSN")
+	assert.Equal(t, "2", restJSON(t, url, http.MethodGet, "/vectors/list?namespace=a", "", nil).header.Get("X-Pinecone-Max-Indexed-Lsn"))
+	assert.Equal(t, "1", restJSON(t, url, http.MethodGet, "/vectors/list?namespace=b", "", nil).header.Get("X-Pinecone-Max-Indexed-Lsn"))
+}

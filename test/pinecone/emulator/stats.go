@@ -96,7 +96,7 @@ func (s *Server) describeIndexStats(req statsRequest) (statsResponse, error) {
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	resp := statsResponse{lsnStamp: readStamp(st.maxIndexedLSN()), Dimension: st.dimension, Metric: s.cfg.Metric}
+	resp := statsResponse{lsnStamp: readStamp(st.indexLSN()), Dimension: st.dimension, Metric: s.cfg.Metric}
 	for _, name := range st.namespaceNames() {
 		var n uint32
 		for _, r := range st.live(name) {

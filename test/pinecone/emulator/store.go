@@ -41,17 +41,22 @@ type pendingDelete struct {
 // store holds every namespace of the index. Operations take mu for their
 // whole duration, so each one is atomic.
 type store struct {
-	mu         sync.Mutex
-	dimension  int
-	delay      time.Duration
-	now        func() time.Time
-	lsn        uint64
-	pending    []pendingDelete
+	mu        sync.Mutex
+	dimension int
+	delay     time.Duration
+	now       func() time.Time
+	// Log sequence numbers and the deletes readers cannot see yet, per
+	// namespace: Pinecone numbers each namespace's writes in its own
+	// sequence ("Writes to one namespace do not increase the LSN for other
+	// namespaces", its "Check data freshness" guide).
+	lsn        map[string]uint64
+	pending    map[string][]pendingDelete
 	namespaces map[string]map[string]*record
 }
 
 func newStore(dimension int, delay time.Duration, now func() time.Time) *store {
-	return &store{dimension: dimension, delay: delay, now: now, namespaces: map[string]map[string]*record{}}
+	return &store{dimension: dimension, delay: delay, now: now, lsn: map[string]uint64{}, pending: map[string][]pendingDelete{},
+		namespaces: map[string]map[string]*record{}}
 }
 
 // canonicalNamespace maps "" (and so an absent field) to "__default__".
@@ -62,23 +67,37 @@ func canonicalNamespace(ns string) string {
 	return ns
 }
 
-// nextLSN numbers a write; callers hold mu.
-func (st *store) nextLSN() uint64 {
-	st.lsn++
-	return st.lsn
+// nextLSN numbers a write of namespace ns (canonical); callers hold mu.
+func (st *store) nextLSN(ns string) uint64 {
+	st.lsn[ns]++
+	return st.lsn[ns]
 }
 
-// maxIndexedLSN is the highest LSN whose effects, and all earlier ones, are
-// visible to readers. Callers hold mu.
-func (st *store) maxIndexedLSN() uint64 {
+// maxIndexedLSN is the highest LSN of namespace ns (canonical) whose
+// effects, and all earlier ones, are visible to readers; 0 for a
+// namespace never written. Callers hold mu.
+func (st *store) maxIndexedLSN(ns string) uint64 {
 	now := st.now()
-	for len(st.pending) > 0 && !now.Before(st.pending[0].visibleAt) {
-		st.pending = st.pending[1:]
+	pending := st.pending[ns]
+	for len(pending) > 0 && !now.Before(pending[0].visibleAt) {
+		pending = pending[1:]
 	}
-	if len(st.pending) > 0 {
-		return st.pending[0].lsn - 1
+	st.pending[ns] = pending
+	if len(pending) > 0 {
+		return pending[0].lsn - 1
 	}
-	return st.lsn
+	return st.lsn[ns]
+}
+
+// indexLSN is what a read of the whole index (stats, the index's
+// description) reports: the highest of the namespaces' max indexed LSNs.
+// Pinecone does not document it. Callers hold mu.
+func (st *store) indexLSN() uint64 {
+	var highest uint64
+	for ns := range st.lsn {
+		highest = max(highest, st.maxIndexedLSN(ns))
+	}
+	return highest
 }
 
 // visible reports whether r is seen by readers now; it drops r from ns once
@@ -132,7 +151,7 @@ func (st *store) put(ns string, v Vector) {
 // remove deletes the given records of namespace ns under one LSN: at once
 // without DeleteDelay, otherwise they stay visible for DeleteDelay. Callers hold mu.
 func (st *store) remove(ns string, recs []*record) uint64 {
-	lsn := st.nextLSN()
+	lsn := st.nextLSN(ns)
 	if len(recs) == 0 {
 		return lsn
 	}
@@ -152,7 +171,7 @@ func (st *store) remove(ns string, recs []*record) uint64 {
 			r.deletedAt = now
 		}
 	}
-	st.pending = append(st.pending, pendingDelete{lsn: lsn, visibleAt: now.Add(st.delay)})
+	st.pending[ns] = append(st.pending[ns], pendingDelete{lsn: lsn, visibleAt: now.Add(st.delay)})
 	return lsn
 }
 

@@ -126,7 +126,7 @@ func (s *Server) update(req updateRequest) (updateResponse, error) {
 	}
 	resp := updateResponse{MatchedRecords: uint32(len(targets))}
 	if req.DryRun {
-		resp.lsnStamp = readStamp(st.maxIndexedLSN())
+		resp.lsnStamp = readStamp(st.maxIndexedLSN(ns))
 		return resp, nil
 	}
 	updated := make([]Vector, 0, len(targets))
@@ -154,6 +154,6 @@ func (s *Server) update(req updateRequest) (updateResponse, error) {
 	for _, v := range updated {
 		st.put(ns, v)
 	}
-	resp.lsnStamp = writeStamp(st.nextLSN())
+	resp.lsnStamp = writeStamp(st.nextLSN(ns))
 	return resp, nil
 }

@@ -88,5 +88,5 @@ func (s *Server) upsert(req upsertRequest) (upsertResponse, error) {
 	for _, v := range req.Vectors {
 		st.put(ns, v)
 	}
-	return upsertResponse{lsnStamp: writeStamp(st.nextLSN()), UpsertedCount: uint32(len(req.Vectors))}, nil
+	return upsertResponse{lsnStamp: writeStamp(st.nextLSN(ns)), UpsertedCount: uint32(len(req.Vectors))}, nil
 }
