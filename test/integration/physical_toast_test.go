@@ -109,17 +109,20 @@ func TestPhysicalToast_TargetsTheDeletedRowsChunks(t *testing.T) {
 }
 
 // TestPhysicalToast_RoleWithoutToastAccess: a store role that reads pages
-// through lethe_raw_page but may not query the TOAST table forgets, and
-// its scan reads the TOAST table's sample only, saying why and naming the
-// grants; with USAGE on pg_toast and SELECT on the TOAST table granted,
-// the same role's scan targets the chunks.
+// through lethe_raw_page but may not query the TOAST table forgets in all
+// three cases: when the TOAST table's index is over the scan's bound, its
+// scan reads the TOAST table's sample only, saying why and naming the
+// grants; when the index is within the bound, the chunks are found by
+// reading the index's pages instead and targeted; with USAGE on pg_toast
+// and SELECT on the TOAST table granted, the query finds them.
 func TestPhysicalToast_RoleWithoutToastAccess(t *testing.T) {
 	db, direct := toasttDB(t, "toastt_grant")
 	ctx := ctxT(t)
 	first := &pagesPerson{subject: "toastt-grant-first-4b9e", vectors: make([][]float32, 10)}
 	second := &pagesPerson{subject: "toastt-grant-second-a61f", vectors: make([][]float32, 10)}
-	kept := &pagesPerson{subject: "toastt-grant-kept-07c3", vectors: make([][]float32, 60)}
-	pagesTable(t, direct, "toastt_granted", 768, "", first, second, kept)
+	third := &pagesPerson{subject: "toastt-grant-third-e2d5", vectors: make([][]float32, 10)}
+	kept := &pagesPerson{subject: "toastt-grant-kept-07c3", vectors: make([][]float32, 50)}
+	pagesTable(t, direct, "toastt_granted", 768, "", first, second, third, kept)
 	_, err := direct.Exec(ctx, pgstore.RawPageFunctionSQL)
 	require.NoError(t, err)
 	_, err = direct.Exec(ctx, `DROP ROLE IF EXISTS toastt_role; CREATE ROLE toastt_role LOGIN PASSWORD 'toastt-pw';
@@ -137,12 +140,17 @@ func TestPhysicalToast_RoleWithoutToastAccess(t *testing.T) {
 		admin.Exec(context.Background(), `DROP ROLE IF EXISTS toastt_role`)
 	})
 	var toastName string
-	require.NoError(t, direct.QueryRow(ctx, `SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'toastt_granted'::regclass`).Scan(&toastName))
+	var heapPages, indexPages int64
+	require.NoError(t, direct.QueryRow(ctx, `SELECT c.reltoastrelid::regclass::text, pg_relation_size(c.oid) / 8192,
+		pg_relation_size((SELECT indexrelid FROM pg_index WHERE indrelid = c.reltoastrelid)) / 8192
+		FROM pg_class c WHERE c.oid = 'toastt_granted'::regclass`).Scan(&toastName, &heapPages, &indexPages))
+	require.Equal(t, int64(1), heapPages, "the test reads the heap whole with a bound of 1 page")
+	require.Equal(t, int64(2), indexPages, "the TOAST index's metapage and one leaf")
 
 	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable user=toastt_role password=toastt-pw"))
 	require.NoError(t, err)
 	defer store.Close()
-	scan := pgstore.PhysicalScan{FullScanPages: 4, SamplePages: 2, TargetedPages: 8192}
+	scan := pgstore.PhysicalScan{FullScanPages: 1, SamplePages: 2, TargetedPages: 8192}
 	deleted, got := forgetWithPhysicalScan(t, store, pagesRule("toastt_granted"), scan, first.subject)
 	require.Equal(t, 10, deleted)
 	toast, _ := toastRelation(t, got, scanEveryPage(t, direct, "toastt_granted", diskRuns(first.vectors), first.subject))
@@ -152,15 +160,25 @@ func TestPhysicalToast_RoleWithoutToastAccess(t *testing.T) {
 	require.Contains(t, got.Method, toastName+" (2 pages sampled): 0 pages targeted")
 	require.Contains(t, got.Method, "TOAST chunks not targeted: the store role cannot read "+toastName+
 		": GRANT USAGE ON SCHEMA pg_toast TO the store role and, unless it owns the table, GRANT SELECT ON "+toastName+" TO it")
+	require.Contains(t, got.Method, "its index, of 2 pages, is over the scan's bound to be read instead")
 
-	_, err = direct.Exec(ctx, `GRANT USAGE ON SCHEMA pg_toast TO toastt_role; GRANT SELECT ON `+toastName+` TO toastt_role`)
-	require.NoError(t, err)
-	scan.SamplePages = 0
+	scan = pgstore.PhysicalScan{FullScanPages: 4, SamplePages: 0, TargetedPages: 8192}
 	_, got = forgetWithPhysicalScan(t, store, pagesRule("toastt_granted"), scan, second.subject)
 	toast, own := toastRelation(t, got, scanEveryPage(t, direct, "toastt_granted", diskRuns(second.vectors), second.subject))
 	require.Positive(t, own.holding)
-	require.Equal(t, own.holding, toast.Holding, "with the grants the chunks are targeted")
+	require.Equal(t, own.holding, toast.Holding, "the chunks are found through the TOAST index's pages")
+	require.Equal(t, toast.Holding, toast.Scanned)
+	require.Contains(t, got.Method, "found by reading 2 pages of the TOAST table's index")
 	require.NotContains(t, got.Method, "not targeted")
+
+	_, err = direct.Exec(ctx, `GRANT USAGE ON SCHEMA pg_toast TO toastt_role; GRANT SELECT ON `+toastName+` TO toastt_role`)
+	require.NoError(t, err)
+	_, got = forgetWithPhysicalScan(t, store, pagesRule("toastt_granted"), scan, third.subject)
+	toast, own = toastRelation(t, got, scanEveryPage(t, direct, "toastt_granted", diskRuns(third.vectors), third.subject))
+	require.Positive(t, own.holding)
+	require.Equal(t, own.holding, toast.Holding, "with the grants the query finds the chunks")
+	require.NotContains(t, got.Method, "not targeted")
+	require.NotContains(t, got.Method, "TOAST table's index")
 }
 
 // TestPhysicalToast_TargetingIsCapped: with TargetedPages 1, the rows of

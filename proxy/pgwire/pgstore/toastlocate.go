@@ -26,6 +26,9 @@ type toastTargets struct {
 	heapSkipped int64
 	dropped     int64
 	missing     int
+	// indexPagesRead counts the TOAST index's pages read to find the
+	// chunks, for a store role that may not query the TOAST table.
+	indexPagesRead int64
 	// notLocated says why chunks were not targeted, each reason once.
 	notLocated []string
 }
@@ -93,6 +96,9 @@ func (s *Store) locateToast(ctx context.Context, t Table, scan PhysicalScan, f *
 		return
 	}
 	blocks, err := s.chunkBlocks(ctx, tt, ids)
+	if errors.Is(err, errToastRefused) {
+		blocks, err = s.chunkBlocksFromIndex(ctx, reader, tt, ids, scan, err, &f.toast)
+	}
 	if err != nil {
 		f.toast.refuse(err.Error())
 		return
@@ -187,13 +193,71 @@ func (s *Store) chunkBlocks(ctx context.Context, tt toastTable, ids []uint32) ([
 	return blocks, nil
 }
 
+// errToastRefused is the error of a store role that may not query a
+// TOAST table.
+var errToastRefused = errors.New("the store role cannot read")
+
 func chunkBlocksError(tt toastTable, err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42501" {
-		return fmt.Errorf("the store role cannot read %[1]s: GRANT USAGE ON SCHEMA pg_toast TO the store role and, "+
-			"unless it owns the table, GRANT SELECT ON %[1]s TO it (or GRANT pg_read_all_data TO it)", tt.name)
+		return fmt.Errorf("%[2]w %[1]s: GRANT USAGE ON SCHEMA pg_toast TO the store role and, "+
+			"unless it owns the table, GRANT SELECT ON %[1]s TO it (or GRANT pg_read_all_data TO it)", tt.name, errToastRefused)
 	}
 	return fmt.Errorf("finding the deleted values' chunks in %s: %w", tt.name, serverError(err))
+}
+
+// chunkBlocksFromIndex finds the blocks of the chunks of ids by reading
+// every page of tt's index with the page reader (toastIndexBlocks), for a
+// store role that may not query tt (refused says so): it needs no grant
+// beyond the page reader's, and reads the index whole, so only when the
+// index is within the scan's bound.
+func (s *Store) chunkBlocksFromIndex(ctx context.Context, reader pageReader, tt toastTable, ids []uint32, scan PhysicalScan, refused error, acc *toastTargets) ([]int64, error) {
+	var index uint32
+	var pages int64
+	err := s.pool.QueryRow(ctx, `SELECT i.indexrelid, pg_relation_size(i.indexrelid) / current_setting('block_size')::int8
+		FROM pg_index i WHERE i.indrelid = $1 ORDER BY i.indexrelid LIMIT 1`, tt.oid).Scan(&index, &pages)
+	if err != nil {
+		return nil, fmt.Errorf("%w; and finding its index to read instead: %v", refused, serverError(err))
+	}
+	if pages > scan.FullScanPages {
+		return nil, fmt.Errorf("%w; its index, of %d pages, is over the scan's bound to be read instead", refused, pages)
+	}
+	want := make(map[uint32]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	seen := map[int64]bool{}
+	var out []int64
+	all := make([]int64, pages)
+	for i := range all {
+		all[i] = int64(i)
+	}
+	for start := 0; start < len(all); start += pagesPerQuery {
+		rows, err := s.pool.Query(ctx, reader.query, index, all[start:min(start+pagesPerQuery, len(all))])
+		if err != nil {
+			return nil, fmt.Errorf("%w; and reading its index instead: %v", refused, serverError(err))
+		}
+		var blk int64
+		var page []byte
+		_, err = pgx.ForEachRow(rows, []any{&blk, &page}, func() error {
+			found, err := toastIndexBlocks(page, want)
+			if err != nil {
+				return err
+			}
+			for _, b := range found {
+				if !seen[b] {
+					seen[b] = true
+					out = append(out, b)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%w; and reading its index instead: %v", refused, serverError(err))
+		}
+	}
+	acc.indexPagesRead += pages
+	return out, nil
 }
 
 // describe says, for the scan's method, which pages of the TOAST table
@@ -205,6 +269,9 @@ func (tt *toastTargets) describe(head string) string {
 	}
 	fmt.Fprintf(&b, "%s: %d pages targeted, where the deleted rows' %d out-of-line values had their chunks "+
 		"(from the TOAST pointers in the rows' heap tuples, read before the delete)", head, len(tt.blocks), tt.values)
+	if tt.indexPagesRead > 0 {
+		fmt.Fprintf(&b, "; found by reading %d pages of the TOAST table's index (the store role may not query the TOAST table)", tt.indexPagesRead)
+	}
 	if tt.dropped > 0 {
 		fmt.Fprintf(&b, "; capped: %d more pages held them", tt.dropped)
 	}
