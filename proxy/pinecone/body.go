@@ -1,7 +1,6 @@
 package pinecone
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -59,142 +58,89 @@ func (p *Relay) BufferedBytes() int64 { return p.bodies.charged.Load() }
 // errBudget is a request that waited too long for room in the budget.
 var errBudget = errors.New("request bodies in memory are at pinecone.max_buffered_size")
 
-// requestBody is a request's body read whole into a pooled buffer charged
-// to the budget. Release returns both once the request is done; the
-// upstream's copy of the body (Reader) reads nothing after that, so a
-// transport still sending it cannot see the buffer's next user.
-type requestBody struct {
-	bytes   []byte
-	charged int64
-	relay   *Relay
-	mu      sync.Mutex // guards released against Reader's reads
-	done    bool
-}
-
-// Reader is the body for the upstream request.
-func (b *requestBody) Reader() io.ReadCloser { return &bodyReader{body: b} }
-
-// Release returns the buffer to its pool and its charge to the budget.
-func (b *requestBody) Release() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.done {
-		return
-	}
-	b.done = true
-	putBuffer(b.bytes)
-	b.bytes = nil
-	if b.charged > 0 {
-		b.relay.bodies.sem.Release(b.charged)
-		b.relay.bodies.charged.Add(-b.charged)
-		b.charged = 0
-	}
-}
-
-type bodyReader struct {
-	body *requestBody
-	off  int
-}
-
-func (r *bodyReader) Read(p []byte) (int, error) {
-	r.body.mu.Lock()
-	defer r.body.mu.Unlock()
-	if r.body.done {
-		return 0, errBodyReleased
-	}
-	if r.off >= len(r.body.bytes) {
-		return 0, io.EOF
-	}
-	n := copy(p, r.body.bytes[r.off:])
-	r.off += n
-	return n, nil
-}
-
-func (r *bodyReader) Close() error { return nil }
-
-var errBodyReleased = errors.New("lethe-proxy: the request is over")
-
-// readBody reads r's whole body into a buffer charged to the budget,
-// refusing one over the limit; the caller releases it once the request is
-// done (nil when r has no body). An oversized body is read on and
-// discarded (up to drainLimit, into no buffer) so that an HTTP/1.1 client
-// can send its next request on the same connection. The body must arrive
-// within the body timeout (a read deadline on the request, cleared once it
-// is read; kept on a refused one); a slower one is answered
-// DEADLINE_EXCEEDED.
-func (p *Relay) readBody(w http.ResponseWriter, r *http.Request, ix *Index) (*requestBody, *Status) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return nil, nil
-	}
-	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Now().Add(p.bodyTimeout))
-	b := &requestBody{relay: p}
-	tooLarge := func() *Status {
-		b.Release()
-		io.CopyN(io.Discard, r.Body, drainLimit)
-		p.log.Warn("pinecone request body over the limit", "index", ix.Name, "limit_bytes", p.max, "content_length", r.ContentLength)
-		return &Status{Code: CodeResourceExhausted, Message: fmt.Sprintf(
-			"lethe-proxy: request body is larger than %d bytes, the proxy's limit (pinecone.max_request_size); send fewer vectors per request", p.max)}
-	}
-	if r.ContentLength > p.max {
-		return nil, tooLarge()
-	}
+// readBody reads ex's body into its gatedBody, letting the tailHold's share
+// of it go upstream as it arrives, up to the limit and within the body
+// timeout, charging the budget as the buffer grows; it returns the status
+// to answer if the body cannot be taken whole, and whether the rest of it
+// should be read and discarded (an oversized body, so that an HTTP/1.1
+// client can send its next request on the same connection). The read
+// deadline is cleared once the body is whole and kept on a refused one.
+func (p *Relay) readBody(ex *exchange) (st *Status, drain bool) {
+	r, ix, g := ex.request, ex.index, ex.body
+	rc := http.NewResponseController(ex.response)
 	ctx, cancel := context.WithTimeout(r.Context(), p.bodies.wait)
 	defer cancel()
-	want := p.bodySizeHint(r)
+	want := p.bodySizeHint(ex)
 	limit := int(p.max + 1) // reading that many bytes is reading too many
+	pending := ex.prefix[:ex.prefixN]
 	for {
-		if room := min(cap(b.bytes), limit); len(b.bytes) == room {
-			if len(b.bytes) == limit {
-				return nil, tooLarge()
+		if room := min(cap(g.buf), limit); len(g.buf) == room {
+			if len(g.buf) == limit {
+				return p.tooLarge(ix, r), true
 			}
 			// Twice what has arrived, up to the declared size while
 			// the body is within it: a buffer, and its charge, grow
 			// with the bytes that came, not with what was declared.
-			arrived := int64(len(b.bytes))
+			arrived := int64(len(g.buf))
 			size := max(2*arrived, 1<<minBufferShift)
 			if arrived < want {
 				size = min(size, want)
 			}
 			size = bufferSize(min(size, p.max+1))
-			grow := size - int64(cap(b.bytes))
+			grow := size - int64(cap(g.buf))
 			if err := p.bodies.sem.Acquire(ctx, grow); err != nil {
-				b.Release()
 				if r.Context().Err() != nil {
-					return nil, &Status{Code: CodeUnavailable, Message: "lethe-proxy: the client went away"}
+					return &Status{Code: CodeUnavailable, Message: "lethe-proxy: the client went away"}, false
 				}
 				p.log.Warn("pinecone request waited too long for memory to read its body", "index", ix.Name,
 					"max_buffered_bytes", p.bodies.size, "waited", p.bodies.wait)
-				return nil, &Status{Code: CodeUnavailable, Message: fmt.Sprintf(
-					"lethe-proxy: %v (%d bytes) for %v; retry, or raise the limit", errBudget, p.bodies.size, p.bodies.wait)}
+				return &Status{Code: CodeUnavailable, Message: fmt.Sprintf(
+					"lethe-proxy: %v (%d bytes) for %v; retry, or raise the limit", errBudget, p.bodies.size, p.bodies.wait)}, false
 			}
-			b.charged += grow
-			p.bodies.charged.Add(grow)
-			grown := getBuffer(size)[:len(b.bytes)]
-			copy(grown, b.bytes)
-			putBuffer(b.bytes)
-			b.bytes = grown
+			g.grow(size, grow)
 		}
-		n, err := r.Body.Read(b.bytes[len(b.bytes):min(cap(b.bytes), limit)])
-		b.bytes = b.bytes[:len(b.bytes)+n]
+		var n int
+		var err error
+		if len(pending) > 0 { // the gRPC prefix the handler read
+			n = copy(g.room(limit), pending)
+			pending = pending[n:]
+		} else {
+			n, err = r.Body.Read(g.room(limit))
+		}
+		prev := len(g.buf)
+		g.arrived(n, ex.hold.forwardable(g.buf[:prev+n], prev))
 		if err == io.EOF {
-			// Cleared before forwarding: an HTTP/1.1 server's background
-			// read of a connection past its deadline would cancel the
-			// request. A refused body keeps it, so that the server's
-			// discarding of the rest of it ends too.
+			// Cleared before the request goes on: an HTTP/1.1
+			// server's background read of a connection past its
+			// deadline would cancel the request. A refused body keeps
+			// it, so that the server's discarding of the rest of it
+			// ends too.
 			rc.SetReadDeadline(time.Time{})
-			return b, nil
+			return nil, false
 		}
 		if err != nil {
-			b.Release()
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				p.log.Warn("pinecone request body did not arrive in time", "index", ix.Name, "body_timeout", p.bodyTimeout)
-				return nil, &Status{Code: CodeDeadlineExceeded, Message: fmt.Sprintf(
-					"lethe-proxy: the request body did not arrive within %v (pinecone.body_timeout); send it at once, or raise the timeout", p.bodyTimeout)}
+				return &Status{Code: CodeDeadlineExceeded, Message: fmt.Sprintf(
+					"lethe-proxy: the request body did not arrive within %v (pinecone.body_timeout); send it at once, or raise the timeout", p.bodyTimeout)}, false
 			}
-			return nil, &Status{Code: CodeInvalidArgument, Message: fmt.Sprintf("lethe-proxy: cannot read the request body: %v", err)}
+			return &Status{Code: CodeInvalidArgument, Message: fmt.Sprintf("lethe-proxy: cannot read the request body: %v", err)}, false
 		}
 	}
+}
+
+// tooLarge is the answer to a body over the limit.
+func (p *Relay) tooLarge(ix *Index, r *http.Request) *Status {
+	p.log.Warn("pinecone request body over the limit", "index", ix.Name, "limit_bytes", p.max, "content_length", r.ContentLength)
+	return &Status{Code: CodeResourceExhausted, Message: fmt.Sprintf(
+		"lethe-proxy: request body is larger than %d bytes, the proxy's limit (pinecone.max_request_size); send fewer vectors per request", p.max)}
+}
+
+// drain reads and discards the rest of an oversized body, up to
+// drainLimit and into no buffer, so that an HTTP/1.1 client's connection
+// stays usable.
+func drain(r *http.Request) {
+	io.CopyN(io.Discard, r.Body, drainLimit)
 }
 
 // Body buffers are pooled by power-of-two size from 4 KiB to 64 MiB, so
@@ -238,29 +184,20 @@ func putBuffer(b []byte) {
 	bufferPools[shift].Put(&b)
 }
 
-// bodySizeHint is the size r's body declares, which its buffer grows to
+// bodySizeHint is the size ex's body declares, which its buffer grows to
 // as it arrives and not past while the body is within it: its
 // Content-Length when the client sent one (REST), else for gRPC (which
-// sends none) the length its first message's 5-byte prefix declares,
-// which is then put back in front of r.Body. The extra byte lets the read
-// that finds the end of the body find it without growing the buffer.
-func (p *Relay) bodySizeHint(r *http.Request) int64 {
+// sends none) the length its first message's 5-byte prefix declares. The
+// extra byte lets the read that finds the end of the body find it without
+// growing the buffer.
+func (p *Relay) bodySizeHint(ex *exchange) int64 {
 	const fallback = 32 << 10
 	switch {
-	case r.ContentLength > 0:
-		return min(r.ContentLength, p.max) + 1
-	case !IsGRPC(r):
+	case ex.request.ContentLength > 0:
+		return min(ex.request.ContentLength, p.max) + 1
+	case ex.prefixN < len(ex.prefix):
 		return fallback
 	}
-	var prefix [5]byte
-	n, err := io.ReadFull(r.Body, prefix[:])
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(prefix[:n]), r.Body), r.Body}
-	if err != nil {
-		return fallback
-	}
-	declared := int64(binary.BigEndian.Uint32(prefix[1:]))
+	declared := int64(binary.BigEndian.Uint32(ex.prefix[1:]))
 	return min(5+declared, p.max) + 1
 }

@@ -151,5 +151,5 @@ func TestRelay_ChunkedBodyGrowsWithinTheLimit(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
-	assert.Len(t, rec.all(), 1, "nothing oversized reaches the upstream")
+	assert.Len(t, rec.all(), 1, "no oversized request reaches the upstream whole")
 }

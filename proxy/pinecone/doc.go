@@ -15,9 +15,16 @@
 //     /records/namespaces//upsert for the default namespace;
 //   - response bodies stream, and gRPC trailers (grpc-status,
 //     grpc-message) pass through unchanged;
-//   - a request body is read whole before it is forwarded, up to
-//     Config.MaxRequestBytes, so that an oversized body is answered before
-//     anything reaches the upstream and a Hook sees complete requests;
+//   - a request body is forwarded as it arrives, except a tail held back
+//     until the Hook has seen the whole body (gate.go, hold.go): the last
+//     byte of a gRPC message, the closing byte of a JSON body. The body is
+//     also read whole into memory, up to Config.MaxRequestBytes; a body
+//     over it, one too slow, or one the Hook refuses is aborted upstream
+//     before its tail, so the upstream never has it whole. A Content-Length
+//     over the limit is answered before anything is forwarded; a gRPC body
+//     whose first message declares more than the limit is read whole
+//     before anything goes upstream, so it is refused at the limit
+//     without the upstream seeing it;
 //   - a request asking for a protocol upgrade (Upgrade, Connection:
 //     upgrade, CONNECT) is refused INVALID_ARGUMENT: the data plane has
 //     none, and a 101 from the upstream would open a tunnel no Hook sees;

@@ -1,8 +1,10 @@
 package pinecone_test
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,8 +20,8 @@ import (
 
 const testAPIKey = "test-key-0123"
 
-// seen records what reached the upstream: each request's raw path and
-// headers, as the emulator's handler received them.
+// seen records what reached the upstream whole: each request's raw path
+// and headers, as the emulator's handler received them.
 type seen struct {
 	mu       sync.Mutex
 	requests []*http.Request
@@ -39,13 +41,20 @@ func (s *seen) all() []*http.Request {
 
 // startEmulator serves a fresh emulator index on a free local port until
 // the test ends, as Pinecone Local does (h2c and HTTP/1.1 with tlsConf nil,
-// else TLS with ALPN), recording every request it receives.
+// else TLS with ALPN), recording every request it receives whole. The
+// recorder reads each body whole before the emulator sees it: a request
+// whose body breaks off (the relay aborted it) goes no further.
 func startEmulator(t testing.TB, cfg emulator.Config, tlsConf *tls.Config) (string, *seen) {
 	t.Helper()
 	em := emulator.New(cfg)
 	rec := &seen{}
 	h := em.Handler()
 	return serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		rec.add(r)
 		h.ServeHTTP(w, r)
 	}), tlsConf), rec

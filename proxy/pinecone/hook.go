@@ -4,17 +4,25 @@ import "net/http"
 
 // Hook is how write capture plugs into the relay, as Rewrite and
 // ModifyResponse plug into httputil.ReverseProxy. The relay calls it once
-// per request, from the request's own goroutine; a nil Hook relays
-// everything untouched.
+// per request; a nil Hook relays everything untouched.
 type Hook interface {
-	// Request is called after routing and the size limit, before anything
-	// is sent upstream. body is the whole request body; the relay
-	// forwards body, not r.Body. body is valid only until Request
-	// returns: its buffer serves another request once this one is done,
-	// so anything kept from it must be a copy. A non-nil error refuses the request:
-	// nothing is forwarded and the client gets the error in its
-	// protocol's shape (a *Status chooses the code and message; any other
-	// error is INTERNAL). A non-nil Call follows the request to its end.
+	// Request is called after routing and the size limit, once the whole
+	// body has arrived, before the upstream can have the request whole:
+	// the relay forwards a body as it arrives but holds back its tail
+	// (a gRPC message's last byte; a JSON body's closing byte and the
+	// whitespace after it) until Request returns. It is called from a
+	// goroutine of the relay's, beside the one relaying the request. body
+	// is the whole request body; the relay forwards body, not r.Body.
+	// body is valid only until Request returns: its buffer serves another
+	// request once this one is done, so anything kept from it must be a
+	// copy. A non-nil error refuses the request: the upstream request is
+	// aborted before its tail (the HTTP/2 stream reset, the HTTP/1.1
+	// connection closed), so the upstream never has it whole, and the
+	// client gets the error in its protocol's shape (a *Status chooses
+	// the code and message; any other error is INTERNAL). A non-nil Call
+	// follows the request to its end. If the upstream answers or fails
+	// while the body is still arriving, Request is not called: the
+	// upstream never had the request whole.
 	Request(ix *Index, r *http.Request, body []byte) (Call, error)
 }
 
@@ -22,7 +30,8 @@ type Hook interface {
 // its methods is called, once.
 type Call interface {
 	// Response is called with the upstream's response before its body is
-	// copied to the client. For gRPC the call's status arrives in
+	// copied to the client (after Request has returned, also when the
+	// upstream answers while Request runs). For gRPC the call's status arrives in
 	// resp.Trailer only after resp.Body is read to its end, so a Call
 	// that needs it wraps resp.Body. An error replaces the response with
 	// that error's shape.

@@ -3,12 +3,15 @@ package pinecone
 import (
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"runtime/debug"
 	"time"
 )
 
@@ -108,27 +111,34 @@ func (p *Relay) reverseProxy(ix *Index) *httputil.ReverseProxy {
 			p.relayFailed(w, r, ix, err)
 		},
 	}
-	if p.hook != nil {
-		rp.ModifyResponse = func(resp *http.Response) error {
-			call, _ := resp.Request.Context().Value(callKey{}).(Call)
-			if call == nil {
-				return nil
-			}
-			if err := call.Response(resp); err != nil {
-				return &hookError{err}
-			}
+	rp.ModifyResponse = func(resp *http.Response) error {
+		ex := exchangeOf(resp.Request)
+		if ex == nil {
 			return nil
 		}
+		refusal, call, early := ex.settled()
+		switch {
+		case refusal != nil:
+			// The upstream answered a request it never had whole; the
+			// client gets the refusal, as when nothing was forwarded.
+			return &hookError{refusal}
+		case early:
+			resp.Body = &earlyAnswer{ReadCloser: resp.Body, body: ex.body}
+			return nil
+		case call == nil:
+			return nil
+		}
+		if err := call.Response(resp); err != nil {
+			return &hookError{err}
+		}
+		return nil
 	}
 	return rp
 }
 
-// callKey carries a request's Call in its context from Hook.Request to
-// ModifyResponse or the ErrorHandler, which see only the request.
-type callKey struct{}
-
-// hookError marks a Hook's refusal of a response, so that relayFailed does
-// not mistake it for an unreachable upstream.
+// hookError marks a refusal of a response (the Hook's, or the request's
+// own refusal when the upstream answered it early), so that relayFailed
+// does not mistake it for an unreachable upstream.
 type hookError struct{ err error }
 
 func (e *hookError) Error() string { return e.err.Error() }
@@ -146,40 +156,139 @@ func (p *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, st)
 		return
 	}
-	body, st := p.readBody(w, r, ix)
+	if r.Body == nil || r.Body == http.NoBody {
+		p.serveWithoutBody(w, r, ix)
+		return
+	}
+	ex, st := p.startBody(w, r, ix)
 	if st != nil {
 		writeStatus(w, r, st)
 		return
 	}
-	var payload []byte
-	if body != nil {
-		defer body.Release()
-		payload = body.bytes
+	ex.filler.Add(1)
+	defer func() {
+		ex.filler.Wait()
+		ex.body.free()
+	}()
+	if !ex.streams {
+		p.fill(ex)
+		if refusal, _, _ := ex.settled(); refusal != nil {
+			writeStatus(w, r, refusal)
+			return
+		}
+		p.proxies[ix].ServeHTTP(w, ex.upstreamRequest())
+		return
 	}
+	// The filler reads the body and asks the Hook while the ReverseProxy
+	// forwards what it lets through; the buffer goes back once both are
+	// done, also when the ReverseProxy panics (http.ErrAbortHandler).
+	go p.fill(ex)
+	p.proxies[ix].ServeHTTP(w, ex.upstreamRequest())
+}
+
+// serveWithoutBody relays a request that has no body: the Hook, if any,
+// decides before anything is forwarded.
+func (p *Relay) serveWithoutBody(w http.ResponseWriter, r *http.Request, ix *Index) {
 	if p.hook != nil {
-		call, err := p.hook.Request(ix, r, payload)
+		call, err := p.hook.Request(ix, r, nil)
 		if err != nil {
 			writeStatus(w, r, asStatus(err))
 			return
 		}
 		if call != nil {
-			r = r.WithContext(context.WithValue(r.Context(), callKey{}, call))
+			ex := &exchange{phase: phaseDecided, call: call}
+			r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex))
 		}
-	}
-	if body != nil {
-		r.Body = body.Reader()
 	}
 	p.proxies[ix].ServeHTTP(w, r)
 }
 
-// relayFailed answers a request the upstream did not answer.
+// startBody prepares the exchange of a request with a body, or answers
+// it at once: a Content-Length over the limit is refused before anything
+// is forwarded, and the body read on and discarded so that an HTTP/1.1
+// client can send its next request on the same connection. The body must
+// arrive within the body timeout: a read deadline on the request, cleared
+// once the body is whole.
+func (p *Relay) startBody(w http.ResponseWriter, r *http.Request, ix *Index) (*exchange, *Status) {
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(p.bodyTimeout))
+	// An HTTP/1.1 server would otherwise read and discard the unread
+	// body when a response is written, under the filler, if the upstream
+	// answers before the body is whole. HTTP/2 is always full duplex.
+	if r.ProtoMajor == 1 {
+		rc.EnableFullDuplex()
+	}
+	if r.ContentLength > p.max {
+		st := p.tooLarge(ix, r)
+		drain(r)
+		return nil, st
+	}
+	grpc := IsGRPC(r)
+	ex := &exchange{relay: p, index: ix, response: w, request: r, body: newGatedBody(p.bodies), hold: newTailHold(grpc), streams: true}
+	if grpc {
+		// A read error is met again by the filler, which answers it.
+		ex.prefixN, _ = io.ReadFull(r.Body, ex.prefix[:])
+		// A first message declared over the limit: the body is refused
+		// once that many bytes arrived, or is not what it declares
+		// (JSON sent as application/grpc), for the Hook to read. Either
+		// way nothing goes upstream before it is whole.
+		ex.streams = ex.prefixN < len(ex.prefix) || 5+int64(binary.BigEndian.Uint32(ex.prefix[1:])) <= p.max
+	}
+	return ex, nil
+}
+
+// fill runs on its own goroutine while the ReverseProxy forwards: it reads
+// the body whole, then asks the Hook, and releases the body's held tail
+// or aborts it. A refusal's status is answered by the ErrorHandler once
+// the abort has ended the upstream request.
+func (p *Relay) fill(ex *exchange) {
+	defer ex.filler.Done()
+	defer func() {
+		if v := recover(); v != nil {
+			// As net/http does for a handler: log, answer, go on serving.
+			p.log.Error("pinecone relay: panic while reading a request body or running the hook", "index", ex.index.Name,
+				"panic", v, "stack", string(debug.Stack()))
+			ex.refuse(&Status{Code: CodeInternal, Message: "lethe-proxy: internal error while reading the request; see the proxy's log"})
+		}
+	}()
+	if st, drainRest := p.readBody(ex); st != nil {
+		ex.refuse(st)
+		if drainRest {
+			drain(ex.request)
+		}
+		return
+	}
+	if !ex.decide() {
+		return // the upstream answered or failed before it had the whole body: nothing to record
+	}
+	if p.hook == nil {
+		ex.accept(nil)
+		return
+	}
+	call, err := p.hook.Request(ex.index, ex.request, ex.body.bytes())
+	if err != nil {
+		ex.refuse(asStatus(err))
+		return
+	}
+	ex.accept(call)
+}
+
+// relayFailed answers a request the upstream did not answer: with the
+// refusal that aborted it, or as unreachable.
 func (p *Relay) relayFailed(w http.ResponseWriter, r *http.Request, ix *Index, err error) {
 	if he := (*hookError)(nil); errors.As(err, &he) {
 		writeStatus(w, r, asStatus(he.err))
 		return
 	}
-	if call, _ := r.Context().Value(callKey{}).(Call); call != nil {
-		call.Unreachable(err)
+	if ex := exchangeOf(r); ex != nil {
+		refusal, call, _ := ex.settled()
+		if refusal != nil {
+			writeStatus(w, r, refusal)
+			return
+		}
+		if call != nil {
+			call.Unreachable(err)
+		}
 	}
 	if r.Context().Err() != nil {
 		return // the client went away; nobody to answer

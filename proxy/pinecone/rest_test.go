@@ -109,7 +109,7 @@ func TestREST_OversizedIs413AndConnectionStaysUsable(t *testing.T) {
 		assert.Equal(t, 8, code)
 		assert.Contains(t, msg, "larger than 65536 bytes")
 	}
-	assert.Empty(t, rec.all(), "nothing oversized reaches the upstream")
+	assert.Empty(t, rec.all(), "no oversized request reaches the upstream whole")
 
 	resp := restCall(t, client, http.MethodPost, relayed+"/vectors/upsert", "", `{"vectors":[{"id":"a","values":[1]}],"namespace":"n"}`)
 	assert.Equal(t, http.StatusOK, resp.status, resp.body)
@@ -215,8 +215,9 @@ func (h *refusingHook) Unreachable(err error) {
 	h.failures = append(h.failures, err)
 }
 
-// A Hook sees each whole body before forwarding and each response; its
-// refusal is answered in Pinecone's shape and nothing is forwarded.
+// A Hook sees each whole body before its tail is forwarded, and each
+// response; its refusal is answered in Pinecone's shape and the request
+// never reaches the upstream whole.
 func TestHook_SeesRequestsAndRefuses(t *testing.T) {
 	upstream, rec := startEmulator(t, emulator.Config{APIKey: testAPIKey}, nil)
 	hook := &refusingHook{}
@@ -232,7 +233,7 @@ func TestHook_SeesRequestsAndRefuses(t *testing.T) {
 
 	assert.Equal(t, []string{ok, `{"vectors":[{"id":"forbidden","values":[1]}]}`}, hook.bodies)
 	assert.Equal(t, []int{http.StatusOK}, hook.responses)
-	assert.Len(t, rec.all(), 1, "the refused request was not forwarded")
+	assert.Len(t, rec.all(), 1, "the refused request did not reach the upstream whole")
 
 	down := &refusingHook{}
 	relayedDown := startRelay(t, pinecone.Config{Indexes: []*pinecone.Index{index(t, "docs", "http://"+freeAddr(t), nil)}, Hook: down}, nil)

@@ -167,7 +167,7 @@ func TestGoSDK_OversizedIsResourceExhaustedAndConnectionStaysUsable(t *testing.T
 	require.Error(t, err)
 	assert.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
 	assert.Contains(t, status.Convert(err).Message(), "larger than 4096 bytes")
-	assert.Empty(t, rec.all(), "nothing oversized reaches the upstream")
+	assert.Empty(t, rec.all(), "no oversized request reaches the upstream whole")
 
 	n, err := idx.UpsertVectors(ctx, []*gopinecone.Vector{sdktest.Vec("small", []float32{1, 2}, nil)})
 	require.NoError(t, err)

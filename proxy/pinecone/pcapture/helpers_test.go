@@ -38,7 +38,7 @@ type rig struct {
 	ledger   *ledger.SQLite
 	hasher   *ledger.Hasher
 	tombs    *capture.Tombstones
-	received *counter // write requests that reached the emulator
+	received *counter // requests that reached the emulator whole
 	hook     *pcapture.Hook
 }
 
@@ -61,7 +61,15 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		// The emulator names the relay as the index's host, as the Node
 		// SDK's upsertRecords asks the control plane for it.
 		h := emulator.New(emulator.Config{APIKey: apiKey, IndexName: o.index, Host: r.url}).Handler()
+		// A request counts once its body arrived whole: the relay
+		// forwards a body as it arrives and aborts a refused one before
+		// its last bytes, so the emulator sees it start but never whole.
 		r.upstream = serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			body, err := io.ReadAll(req.Body)
+			if err != nil {
+				return
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
 			r.received.add(req.URL.Path)
 			h.ServeHTTP(w, req)
 		}))
