@@ -23,8 +23,8 @@ import (
 // its name, and a backup's records, alice's among them, are put back
 // straight into it (as a restore would). The next write through the proxy
 // is given an LSN behind the ones it had read: the proxy records the
-// restore and refuses Pinecone writes with LT006 until lethe-proxy replay
-// ran, which deletes alice's record again, keeps bob's, and clears the
+// restore and refuses Pinecone writes with LT006, across a restart, until
+// lethe-proxy replay ran, which deletes alice's record again, keeps bob's, and clears the
 // restore; writes then pass.
 func TestPineconeRestore_RecreatedIndexRefusesWritesUntilReplay(t *testing.T) {
 	db := loadTestDB(t) // only for the shared forget rig's keys and tokens
@@ -103,7 +103,7 @@ log: {format: json}
 	// The backup's records, put back around the proxy in one request.
 	status, body = upsert(upstream, "pcrestore-a1", "pcrestore-alice", "pcrestore-b1", "pcrestore-bob")
 	require.Equal(t, http.StatusOK, status, body)
-	assert.Equal(t, []string{"pcrestore-a1", "pcrestore-b1"}, fetched(), "alice is back")
+	assert.ElementsMatch(t, []string{"pcrestore-a1", "pcrestore-b1"}, fetched(), "alice is back")
 
 	// LSN 2 in the new index; the proxy had read 3 (forget's delete)
 	// before it sent it.
@@ -113,6 +113,10 @@ log: {format: json}
 	assert.Equal(t, http.StatusServiceUnavailable, status, body)
 	assert.Contains(t, body, "LT006")
 	assert.Contains(t, body, "lethe-proxy replay")
+	f.stop(t)
+	f.start(t)
+	status, body = held()
+	assert.Equal(t, http.StatusServiceUnavailable, status, "a restart keeps refusing until replay ran: %s", body)
 
 	run := f.replay(t)
 	require.Equal(t, 0, run.code, run.stderr)
