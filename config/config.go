@@ -80,10 +80,12 @@ type Capture struct {
 	// RecoveryInterval is how often intents that dead proxies left
 	// pending are looked for and resolved against capture.store.
 	RecoveryInterval Duration `yaml:"recovery_interval"`
-	// OnRestore says what the PostgreSQL relay does once capture.store
-	// shows a restore (another system identifier, a new timeline, a WAL
-	// position behind the one recorded): refuse writes to the configured
-	// tables until lethe-proxy replay ran (default), or warn.
+	// OnRestore says what the relays do once a store shows a restore
+	// (capture.store: another system identifier, a new timeline, a WAL
+	// position behind the one recorded; a Pinecone index: another host
+	// under its name, a namespace's LSN behind the one recorded): refuse
+	// writes to the configured tables and namespaces until lethe-proxy
+	// replay ran (default), or warn.
 	OnRestore OnRestore `yaml:"on_restore"`
 	// MaxStatementsInFlight bounds the statements one client connection
 	// may have sent and not yet had answered; more are refused (54000).
