@@ -38,6 +38,10 @@
 //     is reported when the outcome cannot be known (a lost connection): the
 //     intent stays pending, forget treats it as a candidate, and Recover
 //     resolves it against the store.
+//   - A wing that sees its store restored from a backup holds the store's
+//     writes (Hold: CodeRestored) until lethe-proxy replay has forgotten
+//     again the people the restore brought back, and Release ends it;
+//     deletes pass.
 //   - A refusal is a *Refusal: the relay answers the request with an error
 //     in its protocol's shape carrying Code, Message and Hint, and logs
 //     Code and LogReason, which never hold request text, values or
@@ -52,6 +56,7 @@
 //	CodeUnattributed  gRPC INVALID_ARGUMENT     HTTP 400
 //	CodeForgotten     gRPC FAILED_PRECONDITION  HTTP 400
 //	CodeLedgerDown    gRPC UNAVAILABLE          HTTP 503 (a retry may succeed)
+//	CodeRestored      gRPC UNAVAILABLE          HTTP 503 (until replay ran)
 //
 // Decisions are committed by a background worker; Close or Shutdown waits
 // for them (Shutdown within a deadline, leaving the rest pending for
