@@ -17,7 +17,7 @@
 //     grpc-message) pass through unchanged;
 //   - a request body is forwarded as it arrives, except a tail held back
 //     until the Hook has seen the whole body (gate.go, hold.go): the last
-//     byte of a gRPC message, the closing byte of a JSON body. The body is
+//     byte of a gRPC message, the closing byte of a JSON body's first value. The body is
 //     also read whole into memory, up to Config.MaxRequestBytes; a body
 //     over it, one too slow, or one the Hook refuses is aborted upstream
 //     before its tail, so the upstream never has it whole. A Content-Length

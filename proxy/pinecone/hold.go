@@ -13,11 +13,15 @@ import "bytes"
 //   - REST (JSON): everything from the last non-whitespace byte arrived so
 //     far is held, so the closing byte of the value (} ] or ") never goes
 //     early, and a JSON value missing its closing byte cannot be parsed,
-//     even by a streaming decoder. A body whose first line ends before its
-//     last byte may be NDJSON (the records API), whose every line is a
-//     value, so the hold starts no later than the last non-whitespace
-//     byte of its first line. A body that does not start with { [ or "
-//     (a bare number parses without its last digit) is held whole.
+//     even by a streaming decoder. A streaming decoder also reads values
+//     one after another with nothing or any whitespace between them
+//     ({"a":1}{"b":2}, {} followed by garbage), so the hold starts no
+//     later than the closing byte of the body's first value. A body whose
+//     first line ends before its last byte may be NDJSON (the records
+//     API), whose every line is a value, so the hold also starts no later
+//     than the last non-whitespace byte of its first line (which holds a
+//     pretty-printed body whole). A body that does not start with { [ or
+//     " (a bare number parses without its last digit) is held whole.
 //
 // It is fed the body as it grows and answers in time linear in the bytes
 // that arrived.
@@ -26,14 +30,16 @@ type tailHold struct {
 	// gRPC: where the first message ends (5 + its declared length), or 0
 	// while its prefix has not arrived.
 	messageEnd int64
-	// JSON: indexes of the first and last non-whitespace bytes so far and
-	// of the last one before the first newline after the first (-1: none
-	// yet).
-	first, last, lineEnd int
+	// JSON: indexes of the first and last non-whitespace bytes so far, of
+	// the last one before the first newline after the first, and of the
+	// closing byte of the first value (-1: none yet).
+	first, last, lineEnd, valueEnd int
+	// value scans the first value up to its closing byte.
+	value firstValue
 }
 
 func newTailHold(grpc bool) tailHold {
-	return tailHold{grpc: grpc, first: -1, last: -1, lineEnd: -1}
+	return tailHold{grpc: grpc, first: -1, last: -1, lineEnd: -1, valueEnd: -1}
 }
 
 // forwardable is how many leading bytes of body may go upstream now;
@@ -79,10 +85,92 @@ func (h *tailHold) forwardable(body []byte, prev int) int {
 			h.lineEnd = end
 		}
 	}
-	if h.lineEnd >= 0 {
-		return min(h.last, h.lineEnd)
+	if h.valueEnd < 0 {
+		h.valueEnd = h.value.end(body, h.first)
 	}
-	return h.last
+	open := h.last
+	if h.lineEnd >= 0 {
+		open = min(open, h.lineEnd)
+	}
+	if h.valueEnd >= 0 {
+		open = min(open, h.valueEnd)
+	}
+	return open
+}
+
+// firstValue finds the closing byte of a body's first JSON value, which
+// starts with { [ or ", as the body grows: it counts brackets outside
+// strings, and a string ends at a quote preceded by an even number of
+// backslashes. It does not validate: on a body that is not JSON it may
+// stop early, which only holds more back, and a decoder reads no value
+// from such a body anyway. Runs of bytes between quotes that cannot bring
+// the depth to zero are counted, not walked, so a vector's values cost
+// little more than a memchr.
+type firstValue struct {
+	next   int // the next byte to scan; 0 before the first call
+	depth  int
+	quoted bool // inside a string
+}
+
+// end scans body from where the last call stopped and returns the index of
+// the first value's closing byte, or -1 if it has not arrived; first is
+// the index of the value's first byte.
+func (v *firstValue) end(body []byte, first int) int {
+	v.next = max(v.next, first)
+	for v.next < len(body) {
+		if v.quoted {
+			q := bytes.IndexByte(body[v.next:], '"')
+			if q < 0 {
+				v.next = len(body)
+				return -1
+			}
+			q += v.next
+			v.next = q + 1
+			if escapes(body, q)%2 == 1 {
+				continue
+			}
+			v.quoted = false
+			if v.depth == 0 { // a top-level string closed
+				return q
+			}
+			continue
+		}
+		span := body[v.next:]
+		if q := bytes.IndexByte(span, '"'); q >= 0 {
+			span = span[:q]
+		}
+		if closers := bytes.Count(span, []byte{'}'}) + bytes.Count(span, []byte{']'}); closers < v.depth {
+			// The depth stays above zero through span.
+			v.depth += bytes.Count(span, []byte{'{'}) + bytes.Count(span, []byte{'['}) - closers
+		} else {
+			for i, c := range span {
+				switch c {
+				case '{', '[':
+					v.depth++
+				case '}', ']':
+					if v.depth--; v.depth <= 0 {
+						v.next += i + 1
+						return v.next - 1
+					}
+				}
+			}
+		}
+		v.next += len(span)
+		if v.next < len(body) { // at a quote
+			v.quoted = true
+			v.next++
+		}
+	}
+	return -1
+}
+
+// escapes is how many backslashes precede body[q].
+func escapes(body []byte, q int) int {
+	n := 0
+	for q-n > 0 && body[q-n-1] == '\\' {
+		n++
+	}
+	return n
 }
 
 // isJSONSpace reports whether c is JSON whitespace (RFC 8259, section 2).

@@ -9,8 +9,8 @@ type Hook interface {
 	// Request is called after routing and the size limit, once the whole
 	// body has arrived, before the upstream can have the request whole:
 	// the relay forwards a body as it arrives but holds back its tail
-	// (a gRPC message's last byte; a JSON body's closing byte and the
-	// whitespace after it) until Request returns. It is called from a
+	// (a gRPC message's last byte; the closing byte of a JSON body's first value and
+	// all after it) until Request returns. It is called from a
 	// goroutine of the relay's, beside the one relaying the request. body
 	// is the whole request body; the relay forwards body, not r.Body.
 	// body is valid only until Request returns: its buffer serves another
