@@ -2,9 +2,7 @@ package main
 
 import (
 	"io"
-	"path/filepath"
 
-	"github.com/lethe-privacy/lethe/certificate/offline"
 	"github.com/lethe-privacy/lethe/config/forgetopen"
 	"github.com/lethe-privacy/lethe/config/proxyopen"
 	"github.com/lethe-privacy/lethe/connector"
@@ -67,11 +65,8 @@ func reconcileCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(2, "%v", err)
 	}
 	if signed != nil {
-		if out.Report, err = offline.WriteReport(*reportFile, out.RunID, signed); err != nil {
-			return fail(2, "the records were adopted, but their report was not: writing the report (its event is in the log as run %s): %v", out.RunID, err)
-		}
-		if abs, err := filepath.Abs(out.Report); err == nil {
-			out.Report = abs
+		if err := out.WriteReport(*reportFile, signed); err != nil {
+			return fail(2, "%v", err)
 		}
 	}
 	if *format == "json" {

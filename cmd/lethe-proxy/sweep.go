@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/lethe-privacy/lethe/certificate/offline"
 	"github.com/lethe-privacy/lethe/config/forgetopen"
 	"github.com/lethe-privacy/lethe/config/proxyopen"
 	"github.com/lethe-privacy/lethe/connector"
@@ -70,12 +69,8 @@ func sweepCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(1, "%v", err)
 	}
 	if !*dryRun {
-		file, err := offline.WriteReport(*reportFile, res.RunID, res.Report)
-		if err != nil {
-			return fail(1, "writing the report (the sweep is done and logged): %v", err)
-		}
-		if index, ok := offline.ReportLogIndex(res.Report); ok {
-			fmt.Fprintf(stdout, "report %s: signed, transparency log index %d (check it: lethe-proxy verify --keys KEYS.json %s)\n", file, index, file)
+		if err := res.WriteReport(*reportFile, stdout); err != nil {
+			return fail(1, "%v", err)
 		}
 	}
 	res.WriteWarnings(stderr, "lethe-proxy sweep: ")
