@@ -57,6 +57,9 @@ func Run(ctx context.Context, opts Options, start Start) int {
 	if err != nil {
 		return fail(err)
 	}
+	if err := st.forgetEmulatorMarks(ctx); err != nil {
+		return fail(err)
+	}
 	em := emulator.New(emulator.Config{IndexName: IndexName, APIKey: demoAPIKey})
 	emURL, err := em.Start("127.0.0.1:0", nil)
 	if err != nil {

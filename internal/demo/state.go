@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/lethe-privacy/lethe/admin"
 	"github.com/lethe-privacy/lethe/certificate/offline"
+	"github.com/lethe-privacy/lethe/ledger"
+	"github.com/lethe-privacy/lethe/proxy/pinecone/pcwing"
 )
 
 // LogOrigin is the demo's transparency log origin (forget.log_origin).
@@ -133,4 +136,20 @@ func (s State) Clean() (left []string, err error) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// forgetEmulatorMarks resets what the ledger saw of the demo's index
+// before a run starts a new emulator: in memory, it is a new, empty index
+// at every run, on another port, which restore detection would otherwise
+// take for a restored one and hold the demo's writes until a replay.
+func (s *State) forgetEmulatorMarks(ctx context.Context) error {
+	if _, err := os.Stat(s.Path(fileLedger)); errors.Is(err, fs.ErrNotExist) {
+		return nil // a first run: nothing seen yet
+	}
+	l, err := ledger.OpenSQLite(s.Path(fileLedger), ledger.Options{})
+	if err != nil {
+		return fmt.Errorf("opening the demo's ledger %s: %w", s.Path(fileLedger), err)
+	}
+	defer l.Close()
+	return pcwing.ForgetMarks(ctx, l, IndexName, []string{Namespace})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lethe-privacy/lethe/capture"
 	"github.com/lethe-privacy/lethe/config"
+	"github.com/lethe-privacy/lethe/extract"
 	"github.com/lethe-privacy/lethe/ledger"
 	"github.com/lethe-privacy/lethe/proxy/pinecone/pcapture"
 )
@@ -249,4 +250,22 @@ func (rw *restoreWatch) pending() bool {
 		}
 	}
 	return false
+}
+
+// ForgetMarks resets what the ledger saw of index: its host and the LSNs
+// of namespaces. It is for an index new and empty by construction, whose
+// re-creation is no restore: the demo's in-memory emulator, started
+// afresh at every run under the same ledger. Anything else re-created
+// goes through restore detection and lethe-proxy replay.
+func ForgetMarks(ctx context.Context, marks ledger.StoreMarks, index string, namespaces []string) error {
+	keys := []string{indexKey(index)}
+	for _, ns := range namespaces {
+		keys = append(keys, spaceKey{index: index, ns: extract.CanonicalNamespace(ns)}.key())
+	}
+	for _, key := range keys {
+		if err := marks.RecordStoreSeen(ctx, key, ledger.StoreSeen{}); err != nil {
+			return fmt.Errorf("resetting what the ledger saw of pinecone index %q: %w", index, err)
+		}
+	}
+	return nil
 }
