@@ -68,7 +68,7 @@ var errBudget = errors.New("request bodies in memory are at pinecone.max_buffere
 func (p *Relay) readBody(ex *exchange) (st *Status, drain bool) {
 	r, ix, g := ex.request, ex.index, ex.body
 	rc := http.NewResponseController(ex.response)
-	ctx, cancel := context.WithTimeout(r.Context(), p.bodies.wait)
+	ctx, cancel := context.WithTimeout(ex.fillContext, p.bodies.wait)
 	defer cancel()
 	want := p.bodySizeHint(ex)
 	limit := int(p.max + 1) // reading that many bytes is reading too many
@@ -89,8 +89,8 @@ func (p *Relay) readBody(ex *exchange) (st *Status, drain bool) {
 			size = bufferSize(min(size, p.max+1))
 			grow := size - int64(cap(g.buf))
 			if err := p.bodies.sem.Acquire(ctx, grow); err != nil {
-				if r.Context().Err() != nil {
-					return &Status{Code: CodeUnavailable, Message: "lethe-proxy: the client went away"}, false
+				if ex.fillContext.Err() != nil {
+					return &Status{Code: CodeUnavailable, Message: "lethe-proxy: the client went away, or the upstream answered first"}, false
 				}
 				p.log.Warn("pinecone request waited too long for memory to read its body", "index", ix.Name,
 					"max_buffered_bytes", p.bodies.size, "waited", p.bodies.wait)
@@ -119,6 +119,9 @@ func (p *Relay) readBody(ex *exchange) (st *Status, drain bool) {
 			return nil, false
 		}
 		if err != nil {
+			if ex.isOver() {
+				return &Status{Code: CodeUnavailable, Message: "lethe-proxy: the upstream answered before the request body was whole"}, false
+			}
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				p.log.Warn("pinecone request body did not arrive in time", "index", ix.Name, "body_timeout", p.bodyTimeout)
 				return &Status{Code: CodeDeadlineExceeded, Message: fmt.Sprintf(

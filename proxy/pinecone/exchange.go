@@ -28,7 +28,11 @@ type exchange struct {
 	prefixN  int
 	streams  bool // false: the body is read whole before the ReverseProxy starts
 	filler   sync.WaitGroup
-	deciding sync.WaitGroup // while phase is phaseDeciding
+	// fillContext bounds the filler's waits; stopFill ends them once the
+	// upstream has answered or failed.
+	fillContext context.Context
+	stopFill    context.CancelFunc
+	deciding    sync.WaitGroup // while phase is phaseDeciding
 
 	mu      sync.Mutex
 	phase   phase
@@ -75,6 +79,14 @@ func (ex *exchange) decide() bool {
 	ex.phase = phaseDeciding
 	ex.deciding.Add(1)
 	return true
+}
+
+// isOver reports whether the upstream answered or failed while the body
+// was still arriving.
+func (ex *exchange) isOver() bool {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	return ex.over
 }
 
 // accept records the Hook's acceptance and releases the body's tail.
@@ -134,13 +146,28 @@ func (ex *exchange) settled() (refusal *Status, call Call, early bool) {
 }
 
 // earlyAnswer is the body of an answer that came while the request body
-// was still arriving. ReverseProxy closes it once it is relayed, and an
-// HTTP/2 transport's Close waits for the request body's forwarding to
-// end, so Close aborts that first. (ReverseProxy hands the transport the
-// request body behind a wrapper whose Close does not reach the gatedBody.)
+// was still arriving. The request body is aborted once the answer's first
+// read is relayed (ReverseProxy flushes each read of an answer without a
+// Content-Length): an upstream that reads on while it answers ends its
+// answer only when its request does, and an HTTP/2 transport that reads
+// an error from a request body breaks the answer too, so the abort waits
+// until the client has the answer's head. Close aborts too: ReverseProxy
+// closes the answer once it is relayed, and an HTTP/2 transport's Close
+// waits for the request body's forwarding to end. (ReverseProxy hands the
+// transport the request body behind a wrapper whose Close does not reach
+// the gatedBody.)
 type earlyAnswer struct {
 	io.ReadCloser
-	body *gatedBody
+	body  *gatedBody
+	reads int
+}
+
+func (e *earlyAnswer) Read(p []byte) (int, error) {
+	if e.reads > 0 {
+		e.body.abort()
+	}
+	e.reads++
+	return e.ReadCloser.Read(p)
 }
 
 func (e *earlyAnswer) Close() error {

@@ -167,7 +167,16 @@ func (p *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ex.filler.Add(1)
 	defer func() {
+		if ex.isOver() {
+			// The upstream answered or failed before the body was
+			// whole: the rest of it goes nowhere, so the client's answer
+			// need not wait for it (an HTTP/1.1 connection is then closed
+			// after the answer, as for any unread body).
+			ex.stopFill()
+			http.NewResponseController(w).SetReadDeadline(time.Now())
+		}
 		ex.filler.Wait()
+		ex.stopFill()
 		ex.body.free()
 	}()
 	if !ex.streams {
@@ -225,6 +234,7 @@ func (p *Relay) startBody(w http.ResponseWriter, r *http.Request, ix *Index) (*e
 	}
 	grpc := IsGRPC(r)
 	ex := &exchange{relay: p, index: ix, response: w, request: r, body: newGatedBody(p.bodies), hold: newTailHold(grpc), streams: true}
+	ex.fillContext, ex.stopFill = context.WithCancel(r.Context())
 	if grpc {
 		// A read error is met again by the filler, which answers it.
 		ex.prefixN, _ = io.ReadFull(r.Body, ex.prefix[:])
