@@ -75,7 +75,7 @@ type fuzzHook struct {
 type fuzzCall struct{}
 
 func (fuzzCall) Response(*http.Response) error { return nil }
-func (fuzzCall) Unreachable(error)              {}
+func (fuzzCall) Unreachable(error)             {}
 
 func (h *fuzzHook) Request(_ *Index, r *http.Request, body []byte) (Call, error) {
 	h.asked <- r.Header.Get("X-Test")
