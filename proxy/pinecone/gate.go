@@ -154,8 +154,9 @@ func (g *gatedBody) free() {
 	putBuffer(g.buf)
 	g.buf = nil
 	if g.charged > 0 {
-		g.budget.sem.Release(g.charged)
+		// The metric first, so that it never reads above the budget.
 		g.budget.charged.Add(-g.charged)
+		g.budget.sem.Release(g.charged)
 		g.charged = 0
 	}
 	g.more.Broadcast()

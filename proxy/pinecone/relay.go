@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"runtime/debug"
+	"strings"
 	"time"
 )
 
@@ -233,7 +234,10 @@ func (p *Relay) startBody(w http.ResponseWriter, r *http.Request, ix *Index) (*e
 		return nil, st
 	}
 	grpc := IsGRPC(r)
-	ex := &exchange{relay: p, index: ix, response: w, request: r, body: newGatedBody(p.bodies), hold: newTailHold(grpc), streams: true}
+	// A body in a Content-Encoding the hold cannot read (brotli has no
+	// magic number, so its first byte may look like JSON) is held whole.
+	encoded := r.Header.Get("Content-Encoding") != "" && !strings.EqualFold(r.Header.Get("Content-Encoding"), "identity")
+	ex := &exchange{relay: p, index: ix, response: w, request: r, body: newGatedBody(p.bodies), hold: newTailHold(grpc), streams: !encoded}
 	ex.fillContext, ex.stopFill = context.WithCancel(r.Context())
 	if grpc {
 		// A read error is met again by the filler, which answers it.
