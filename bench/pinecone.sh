@@ -38,9 +38,6 @@
 #   CLIENTS [8]    PROTOCOLS [rest,grpc]   DURATION [0] seconds of the long run
 #   RSS_EVERY [5] seconds between VmRSS samples
 #   RULES [1]      0: lethe-proxy without namespace rules (the relay alone)
-#   FRESH_IDS [0]  1: every upsert writes records of new ids (the ledger
-#                  grows by 100 records per upsert); 0: every upsert rewrites
-#                  the same 100 ids, so the ledger confirms records it has
 #   LETHE_PROXY_ENV  extra "K=V" words for lethe-proxy's environment
 #   RESULTS_DIR      [bench/results]; each invocation writes RESULTS_DIR/pinecone-<UTC stamp>/
 #                    (summary.txt, runs.csv, meta.txt, the proxy's config and the logs)
@@ -52,11 +49,10 @@ PROTOCOLS=${PROTOCOLS:-rest,grpc}
 LETHE_PROXY_ENV=${LETHE_PROXY_ENV:-}
 RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
 RULES=${RULES:-1}
-FRESH_IDS=${FRESH_IDS:-0}
 
 log() { printf '[pinecone-bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[pinecone-bench] ERROR: %s\n' "$*" >&2; exit 1; }
-for v in R D WARMUP CLIENTS DURATION RSS_EVERY RULES FRESH_IDS; do
+for v in R D WARMUP CLIENTS DURATION RSS_EVERY RULES; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 ((R >= 1 && D >= 1 && CLIENTS >= 1 && RSS_EVERY >= 1)) || die "R, D, CLIENTS and RSS_EVERY must be >= 1"
@@ -139,7 +135,7 @@ log "emulator :$EMU_PORT, plain relay :$PLAIN_PORT, lethe-proxy :$PROXY_PORT (id
     echo "cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
     echo "kernel=$(uname -r)"
     echo "go=$(go version)"
-    echo "rounds=$R run_s=$D warmup_s=$WARMUP clients=$CLIENTS protocols=$PROTOCOLS duration_s=$DURATION rss_every_s=$RSS_EVERY rules=$RULES fresh_ids=$FRESH_IDS"
+    echo "rounds=$R run_s=$D warmup_s=$WARMUP clients=$CLIENTS protocols=$PROTOCOLS duration_s=$DURATION rss_every_s=$RSS_EVERY rules=$RULES"
     echo "lethe_proxy_env=$LETHE_PROXY_ENV"
     echo "loadavg_before=$(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/meta.txt"
@@ -151,7 +147,7 @@ timeout "$budget" "$WORK/pineconeload" \
     -direct "http://127.0.0.1:$EMU_PORT" -plain "http://127.0.0.1:$PLAIN_PORT" -proxy "http://127.0.0.1:$PROXY_PORT" \
     -plain-pid "$PLAIN_PID" -proxy-pid "$PROXY_PID" -protocols "$PROTOCOLS" \
     -rounds "$R" -run "${D}s" -warmup "${WARMUP}s" -clients "$CLIENTS" \
-    -duration "${DURATION}s" -rss-every "${RSS_EVERY}s" -fresh-ids="$( ((FRESH_IDS)) && echo true || echo false)" -out "$OUT"
+    -duration "${DURATION}s" -rss-every "${RSS_EVERY}s" -out "$OUT"
 echo "loadavg_after=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/meta.txt"
 for pid in "$EMU_PID" "$PLAIN_PID" "$PROXY_PID"; do
     kill -0 "$pid" 2>/dev/null || die "process $pid exited during the run (logs in $OUT)"

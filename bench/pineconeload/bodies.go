@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -20,18 +19,14 @@ const maxBodyBytes = 2 << 20
 // upsertBatch is one upsert of n vectors of dim values, each with metadata
 // holding a subject (user_id), a source and ~500 bytes of text, as a RAG
 // ingester sends; encoded once as the REST JSON body and as the gRPC
-// UpsertRequest message, so that the clients only send bytes. With fresh,
-// each id ends in stampPlaceholder, which every upsert fills anew (body).
+// UpsertRequest message, so that the clients only send bytes.
 type upsertBatch struct {
-	vectors  int
-	rest     []byte // the encodings, ids as placeholders when fresh
-	grpc     []byte
-	restBody *body // what the clients send
-	grpcBody *body
-	stamps   atomic.Uint64 // the last id stamp used (fresh)
+	vectors int
+	rest    []byte
+	grpc    []byte
 }
 
-func newUpsertBatch(n, dim int, namespace string, fresh bool) (*upsertBatch, error) {
+func newUpsertBatch(n, dim int, namespace string) (*upsertBatch, error) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	text := strings.Repeat("the quick brown fox jumps over the lazy dog ", 12)
 	var js strings.Builder
@@ -39,9 +34,6 @@ func newUpsertBatch(n, dim int, namespace string, fresh bool) (*upsertBatch, err
 	var pb []byte
 	for i := range n {
 		id := fmt.Sprintf("doc-%d#chunk-%d", i/10, i%10)
-		if fresh {
-			id += "-" + stampPlaceholder
-		}
 		meta := map[string]any{"user_id": fmt.Sprintf("user-%d", i%7), "source": "notes.md", "text": text}
 		values := make([]float32, dim)
 		for d := range values {
@@ -85,13 +77,6 @@ func newUpsertBatch(n, dim int, namespace string, fresh bool) (*upsertBatch, err
 	}
 	if len(b.rest) > maxBodyBytes {
 		return nil, fmt.Errorf("the REST body is %d bytes, over Pinecone's limit of %d: use fewer vectors or dimensions", len(b.rest), maxBodyBytes)
-	}
-	var err error
-	if b.restBody, err = newBody(b.rest, n, fresh, &b.stamps); err != nil {
-		return nil, err
-	}
-	if b.grpcBody, err = newBody(b.grpc, n, fresh, &b.stamps); err != nil {
-		return nil, err
 	}
 	return b, nil
 }

@@ -24,10 +24,10 @@ type upserter interface {
 type restUpserter struct {
 	client *http.Client
 	url    string
-	body   *body
+	body   []byte
 }
 
-func newRESTUpserter(base string, body *body, clients int) *restUpserter {
+func newRESTUpserter(base string, body []byte, clients int) *restUpserter {
 	return &restUpserter{
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true}},
 		url:    base + "/vectors/upsert",
@@ -36,9 +36,7 @@ func newRESTUpserter(base string, body *body, clients int) *restUpserter {
 }
 
 func (u *restUpserter) upsert(ctx context.Context) error {
-	sent, done := u.body.get()
-	defer done()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url, bytes.NewReader(sent))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url, bytes.NewReader(u.body))
 	if err != nil {
 		return err
 	}
@@ -65,10 +63,10 @@ func (u *restUpserter) close() { u.client.CloseIdleConnections() }
 // on every call.
 type grpcUpserter struct {
 	conn *grpc.ClientConn
-	msg  *body
+	msg  []byte
 }
 
-func newGRPCUpserter(base string, msg *body) (*grpcUpserter, error) {
+func newGRPCUpserter(base string, msg []byte) (*grpcUpserter, error) {
 	u, err := url.Parse(base)
 	if err != nil {
 		return nil, err
@@ -84,10 +82,8 @@ func newGRPCUpserter(base string, msg *body) (*grpcUpserter, error) {
 
 func (u *grpcUpserter) upsert(ctx context.Context) error {
 	ctx = metadata.AppendToOutgoingContext(ctx, "api-key", "bench")
-	sent, done := u.msg.get()
-	defer done()
 	var reply []byte
-	return u.conn.Invoke(ctx, "/VectorService/Upsert", sent, &reply)
+	return u.conn.Invoke(ctx, "/VectorService/Upsert", u.msg, &reply)
 }
 
 func (u *grpcUpserter) close() { _ = u.conn.Close() }

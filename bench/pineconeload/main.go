@@ -32,7 +32,6 @@ type config struct {
 	vectors, dim      int
 	namespace, out    string
 	proxyPID          int
-	freshIDs          bool
 }
 
 // target is one place to send upserts; pid (0 if none) is the process
@@ -70,7 +69,6 @@ func parseFlags() (*config, error) {
 	flag.IntVar(&cfg.vectors, "vectors", 100, "vectors per upsert")
 	flag.IntVar(&cfg.dim, "dim", 1536, "dimensions per vector")
 	flag.StringVar(&cfg.namespace, "namespace", "bench", "namespace of the upserts")
-	flag.BoolVar(&cfg.freshIDs, "fresh-ids", false, "every upsert writes records of new ids (default: the same 100 ids every upsert, rewrites)")
 	flag.StringVar(&cfg.out, "out", "", "directory for runs.csv and summary.txt (none: stdout only)")
 	flag.Parse()
 
@@ -91,7 +89,7 @@ func parseFlags() (*config, error) {
 }
 
 func run(cfg *config) error {
-	batch, err := newUpsertBatch(cfg.vectors, cfg.dim, cfg.namespace, cfg.freshIDs)
+	batch, err := newUpsertBatch(cfg.vectors, cfg.dim, cfg.namespace)
 	if err != nil {
 		return err
 	}

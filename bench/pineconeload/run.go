@@ -42,9 +42,9 @@ func (r *runResult) errorNote() string {
 
 func newUpserter(proto, url string, batch *upsertBatch, clients int) (upserter, error) {
 	if proto == "grpc" {
-		return newGRPCUpserter(url, batch.grpcBody)
+		return newGRPCUpserter(url, batch.grpc)
 	}
-	return newRESTUpserter(url, batch.restBody, clients), nil
+	return newRESTUpserter(url, batch.rest, clients), nil
 }
 
 // loadRun keeps cfg.clients clients upserting to t over proto for d, each
