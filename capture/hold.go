@@ -39,3 +39,37 @@ func (c *Capture) held(store ledger.Store) *Refusal {
 	copied := *r.(*Refusal)
 	return &copied
 }
+
+// Restore is a restore a wing saw of its store, in the words its logs and
+// refusals use.
+type Restore struct {
+	Store  ledger.Store
+	Signal string // why the store is taken to be restored
+	// What happened and what is refused, for the log ("capture.store was
+	// restored from a backup"; "writes to the configured tables").
+	Happened, Writes string
+	// Message and LogReason of the refusal (see Refusal).
+	Message, LogReason string
+}
+
+// RestoreSeen applies capture.on_restore to r: refuse holds the store's
+// writes with CodeRestored (logged as an error when they were not held
+// yet) until Release; otherwise it only warns, and writes are relayed.
+func (c *Capture) RestoreSeen(r Restore, refuse bool) {
+	const risk = ", which may hold records of subjects forgotten since; "
+	if !refuse {
+		c.log.Warn("restore detection: "+r.Happened+risk+"run lethe-proxy replay (capture.on_restore is warn: writes are relayed)",
+			"signal", r.Signal)
+		return
+	}
+	if !c.Held(r.Store) {
+		c.log.Error("restore detection: "+r.Happened+risk+r.Writes+" are refused (LT006) until lethe-proxy replay ran",
+			"signal", r.Signal)
+	}
+	c.Hold(r.Store, Refusal{
+		Code:      CodeRestored,
+		Message:   r.Message,
+		Hint:      "An operator runs: lethe-proxy replay --config FILE (docs/forget.md, \"Replay after a restore\"); capture.on_restore: warn relays writes instead.",
+		LogReason: r.LogReason,
+	})
+}

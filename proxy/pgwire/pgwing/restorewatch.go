@@ -74,21 +74,13 @@ func (rw *restoreWatch) apply(restore string) {
 		}
 		return
 	}
-	if !rw.onRestore.Refuses() {
-		rw.log.Warn("restore detection: capture.store was restored from a backup, which may hold records of subjects forgotten since; "+
-			"run lethe-proxy replay (capture.on_restore is warn: writes are relayed)", "signal", restore)
-		return
-	}
-	if !rw.core.Held(ledger.StorePostgres) {
-		rw.log.Error("restore detection: capture.store was restored from a backup, which may hold records of subjects forgotten since; "+
-			"writes to the configured tables are refused (LT006) until lethe-proxy replay ran", "signal", restore)
-	}
-	rw.core.Hold(ledger.StorePostgres, capture.Refusal{
-		Code:      capture.CodeRestored,
+	rw.core.RestoreSeen(capture.Restore{
+		Store: ledger.StorePostgres, Signal: restore,
+		Happened:  "capture.store was restored from a backup",
+		Writes:    "writes to the configured tables",
 		Message:   "lethe: the database was restored from a backup (" + restore + "); writes to tables under erasure rules are refused until the completed erasures are re-applied",
-		Hint:      "An operator runs: lethe-proxy replay --config FILE (docs/forget.md, \"Replay after a restore\"); capture.on_restore: warn relays writes instead.",
 		LogReason: "store restored, replay pending",
-	})
+	}, rw.onRestore.Refuses())
 }
 
 // watchRestore checks once now, which must succeed for the proxy to

@@ -225,21 +225,13 @@ func (rw *restoreWatch) noLSN(index, why string) {
 // apply holds Pinecone's writes for restore (capture.on_restore: refuse)
 // or warns.
 func (rw *restoreWatch) apply(restore string) {
-	if !rw.onRestore.Refuses() {
-		rw.log.Warn("restore detection: a Pinecone index was re-created or restored, and may hold records of subjects forgotten since; "+
-			"run lethe-proxy replay (capture.on_restore is warn: writes are relayed)", "signal", restore)
-		return
-	}
-	if !rw.core.Held(ledger.StorePinecone) {
-		rw.log.Error("restore detection: a Pinecone index was re-created or restored, and may hold records of subjects forgotten since; "+
-			"Pinecone writes are refused (LT006) until lethe-proxy replay ran", "signal", restore)
-	}
-	rw.core.Hold(ledger.StorePinecone, capture.Refusal{
-		Code:      capture.CodeRestored,
+	rw.core.RestoreSeen(capture.Restore{
+		Store: ledger.StorePinecone, Signal: restore,
+		Happened:  "a Pinecone index was re-created or restored",
+		Writes:    "Pinecone writes",
 		Message:   "lethe: a Pinecone index was re-created or restored from a backup (" + restore + "); writes to namespaces under erasure rules are refused until the completed erasures are re-applied",
-		Hint:      "An operator runs: lethe-proxy replay --config FILE (docs/forget.md, \"Replay after a restore\"); capture.on_restore: warn relays writes instead.",
 		LogReason: "index restored, replay pending",
-	})
+	}, rw.onRestore.Refuses())
 }
 
 // pending reports whether a restore waits for replay; rw.mu is held.
