@@ -94,8 +94,11 @@ func (p *Relay) readBody(ex *exchange) (st *Status, drain bool) {
 				}
 				p.log.Warn("pinecone request waited too long for memory to read its body", "index", ix.Name,
 					"max_buffered_bytes", p.bodies.size, "waited", p.bodies.wait)
+				// Drained, as an oversized body is: an HTTP/1.1 client
+				// still sending reads the answer only once it has sent
+				// all, and a connection closed under it is reset.
 				return &Status{Code: CodeUnavailable, Message: fmt.Sprintf(
-					"lethe-proxy: %v (%d bytes) for %v; retry, or raise the limit", errBudget, p.bodies.size, p.bodies.wait)}, false
+					"lethe-proxy: %v (%d bytes) for %v; retry, or raise the limit", errBudget, p.bodies.size, p.bodies.wait)}, true
 			}
 			g.grow(size, grow)
 		}
