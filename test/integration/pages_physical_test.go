@@ -186,13 +186,19 @@ func requireSameCounts(t *testing.T, got *connector.Physical, want map[string]pa
 	}
 }
 
-// forgetWithScan deletes subject's rows through a layer that reports
-// physical state, verifies, cleans up and scans, as the engine does.
-func forgetWithScan(t *testing.T, store *pgstore.Store, table pgstore.Table, vacuum bool, subject string) (int, *connector.Physical) {
+// forgetPhysically deletes subject's rows through a layer (vacuum: its
+// table's vacuum setting) that scans as scan says and, when steps is not
+// nil, runs those physical steps; then verifies, cleans up and runs the
+// physical step, as the engine does.
+func forgetPhysically(t *testing.T, store *pgstore.Store, table pgstore.Table, vacuum bool, scan pgstore.PhysicalScan,
+	steps *pgstore.PhysicalSteps, subject string) (int, *connector.Physical) {
 	ctx := ctxT(t)
 	layer, err := pgstore.NewLayer(ctx, store, table, vacuum)
 	require.NoError(t, err)
-	layer.ReportPhysical(pgstore.DefaultPhysicalScan)
+	layer.ReportPhysical(scan)
+	if steps != nil {
+		layer.RemovePhysical(*steps)
+	}
 	deleted, err := layer.Delete(ctx, subject, nil, nil)
 	require.NoError(t, err)
 	a, err := layer.Residual(ctx, subject, nil)
@@ -200,6 +206,11 @@ func forgetWithScan(t *testing.T, store *pgstore.Store, table pgstore.Table, vac
 	require.Zero(t, a.Residual, "forget itself completes")
 	require.NoError(t, layer.Cleanup(ctx))
 	return len(deleted), layer.Physical(ctx, subject)
+}
+
+// forgetWithScan is forgetPhysically with the default scan and no steps.
+func forgetWithScan(t *testing.T, store *pgstore.Store, table pgstore.Table, vacuum bool, subject string) (int, *connector.Physical) {
+	return forgetPhysically(t, store, table, vacuum, pgstore.DefaultPhysicalScan, nil, subject)
 }
 
 func pagesRule(name string) pgstore.Table {

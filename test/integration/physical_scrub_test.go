@@ -55,22 +55,9 @@ func scrubTable(t *testing.T, direct *pgx.Conn, table string, dims int, gone, ke
 	awaitNoOlderSnapshot(t, direct)
 }
 
-// forgetWithSteps deletes subject's rows through a layer with the given
-// physical steps, verifies, cleans up and runs its physical step, as the
-// engine does.
+// forgetWithSteps is forgetPhysically with the default scan and steps.
 func forgetWithSteps(t *testing.T, store *pgstore.Store, table pgstore.Table, steps pgstore.PhysicalSteps, subject string) (int, *connector.Physical) {
-	ctx := ctxT(t)
-	layer, err := pgstore.NewLayer(ctx, store, table, false)
-	require.NoError(t, err)
-	layer.ReportPhysical(pgstore.DefaultPhysicalScan)
-	layer.RemovePhysical(steps)
-	deleted, err := layer.Delete(ctx, subject, nil, nil)
-	require.NoError(t, err)
-	a, err := layer.Residual(ctx, subject, nil)
-	require.NoError(t, err)
-	require.Zero(t, a.Residual, "forget itself completes")
-	require.NoError(t, layer.Cleanup(ctx))
-	return len(deleted), layer.Physical(ctx, subject)
+	return forgetPhysically(t, store, table, false, pgstore.DefaultPhysicalScan, &steps, subject)
 }
 
 // requireAnswersThroughIndex checks that kept's rows still answer a vector

@@ -34,20 +34,9 @@ func toasttDB(t *testing.T, name string) (testDB, *pgx.Conn) {
 	return db, direct
 }
 
-// forgetWithPhysicalScan deletes subject's rows through a layer that
-// scans as scan says, verifies, cleans up and scans, as the engine does.
+// forgetWithPhysicalScan is forgetPhysically with scan and no steps.
 func forgetWithPhysicalScan(t *testing.T, store *pgstore.Store, table pgstore.Table, scan pgstore.PhysicalScan, subject string) (int, *connector.Physical) {
-	ctx := ctxT(t)
-	layer, err := pgstore.NewLayer(ctx, store, table, false)
-	require.NoError(t, err)
-	layer.ReportPhysical(scan)
-	deleted, err := layer.Delete(ctx, subject, nil, nil)
-	require.NoError(t, err)
-	a, err := layer.Residual(ctx, subject, nil)
-	require.NoError(t, err)
-	require.Zero(t, a.Residual, "forget itself completes")
-	require.NoError(t, layer.Cleanup(ctx))
-	return len(deleted), layer.Physical(ctx, subject)
+	return forgetPhysically(t, store, table, false, scan, nil, subject)
 }
 
 // toastRelation is the scan's result for the TOAST table, and the test's
