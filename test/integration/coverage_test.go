@@ -235,10 +235,7 @@ func TestCheck_ExitsTwoWhenItCannotCheck(t *testing.T) {
 // needs a namespace rule, a "*" rule or an ignore.
 func TestCheck_PineconeNamespacesNeedARule(t *testing.T) {
 	bin := buildProxy(t)
-	em := emulator.New(emulator.Config{APIKey: "cov-key"})
-	host, err := em.Start("127.0.0.1:0", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = em.Close() })
+	_, host := startEmulator(t, emulator.Config{APIKey: "cov-key"})
 	for _, ns := range []string{"chat", "manuals", ""} {
 		body := fmt.Sprintf(`{"namespace": %q, "vectors": [{"id": "v1", "values": [0.1, 0.2], "metadata": {"user_id": "u"}}]}`, ns)
 		req, err := http.NewRequest(http.MethodPost, host+"/vectors/upsert", strings.NewReader(body))

@@ -29,10 +29,7 @@ func TestForget_DocumentIndexAndPostgres(t *testing.T) {
 	node, dir := sdktest.Node(t, "@pinecone-database/pinecone9")
 	db := loadTestDB(t)
 	pgxTable(t, db, "docs2_rows", "id text PRIMARY KEY, user_id text, embedding vector(3)")
-	em := emulator.New(emulator.Config{APIKey: "docs2-key", DeleteDelay: 800 * time.Millisecond})
-	upstream, err := em.Start("127.0.0.1:0", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = em.Close() })
+	_, upstream := startEmulator(t, emulator.Config{APIKey: "docs2-key", DeleteDelay: 800 * time.Millisecond})
 	pcAddr := freePort(t)
 	f := newForgetBinary(t, db, `    - {table: public.docs2_rows, id: id, subjects: [user_id]}`, fmt.Sprintf(`pinecone:
   listen: %s

@@ -26,10 +26,7 @@ import (
 func TestForget_AcrossPostgresAndPinecone(t *testing.T) {
 	db := loadTestDB(t)
 	pgxTable(t, db, "xs_docs", "id text PRIMARY KEY, user_id text, embedding vector(3)")
-	em := emulator.New(emulator.Config{APIKey: "xstore-key", DeleteDelay: 800 * time.Millisecond})
-	upstream, err := em.Start("127.0.0.1:0", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = em.Close() })
+	_, upstream := startEmulator(t, emulator.Config{APIKey: "xstore-key", DeleteDelay: 800 * time.Millisecond})
 	pcAddr := freePort(t)
 	f := newForgetBinary(t, db, `    - {table: public.xs_docs, id: id, subjects: [user_id]}`, fmt.Sprintf(`pinecone:
   listen: %s
@@ -62,7 +59,7 @@ func TestForget_AcrossPostgresAndPinecone(t *testing.T) {
 		return idx
 	}
 	proxied, direct := index("http://"+pcAddr), index(upstream)
-	_, err = proxied.UpsertVectors(ctx, []*gopinecone.Vector{vec("p1", "alice"), vec("p2", "alice"), vec("p3", "bob")})
+	_, err := proxied.UpsertVectors(ctx, []*gopinecone.Vector{vec("p1", "alice"), vec("p2", "alice"), vec("p3", "bob")})
 	require.NoError(t, err)
 	_, err = direct.UpsertVectors(ctx, []*gopinecone.Vector{vec("p4", "alice")}) // written before Lethe
 	require.NoError(t, err)
@@ -117,10 +114,7 @@ func keys[V any](m map[string]V) []string {
 // records and certifies it.
 func TestForget_PineconeAlone(t *testing.T) {
 	db := loadTestDB(t) // only for the shared forget rig's keys and tokens
-	em := emulator.New(emulator.Config{APIKey: "alone-key"})
-	upstream, err := em.Start("127.0.0.1:0", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = em.Close() })
+	_, upstream := startEmulator(t, emulator.Config{APIKey: "alone-key"})
 	pcAddr := freePort(t)
 	f := newForgetBinary(t, db, "")
 	require.NoError(t, os.WriteFile(f.cfg, []byte(fmt.Sprintf(`pinecone:

@@ -23,10 +23,7 @@ import (
 // stays, and carol's forget status shows the late write.
 func TestBackstop_PineconeLateWriteAroundTheProxyIsDeleted(t *testing.T) {
 	db := loadTestDB(t) // only for the shared forget rig's keys and tokens
-	em := emulator.New(emulator.Config{APIKey: "backstop-key"})
-	upstream, err := em.Start("127.0.0.1:0", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = em.Close() })
+	_, upstream := startEmulator(t, emulator.Config{APIKey: "backstop-key"})
 	pcAddr := freePort(t)
 	f := newForgetBinary(t, db, "")
 	require.NoError(t, os.WriteFile(f.cfg, []byte(fmt.Sprintf(`pinecone:

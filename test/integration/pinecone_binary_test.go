@@ -24,10 +24,7 @@ import (
 // upsert in the ledger, and stops cleanly on SIGTERM.
 func TestBinary_RelaysPineconeAndStopsOnSIGTERM(t *testing.T) {
 	bin := buildProxy(t)
-	em := emulator.New(emulator.Config{APIKey: "binary-test-key"})
-	upstream, err := em.Start("127.0.0.1:0", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = em.Close() })
+	_, upstream := startEmulator(t, emulator.Config{APIKey: "binary-test-key"})
 
 	pgAddr, pcAddr := freePort(t), freePort(t)
 	cfg := filepath.Join(t.TempDir(), "lethe.yaml")
@@ -84,4 +81,15 @@ shutdown_timeout: 10s
 	require.Len(t, recs, 1)
 	assert.Equal(t, ledger.Entry{Store: ledger.StorePinecone, Table: "docs/docs", RecordID: "v1", Subject: h.Hash("u-17")}, recs[0].Entry)
 	assert.Equal(t, ledger.StateConfirmed, recs[0].State)
+}
+
+// startEmulator serves a Pinecone emulator with cfg on a free loopback
+// port until the test ends, and returns it and its URL.
+func startEmulator(t *testing.T, cfg emulator.Config) (*emulator.Server, string) {
+	t.Helper()
+	em := emulator.New(cfg)
+	url, err := em.Start("127.0.0.1:0", nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = em.Close() })
+	return em, url
 }

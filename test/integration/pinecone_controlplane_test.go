@@ -60,10 +60,7 @@ func TestControlPlane_SDKsGivenOnlyTheControlPlaneWriteThroughTheProxy(t *testin
 	sdktest.Node(t, "@pinecone-database/pinecone")
 	bin := buildProxy(t)
 	const key, index = "ctrl-key", "ctrl-docs"
-	em := emulator.New(emulator.Config{APIKey: key, IndexName: index, Dimension: 3})
-	upstream, err := em.Start("127.0.0.1:0", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = em.Close() })
+	_, upstream := startEmulator(t, emulator.Config{APIKey: key, IndexName: index, Dimension: 3})
 
 	// The control plane upstream is the emulator behind a recorder.
 	var calls controlPlaneCalls

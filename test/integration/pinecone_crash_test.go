@@ -31,10 +31,7 @@ import (
 // index.
 func TestPinecone_KillNineMidUpsertLosesNoRecord(t *testing.T) {
 	bin := buildProxy(t)
-	em := emulator.New(emulator.Config{APIKey: "crash-key"})
-	upstream, err := em.Start("127.0.0.1:0", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = em.Close() })
+	_, upstream := startEmulator(t, emulator.Config{APIKey: "crash-key"})
 	dir := t.TempDir()
 	pcAddr := freePort(t)
 	cfg := filepath.Join(dir, "lethe.yaml")

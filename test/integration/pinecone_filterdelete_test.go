@@ -29,10 +29,7 @@ import (
 // stay confirmed, and the log names neither.
 func TestBinary_PineconeFilterDeleteSettlesTheLedger(t *testing.T) {
 	bin := buildProxy(t)
-	em := emulator.New(emulator.Config{APIKey: "truth-key", DeleteDelay: 300 * time.Millisecond})
-	upstream, err := em.Start("127.0.0.1:0", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = em.Close() })
+	_, upstream := startEmulator(t, emulator.Config{APIKey: "truth-key", DeleteDelay: 300 * time.Millisecond})
 
 	dir := t.TempDir()
 	pgAddr, pcAddr := freePort(t), freePort(t)

@@ -29,10 +29,7 @@ import (
 func TestPineconeRestore_RecreatedIndexRefusesWritesUntilReplay(t *testing.T) {
 	db := loadTestDB(t) // only for the shared forget rig's keys and tokens
 	const key, ns = "pcrestore-key", "pcrestore-notes"
-	em := emulator.New(emulator.Config{APIKey: key})
-	upstream, err := em.Start("127.0.0.1:0", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = em.Close() })
+	em, upstream := startEmulator(t, emulator.Config{APIKey: key})
 	pcAddr := freePort(t)
 	f := newForgetBinary(t, db, "")
 	require.NoError(t, os.WriteFile(f.cfg, []byte(fmt.Sprintf(`pinecone:

@@ -280,10 +280,7 @@ func TestReconcile_ExitTwoWhenItCannotRun(t *testing.T) {
 func TestReconcile_PineconeRecordsUpsertedAroundTheProxy(t *testing.T) {
 	db := loadTestDB(t)
 	pgxTable(t, db, "rc_pc_docs", "id text PRIMARY KEY, user_id text, embedding vector(3)")
-	em := emulator.New(emulator.Config{APIKey: "reconcile-key"})
-	upstream, err := em.Start("127.0.0.1:0", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = em.Close() })
+	_, upstream := startEmulator(t, emulator.Config{APIKey: "reconcile-key"})
 	pcAddr := freePort(t)
 	f := newForgetBinary(t, db, `    - {table: public.rc_pc_docs, id: id, subjects: [user_id]}`, fmt.Sprintf(`pinecone:
   listen: %s
@@ -309,7 +306,7 @@ func TestReconcile_PineconeRecordsUpsertedAroundTheProxy(t *testing.T) {
 		t.Cleanup(func() { idx.Close() })
 		return idx
 	}
-	_, err = index("http://"+pcAddr, "notes").UpsertVectors(ctx, []*gopinecone.Vector{vec("rid-p1", "user_id", "alice@example.com"), vec("rid-p2", "user_id", "bob@example.com")})
+	_, err := index("http://"+pcAddr, "notes").UpsertVectors(ctx, []*gopinecone.Vector{vec("rid-p1", "user_id", "alice@example.com"), vec("rid-p2", "user_id", "bob@example.com")})
 	require.NoError(t, err)
 	var around []*gopinecone.Vector
 	for i := range 250 { // more than two list pages

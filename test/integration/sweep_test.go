@@ -300,10 +300,7 @@ func startPineconeSweep(t *testing.T, table string, cfg emulator.Config) (f *for
 	t.Helper()
 	db := loadTestDB(t)
 	pgxTable(t, db, table, "id text PRIMARY KEY, user_id text, embedding vector(3)")
-	em := emulator.New(cfg)
-	upstream, err := em.Start("127.0.0.1:0", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = em.Close() })
+	_, upstream := startEmulator(t, cfg)
 	pcAddr := freePort(t)
 	rule := fmt.Sprintf("    - {table: public.%s, id: id, subjects: [user_id]}", table)
 	f = newForgetBinary(t, db, rule, fmt.Sprintf(`pinecone:
