@@ -5,6 +5,7 @@ import (
 
 	"crypto/ed25519"
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -19,6 +20,23 @@ var (
 // earliestKeyTime bounds the times of a keys file from below, so that no
 // written time is Go's zero time, which TrustedKey reads as "no end".
 var earliestKeyTime = time.Unix(0, 0).UTC()
+
+// ReadKeySet reads and parses the trusted keys file at path, the one way
+// every reader of an operator's published keys (verify, log verify, forget
+// run, mcp, forget.trusted_keys) loads them. Its errors name the file and
+// say what to fix; one that could not be read wraps the os error, so
+// errors.Is(err, fs.ErrNotExist) tells a missing file.
+func ReadKeySet(path string) (KeySet, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return KeySet{}, fmt.Errorf("certificate: reading the trusted keys file: %w; give the path of the keys file the operator publishes (lethe-proxy keygen prints one)", err)
+	}
+	keys, err := ParseKeySet(data)
+	if err != nil {
+		return KeySet{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return keys, nil
+}
 
 // ParseKeySet reads a trusted keys file:
 // {"log_origin", "keys": [{"key_id", "public_key" (base64), "not_before", "not_after"?}]}.

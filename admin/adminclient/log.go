@@ -104,13 +104,9 @@ func (c *Client) VerifyLog(ctx context.Context, keys certificate.KeySet, since s
 // and, when save names a file, the verified checkpoint written there
 // (atomically: the next run trusts it), which it says on stderr.
 func (c *Client) VerifyLogFiles(ctx context.Context, keysFile, since, save string, stdout, stderr io.Writer) error {
-	keyData, err := os.ReadFile(keysFile)
+	keys, err := certificate.ReadKeySet(keysFile)
 	if err != nil {
 		return err
-	}
-	keys, err := certificate.ParseKeySet(keyData)
-	if err != nil {
-		return fmt.Errorf("%s: %w", keysFile, err)
 	}
 	newer, err := c.VerifyLog(ctx, keys, since, stdout)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/lethe-privacy/lethe/certificate"
@@ -49,13 +48,9 @@ var ErrDeclined = errors.New("not confirmed: nothing was deleted")
 func (c *Client) RunForget(ctx context.Context, run ForgetRun, stdout, progress io.Writer) (bool, error) {
 	var keys *certificate.KeySet
 	if run.KeysFile != "" { // before anything is deleted: a wrong path must not leave a forget half-checked
-		data, err := os.ReadFile(run.KeysFile)
+		ks, err := certificate.ReadKeySet(run.KeysFile)
 		if err != nil {
-			return false, fmt.Errorf("reading --keys: %w", err)
-		}
-		ks, err := certificate.ParseKeySet(data)
-		if err != nil {
-			return false, fmt.Errorf("%s: %w", run.KeysFile, err)
+			return false, fmt.Errorf("--keys: %w", err)
 		}
 		keys = &ks
 	}

@@ -172,7 +172,7 @@ func TestRunForget_ABadKeysFileStopsBeforeAnythingIsDeleted(t *testing.T) {
 	_, err := rig.client.RunForget(context.Background(), ForgetRun{
 		Subject: runSubject, KeysFile: filepath.Join(rig.dir, "absent.json"), Poll: time.Millisecond,
 	}, &stdout, &progress)
-	require.ErrorContains(t, err, "reading --keys")
+	require.ErrorContains(t, err, "--keys: certificate: reading the trusted keys file: open "+filepath.Join(rig.dir, "absent.json"))
 	assert.Equal(t, 2, rig.layer.count(runSubject))
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"time"
 
 	"github.com/lethe-privacy/lethe/certificate"
@@ -70,13 +69,9 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return usageErr("--now %q is not an RFC 3339 time; write it like 2026-07-01T00:00:00Z", *nowFlag)
 		}
 	}
-	keyData, err := os.ReadFile(*keysFile)
+	keys, err := certificate.ReadKeySet(*keysFile)
 	if err != nil {
-		return usageErr("reading the trusted keys: %v", err)
-	}
-	keys, err := certificate.ParseKeySet(keyData)
-	if err != nil {
-		fmt.Fprintf(stderr, "lethe-proxy verify: %s: %v\n", *keysFile, err)
+		fmt.Fprintf(stderr, "lethe-proxy verify: --keys: %v\n", err)
 		return 2
 	}
 	cert, err := offline.ReadEvidence(certs[0], stdin)

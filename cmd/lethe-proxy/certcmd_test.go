@@ -157,7 +157,7 @@ func TestVerifyCmd_UsageErrorsSayWhatToDo(t *testing.T) {
 		{"two certificates", []string{"verify", "--keys", keys, cert, cert}, "(or - for stdin), not 2"},
 		{"bad --now", []string{"verify", "--keys", keys, "--now", "yesterday", cert}, "write it like 2026-07-01T00:00:00Z"},
 		{"--now with an offset of 24 hours", []string{"verify", "--keys", keys, "--now", "2026-07-01T00:00:00+24:00", cert}, "is not an RFC 3339 time"},
-		{"missing keys file", []string{"verify", "--keys", keys + ".missing", cert}, "reading the trusted keys"},
+		{"missing keys file", []string{"verify", "--keys", keys + ".missing", cert}, "lethe-proxy verify: --keys: certificate: reading the trusted keys file: open " + keys + ".missing"},
 		{"empty keys file", []string{"verify", "--keys", badKeys, cert}, "lethe-proxy keygen"},
 		{"missing certificate", []string{"verify", "--keys", keys, cert + ".missing"}, "reading the certificate"},
 		{"unknown flag", []string{"verify", "--key", keys, cert}, "flag provided but not defined"},

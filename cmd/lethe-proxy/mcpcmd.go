@@ -77,13 +77,9 @@ func mcpCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cfg := mcpserver.Config{References: refs, Logger: logger, Version: version}
 	if *keysFile != "" {
-		data, err := os.ReadFile(*keysFile)
+		keys, err := certificate.ReadKeySet(*keysFile)
 		if err != nil {
-			return fail(2, "reading --keys: %v", err)
-		}
-		keys, err := certificate.ParseKeySet(data)
-		if err != nil {
-			return fail(2, "--keys %s: %v", *keysFile, err)
+			return fail(2, "--keys: %v", err)
 		}
 		cfg.Keys = &keys
 	}

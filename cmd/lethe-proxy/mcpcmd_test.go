@@ -43,6 +43,25 @@ func TestMCPCmd_RefSealsTheSubjectFromStdinAndOpenNeedsTheSameKeyFile(t *testing
 	assert.Contains(t, errOut.String(), "reading the reference key file")
 }
 
+// TestMCPCmd_AKeysFileThatCannotBeReadStopsBeforeServing: --keys is read
+// with certificate.ReadKeySet, whose error names the file and the fix.
+func TestMCPCmd_AKeysFileThatCannotBeReadStopsBeforeServing(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(envRefKeyFile, "")
+	missing := filepath.Join(dir, "absent-keys.json")
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 2, run([]string{"mcp", "--keys", missing}, strings.NewReader(""), &out, &errOut))
+	assert.Contains(t, errOut.String(), "lethe-proxy mcp: --keys: certificate: reading the trusted keys file: open "+missing)
+	assert.Contains(t, errOut.String(), "lethe-proxy keygen prints one")
+
+	bad := filepath.Join(dir, "bad-keys.json")
+	require.NoError(t, os.WriteFile(bad, []byte("{}"), 0o600))
+	errOut.Reset()
+	assert.Equal(t, 2, run([]string{"mcp", "--keys", bad}, strings.NewReader(""), &out, &errOut))
+	assert.Contains(t, errOut.String(), "lethe-proxy mcp: --keys: "+bad+": certificate: trusted keys")
+	assert.Empty(t, out.String())
+}
+
 func TestMCPCmd_HelpExitsZero(t *testing.T) {
 	var out, errOut bytes.Buffer
 	assert.Equal(t, 0, run([]string{"mcp", "--help"}, nil, &out, &errOut))

@@ -65,13 +65,9 @@ func trustedKeys(file, logOrigin string, signer *certificate.Signer) (certificat
 	if file == "" {
 		return certificate.NewKeySet(logOrigin, signer.TrustedKey(time.Unix(0, 0).UTC()))
 	}
-	data, err := os.ReadFile(file)
+	keys, err := certificate.ReadKeySet(file)
 	if err != nil {
 		return certificate.KeySet{}, fmt.Errorf("forget.trusted_keys: %w", err)
-	}
-	keys, err := certificate.ParseKeySet(data)
-	if err != nil {
-		return certificate.KeySet{}, fmt.Errorf("forget.trusted_keys %s: %w", file, err)
 	}
 	if keys.LogOrigin() != logOrigin {
 		return certificate.KeySet{}, fmt.Errorf("forget.trusted_keys %s is for log %q, but forget.log_origin is %q: certificates would not verify against it; make them the same", file, keys.LogOrigin(), logOrigin)
