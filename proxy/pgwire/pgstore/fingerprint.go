@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -24,6 +25,13 @@ type fingerprint struct {
 	// for their TOAST pointers; toast is what that reading found.
 	lines map[int64][]uint16
 	toast toastTargets
+	// vectors are the rows' values not yet looked for in the table's
+	// vector indexes, at most vectorsKept of them (vectorsSkipped the
+	// rest); indexes is what looking found, by index oid.
+	vectors        []rowVectors
+	vectorsKept    int
+	vectorsSkipped int
+	indexes        map[uint32]*indexTargets
 	// compressed counts vector values stored compressed (pglz, lz4): their
 	// bytes do not appear on pages as they are, so the scan cannot see them.
 	compressed int64
@@ -105,7 +113,8 @@ func (s *Store) vectorColumns(ctx context.Context, t Table) (map[string]string, 
 // readFingerprint reads, for the rows m selects for subject and ids (the
 // rows Delete is about to delete), their ctids and their vectors as
 // stored, both as written and L2-normalised (the copy a cosine index
-// keeps).
+// keeps), and of a vector column its halfvec copies too (what an index on
+// the column cast to halfvec keeps).
 func (s *Store) readFingerprint(ctx context.Context, m Match, subject string, ids []string, f *fingerprint) error {
 	cols, err := s.vectorColumns(ctx, m.table)
 	if err != nil {
@@ -113,11 +122,13 @@ func (s *Store) readFingerprint(ctx context.Context, m Match, subject string, id
 	}
 	sel := []string{"(ctid::text::point)[0]::int8", "(ctid::text::point)[1]::int4"}
 	var elems []int
+	var names []string
 	for col, typ := range cols {
 		q := pgx.Identifier{col}.Sanitize()
 		sel = append(sel, typ+"_send("+q+")", typ+"_send(l2_normalize("+q+"))",
 			"(pg_column_compression("+q+") IS NOT NULL)")
 		elems = append(elems, vectorElemSize[typ])
+		names = append(names, col)
 	}
 	for _, p := range m.parts(subject, ids) {
 		rows, err := s.pool.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s", strings.Join(sel, ", "), m.table.ident(), p.cond), p.arg)
@@ -131,10 +142,12 @@ func (s *Store) readFingerprint(ctx context.Context, m Match, subject string, id
 				return fmt.Errorf("pgvector store: reading the bytes of the subject's rows in %s: %w", m.table, serverError(err))
 			}
 			f.records++
+			var row rowVectors
 			if blk, ok := vals[0].(int64); ok {
 				f.blocks[blk] = true
 				if line, ok := vals[1].(int32); ok && line > 0 && line <= 0xffff {
 					f.lines[blk] = append(f.lines[blk], uint16(line))
+					row.at = itemPointer{block: uint32(blk), line: uint16(line)}
 				}
 			}
 			for i, elem := range elems {
@@ -143,14 +156,50 @@ func (s *Store) readFingerprint(ctx context.Context, m Match, subject string, id
 						f.addVector(b, elem)
 					}
 				}
+				if b, ok := vals[2+3*i].([]byte); ok && elem == 4 {
+					asHalf, normalised := halfCopies(b)
+					f.addVector(asHalf, 2)
+					f.addVector(normalised, 2)
+				}
+				row.keep(names[i], elem, vals[2+3*i], vals[3+3*i])
 				if c, ok := vals[4+3*i].(bool); ok && c {
 					f.compressed++
 				}
 			}
+			f.keepVectors(row)
 		}
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("pgvector store: reading the bytes of the subject's rows in %s: %w", m.table, noTable(serverError(err)))
 		}
 	}
 	return nil
+}
+
+// halfCopies returns, in the binary send form of halfvec, the vector
+// whose send form is sent cast to halfvec, and that copy L2-normalised,
+// as pgvector computes them (each element rounded to nearest even; the
+// norm in float64 over the half values, each quotient rounded to float4,
+// then to half): what an expression index on the column cast to halfvec
+// stores, normalised for a cosine operator class.
+func halfCopies(sent []byte) (asHalf, normalised []byte) {
+	values := sentValues(sent, 4)
+	asHalf, normalised = make([]byte, 4+2*len(values)), make([]byte, 4+2*len(values))
+	copy(asHalf, sent[:4])
+	copy(normalised, sent[:4])
+	var norm float64
+	for i, v := range values {
+		h := floatToHalf(v)
+		binary.BigEndian.PutUint16(asHalf[4+2*i:], h)
+		x := float64(halfToFloat(h))
+		norm += x * x
+	}
+	norm = math.Sqrt(norm)
+	for i := range values {
+		x := float64(halfToFloat(binary.BigEndian.Uint16(asHalf[4+2*i:])))
+		if norm > 0 {
+			x /= norm
+		}
+		binary.BigEndian.PutUint16(normalised[4+2*i:], floatToHalf(float32(x)))
+	}
+	return asHalf, normalised
 }

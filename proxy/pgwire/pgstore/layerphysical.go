@@ -61,25 +61,33 @@ func (l *Layer) fingerprintFor(subject string, now time.Time) *fingerprint {
 
 // remember reads the bytes of the rows Delete is about to delete for
 // subject, adding them to what an earlier attempt of the same forget read,
-// and where their out-of-line values' chunks are in a TOAST table too
-// large to scan whole (locateToast). A failure is kept for Physical to
+// and where their out-of-line values' chunks and their HNSW elements are
+// in a TOAST table or an index too large to scan whole (locateToast,
+// locateHNSW). A failure is kept for Physical to
 // report: it never stops the delete.
 func (l *Layer) remember(ctx context.Context, m *Match, subject string, ids []string) {
 	f := l.fingerprintFor(subject, time.Now())
 	if f == nil || f.err != nil {
 		return
 	}
+	l.mu.Lock()
+	scan := l.physical
+	l.mu.Unlock()
+	if scan == nil {
+		return
+	}
+	f.vectorsKept = int(min(scan.TargetedPages, maxVectorsKept))
 	if err := l.store.readFingerprint(ctx, *m, subject, ids, f); err != nil {
 		f.err = err
 		return
 	}
-	l.mu.Lock()
-	scan := l.physical
-	l.mu.Unlock()
-	if scan != nil {
-		l.store.locateToast(ctx, m.table, *scan, f)
-	}
+	l.store.locateToast(ctx, m.table, *scan, f)
+	l.store.locateHNSW(ctx, m.table, *scan, f)
 }
+
+// maxVectorsKept bounds the deleted rows whose values are held for the
+// walks of the table's HNSW indexes (a 1536-dimension row holds 12 kB).
+const maxVectorsKept = 8192
 
 // Physical runs the layer's physical steps, then scans the table's pages
 // for the bytes of the records Delete deleted for subject since the last

@@ -229,3 +229,24 @@ func (s *Store) scanPages(ctx context.Context, t Table, p PhysicalScan, f *finge
 	out.Status = connector.PhysicalScanned
 	return out
 }
+
+// readPages reads blocks of the relation oid in one query; a block past
+// its end is absent from the result.
+func (s *Store) readPages(ctx context.Context, reader pageReader, oid uint32, blocks []int64) (map[int64][]byte, error) {
+	rows, err := s.pool.Query(ctx, reader.query, oid, blocks)
+	if err != nil {
+		return nil, fmt.Errorf("reading index pages: %w", serverError(err))
+	}
+	out := make(map[int64][]byte, len(blocks))
+	var blk int64
+	var page []byte
+	_, err = pgx.ForEachRow(rows, []any{&blk, &page}, func() error {
+		out[blk] = page
+		page = nil
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading index pages: %w", serverError(err))
+	}
+	return out, nil
+}

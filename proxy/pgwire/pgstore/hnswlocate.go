@@ -1,0 +1,258 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// rowVectors is a deleted row's heap address and its vector values, by
+// column: what a walk of a vector index needs to find the row's element.
+// Memory only, dropped once looked for.
+type rowVectors struct {
+	at     itemPointer
+	values map[string]sentVector
+}
+
+// sentVector is a vector value in its binary send form, as written and
+// L2-normalised, and the size of its elements (vectorElemSize).
+type sentVector struct {
+	asWritten, normalised []byte
+	elemSize              int
+}
+
+func (r *rowVectors) keep(column string, elemSize int, asWritten, normalised any) {
+	written, _ := asWritten.([]byte)
+	unit, _ := normalised.([]byte)
+	if written == nil {
+		return
+	}
+	if r.values == nil {
+		r.values = map[string]sentVector{}
+	}
+	r.values[column] = sentVector{asWritten: written, normalised: unit, elemSize: elemSize}
+}
+
+// query is the value a walk of an index comparing as d looks for.
+func (v sentVector) query(d indexDistance) []float32 {
+	if d.normalise {
+		return sentValues(v.normalised, v.elemSize)
+	}
+	return sentValues(v.asWritten, v.elemSize)
+}
+
+// keepVectors keeps row for locateHNSW, up to f.vectorsKept rows.
+func (f *fingerprint) keepVectors(row rowVectors) {
+	switch {
+	case row.at.line == 0 || len(row.values) == 0:
+	case len(f.vectors) < f.vectorsKept:
+		f.vectors = append(f.vectors, row)
+	default:
+		f.vectorsSkipped++
+	}
+}
+
+// indexTargets are the pages of a vector index that held the entries of
+// the rows a forget deleted, found before the delete, which the scan of an
+// index too large to read whole reads beside its sample. Block numbers
+// only: nothing of the values.
+type indexTargets struct {
+	blocks     map[int64]bool
+	rows       int   // rows looked for
+	located    int   // rows whose element was found
+	pagesRead  int64 // index pages read by the walks
+	took       time.Duration
+	dropped    int // elements found past the cap
+	notLocated []string
+}
+
+func (it *indexTargets) refuse(reason string) {
+	for _, r := range it.notLocated {
+		if r == reason {
+			return
+		}
+	}
+	it.notLocated = append(it.notLocated, reason)
+}
+
+// vectorIndex is an HNSW index of a table and what a walk needs of it.
+type vectorIndex struct {
+	oid     uint32
+	name    string
+	opclass string
+	pages   int64
+	columns []string // the table's columns its key depends on
+}
+
+// hnswWalkPagesPerRow bounds a forget's walks of one index: at most this
+// many pages read per row looked for (a walk of a million-element index
+// reads a few hundred).
+const hnswWalkPagesPerRow = 4096
+
+// hnswBeams are the beam widths a walk tries, the second only when the
+// first did not reach the element.
+var hnswBeams = []int{40, 200}
+
+// locateHNSW finds, for the rows f read since the last call (the rows
+// Delete is about to delete), the blocks of the table's HNSW indexes too
+// large to scan whole that hold their elements: it walks each index's
+// graph, reading its pages, towards each row's value until it reaches the
+// element pointing at the row's ctid. It must run before the delete and
+// any vacuum (a vacuum frees the elements of deleted rows). It keeps at
+// most scan.TargetedPages blocks per index and notes what it could not do
+// in f.indexes rather than failing.
+func (s *Store) locateHNSW(ctx context.Context, t Table, scan PhysicalScan, f *fingerprint) {
+	rows := f.vectors
+	f.vectors = nil
+	if len(rows) == 0 && f.vectorsSkipped == 0 {
+		return
+	}
+	indexes, err := s.hnswIndexes(ctx, t, scan.FullScanPages)
+	if err != nil || len(indexes) == 0 {
+		return // a failure here leaves the sample, which the scan states
+	}
+	if f.indexes == nil {
+		f.indexes = map[uint32]*indexTargets{}
+	}
+	reader, readerErr := s.rawPageReader(ctx)
+	for _, ix := range indexes {
+		targets := f.indexes[ix.oid]
+		if targets == nil {
+			targets = &indexTargets{blocks: map[int64]bool{}}
+			f.indexes[ix.oid] = targets
+		}
+		targets.rows += len(rows)
+		if f.vectorsSkipped > 0 {
+			targets.refuse(fmt.Sprintf("capped: %d rows beyond the first %d were not looked for", f.vectorsSkipped, f.vectorsKept))
+		}
+		if readerErr != nil {
+			return // the scan itself is not possible, and says why
+		}
+		s.walkHNSW(ctx, reader, ix, rows, scan, targets)
+	}
+}
+
+// walkHNSW looks for the elements of rows in the index ix.
+func (s *Store) walkHNSW(ctx context.Context, reader pageReader, ix vectorIndex, rows []rowVectors, scan PhysicalScan, targets *indexTargets) {
+	distance, ok := distanceOf(ix.opclass)
+	if !ok {
+		targets.refuse(fmt.Sprintf("the operator class %s compares values a walk cannot", ix.opclass))
+		return
+	}
+	if len(ix.columns) != 1 {
+		targets.refuse(fmt.Sprintf("its key depends on %d vector columns, not one", len(ix.columns)))
+		return
+	}
+	pages := &indexPages{cached: map[uint32][]byte{}, budget: hnswWalkPagesPerRow * int64(len(rows)),
+		read: func(ctx context.Context, blocks []int64) (map[int64][]byte, error) {
+			return s.readPages(ctx, reader, ix.oid, blocks)
+		}}
+	began := time.Now()
+	defer func() {
+		targets.pagesRead, targets.took = targets.pagesRead+pages.reads, targets.took+time.Since(began)
+	}()
+	if err := pages.load(ctx, []uint32{0}); err != nil {
+		targets.refuse(fmt.Sprintf("reading its metapage: %v", err))
+		return
+	}
+	meta, err := parseHNSWMeta(pages.cached[0])
+	if err != nil {
+		targets.refuse(fmt.Sprintf("reading its metapage: %v", err))
+		return
+	}
+	walk := &hnswWalk{pages: pages, meta: meta, distance: distance}
+	for _, row := range rows {
+		value, ok := row.values[ix.columns[0]]
+		if !ok {
+			continue
+		}
+		block, found, err := walk.findWidening(ctx, value.query(distance), row.at)
+		switch {
+		case errors.Is(err, errWalkBudget):
+			targets.refuse(fmt.Sprintf("capped: the walks may read %d pages per row", hnswWalkPagesPerRow))
+			return
+		case err != nil:
+			targets.refuse(err.Error())
+			return
+		case !found:
+		case targets.blocks[int64(block)]:
+			targets.located++
+		case int64(len(targets.blocks)) >= scan.TargetedPages:
+			targets.dropped++
+		default:
+			targets.located++
+			targets.blocks[int64(block)] = true
+		}
+	}
+}
+
+// findWidening is find with each beam of hnswBeams until one reaches the
+// element.
+func (w *hnswWalk) findWidening(ctx context.Context, query []float32, heap itemPointer) (uint32, bool, error) {
+	for _, ef := range hnswBeams {
+		block, found, err := w.find(ctx, query, heap, ef)
+		if err != nil || found {
+			return block, found, err
+		}
+	}
+	return 0, false, nil
+}
+
+// hnswIndexes lists t's HNSW indexes over bound pages, with the vector
+// columns their key depends on (a column, or the columns of an
+// expression such as a cast to halfvec).
+func (s *Store) hnswIndexes(ctx context.Context, t Table, bound int64) ([]vectorIndex, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT i.indexrelid, i.indexrelid::regclass::text, opc.opcname::text,
+			pg_relation_size(i.indexrelid) / current_setting('block_size')::int8,
+			ARRAY(SELECT a.attname::text FROM pg_depend d
+				JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+				JOIN pg_type ty ON ty.oid = a.atttypid
+				WHERE d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
+				  AND d.refclassid = 'pg_class'::regclass AND d.refobjid = i.indrelid AND d.refobjsubid > 0
+				  AND ty.typname IN ('vector', 'halfvec')
+				ORDER BY a.attnum)
+		FROM pg_index i
+		JOIN pg_class ic ON ic.oid = i.indexrelid
+		JOIN pg_am am ON am.oid = ic.relam
+		JOIN pg_opclass opc ON opc.oid = i.indclass[0]
+		WHERE i.indrelid = to_regclass($1) AND am.amname = 'hnsw'
+		  AND pg_relation_size(i.indexrelid) / current_setting('block_size')::int8 > $2`, t.ident(), bound)
+	if err != nil {
+		return nil, fmt.Errorf("pgvector store: listing the HNSW indexes of %s: %w", t, serverError(err))
+	}
+	var out []vectorIndex
+	var ix vectorIndex
+	_, err = pgx.ForEachRow(rows, []any{&ix.oid, &ix.name, &ix.opclass, &ix.pages, &ix.columns}, func() error {
+		out = append(out, ix)
+		ix = vectorIndex{}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgvector store: listing the HNSW indexes of %s: %w", t, serverError(err))
+	}
+	return out, nil
+}
+
+// describe says, for the scan's method, which pages of an HNSW index
+// were targeted and what was not, after head (the relation's name).
+func (it *indexTargets) describe(head string) string {
+	if it == nil {
+		return head + ": no page targeted (the index was small enough to be read whole when the rows were deleted)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d pages targeted, where the elements of %d of the %d deleted rows were "+
+		"(found before the delete by walking the graph towards each row's value: %d index pages read in %d ms)",
+		head, len(it.blocks), it.located, it.rows, it.pagesRead, it.took.Milliseconds())
+	if it.dropped > 0 {
+		fmt.Fprintf(&b, "; capped: %d more elements were found and not targeted", it.dropped)
+	}
+	for _, r := range it.notLocated {
+		b.WriteString("; elements not targeted: " + r)
+	}
+	return b.String()
+}

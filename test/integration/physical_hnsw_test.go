@@ -1,0 +1,109 @@
+//go:build integration
+
+package integration
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lethe-privacy/lethe/connector"
+	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
+)
+
+// hnswRelations are the scan's results for the table's HNSW indexes, by
+// name.
+func hnswRelations(t *testing.T, got *connector.Physical) map[string]connector.RelationPages {
+	t.Helper()
+	require.Equal(t, connector.PhysicalScanned, got.Status, got.Reason)
+	out := map[string]connector.RelationPages{}
+	for _, r := range got.Relations {
+		t.Logf("%-40s %-8s pages %4d scanned %4d holding %4d (vector %4d, subject %4d) %s",
+			r.Relation, r.Kind, r.Pages, r.Scanned, r.Holding, r.HoldingVector, r.HoldingSubject, r.Coverage)
+		if r.Kind == "hnsw" {
+			out[r.Relation] = r
+		}
+	}
+	return out
+}
+
+// TestPhysicalHNSW_TargetsTheDeletedRowsElements: with HNSW indexes over
+// the scan's bound (FullScanPages 4) and no sample, the scan reads the
+// index pages where the forgotten person's elements were, found by
+// walking each graph before the delete, and finds as many pages holding
+// her vectors as the test's own reading of every page: for an L2, a
+// cosine (which stores the values normalised), an inner-product index,
+// and a cosine index on the column cast to halfvec (which stores the
+// values as halfvec, normalised: the scan recognises those bytes too). A
+// scan that only samples (one page, nothing targeted) finds fewer.
+func TestPhysicalHNSW_TargetsTheDeletedRowsElements(t *testing.T) {
+	db, direct := toasttDB(t, "hnswt_target")
+	ctx := ctxT(t)
+	gone := &pagesPerson{subject: "hnswt-gone-71c3", vectors: make([][]float32, 20)}
+	sampled := &pagesPerson{subject: "hnswt-sampled-2a90", vectors: make([][]float32, 20)}
+	kept := &pagesPerson{subject: "hnswt-kept-d4e8", vectors: make([][]float32, 400)}
+	pagesTable(t, direct, "hnswt_docs", 768, `CREATE INDEX hnswt_l2 ON %[1]s USING hnsw (embedding vector_l2_ops);
+		CREATE INDEX hnswt_cos ON %[1]s USING hnsw (embedding vector_cosine_ops) WITH (m = 8);
+		CREATE INDEX hnswt_ip ON %[1]s USING hnsw (embedding vector_ip_ops);
+		CREATE INDEX hnswt_half ON %[1]s USING hnsw ((embedding::halfvec(768)) halfvec_cosine_ops)`, gone, sampled, kept)
+	goneRuns := diskRuns(gone.vectors)
+	halfRuns(t, direct, "hnswt_docs", gone.subject, goneRuns)
+	sampledRuns := diskRuns(sampled.vectors)
+	halfRuns(t, direct, "hnswt_docs", sampled.subject, sampledRuns)
+
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable"))
+	require.NoError(t, err)
+	defer store.Close()
+	scan := pgstore.PhysicalScan{FullScanPages: 4, SamplePages: 0, TargetedPages: 8192}
+	deleted, got := forgetWithPhysicalScan(t, store, pagesRule("hnswt_docs"), scan, gone.subject)
+	require.Equal(t, 20, deleted)
+	want := scanEveryPage(t, direct, "hnswt_docs", goneRuns, gone.subject)
+	indexes := hnswRelations(t, got)
+	require.Len(t, indexes, 4)
+	for name, r := range indexes {
+		own := want[name]
+		require.Greater(t, r.Pages, scan.FullScanPages, "%s is over the bound", name)
+		require.Equal(t, "targeted+sample", r.Coverage)
+		require.Greater(t, own.vector, int64(1), name)
+		require.Equal(t, own.holding, r.Holding, "%s: pages holding the bytes: the targeted read finds every one", name)
+		require.Equal(t, r.Holding, r.Scanned, "%s: only the pages that held the elements are read", name)
+		require.Contains(t, got.Method, fmt.Sprintf("%s (0 pages sampled): %d pages targeted, where the elements of 20 of the 20 deleted rows were", name, r.Scanned))
+	}
+	require.NotContains(t, got.Method, "elements not targeted")
+	require.NotContains(t, got.Method, gone.subject)
+
+	// The sample alone: one random page of each, nothing targeted.
+	scan = pgstore.PhysicalScan{FullScanPages: 4, SamplePages: 1}
+	_, got = forgetWithPhysicalScan(t, store, pagesRule("hnswt_docs"), scan, sampled.subject)
+	want = scanEveryPage(t, direct, "hnswt_docs", sampledRuns, sampled.subject)
+	for name, r := range hnswRelations(t, got) {
+		require.Equal(t, int64(1), r.Scanned)
+		require.Less(t, r.Holding, want[name].holding, "%s: a sample of one page cannot see all of %d pages", name, want[name].holding)
+	}
+}
+
+// halfRuns adds to runs the test's own reading of how subject's vectors
+// sit on the pages of an index on the column cast to halfvec: the server's
+// halfvec of each, as is and L2-normalised (little-endian on the page),
+// every run of 8 consecutive elements.
+func halfRuns(t *testing.T, direct *pgx.Conn, table, subject string, runs map[string]bool) {
+	rows, err := direct.Query(ctxT(t), `SELECT halfvec_send(embedding::halfvec), halfvec_send(l2_normalize(embedding::halfvec))
+		FROM `+table+` WHERE owner = $1`, subject)
+	require.NoError(t, err)
+	var asHalf, unit []byte
+	_, err = pgx.ForEachRow(rows, []any{&asHalf, &unit}, func() error {
+		for _, sent := range [][]byte{asHalf, unit} {
+			disk := make([]byte, len(sent)-4)
+			for i := range len(disk) / 2 {
+				disk[2*i], disk[2*i+1] = sent[4+2*i+1], sent[4+2*i]
+			}
+			for i := 0; i+16 <= len(disk); i += 2 {
+				runs[string(disk[i:i+16])] = true
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}
