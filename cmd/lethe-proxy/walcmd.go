@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
-	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgwing"
 )
 
+// walCmd shows or drops the WAL follower's replication slot; the work and
+// its text are pgwing's.
 func walCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "status" && args[0] != "drop") {
 		fmt.Fprint(stderr, usageOf("wal"))
@@ -27,34 +27,22 @@ func walCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitConfig
 	}
-	name := cfg.Capture.WALSlot
-	if *slot != "" {
-		if err := config.ValidSlotName(*slot); err != nil {
-			return fail(2, "--slot: %v", err)
-		}
-		name = *slot
+	name, err := pgwing.SlotName(cfg.Capture, *slot)
+	if err != nil {
+		return fail(2, "--slot: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	followable := true
 	if args[0] == "drop" {
-		if err := pgwing.DropSlot(ctx, cfg.Capture, name); err != nil {
-			return fail(1, "%v", err)
-		}
-		fmt.Fprintf(stdout, "dropped replication slot %s and publications %s, %s_inserts; a proxy that follows it makes them again at its next start, with the rows the tables hold then (rows written and deleted in between are not in the ledger)\n", name, name, name)
-		return 0
+		err = pgwing.DropSlotAndSay(ctx, cfg.Capture, name, stdout)
+	} else {
+		followable, err = pgwing.ShowSlot(ctx, cfg.Capture, name, stdout)
 	}
-	s, err := pgwing.SlotStatus(ctx, cfg.Capture, name)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	if !s.Exists {
-		fmt.Fprintf(stdout, "slot %s: does not exist (a proxy with capture.wal: on makes it at start)\n", name)
-		return 1
-	}
-	fmt.Fprintf(stdout, "slot %s: active=%t wal_status=%s wal_kept_bytes=%d lag_bytes=%d\ntables: %s\n",
-		name, s.Active, s.Status, s.Retained, s.Lag, strings.Join(s.Tables, ", "))
-	if s.Status == "lost" {
-		fmt.Fprintln(stdout, "the slot lost WAL it needed (max_slot_wal_keep_size): drop it (lethe-proxy wal drop) and restart the proxies")
+	if !followable {
 		return 1
 	}
 	return 0
