@@ -43,6 +43,13 @@ const SHAPES = { [SCHEMA_V1]: PAYLOAD_V1, [SCHEMA_V2]: PAYLOAD_V2, [SCHEMA_V3]: 
 // for a v3 certificate horizon, the horizon line; it
 // rejects with a Failure for any verdict but valid.
 export async function verifyCertificate(doc, trust, now) {
+  return (await checkCertificate(doc, trust, now)).result;
+}
+
+// checkCertificate is verifyCertificate that also resolves to the payload
+// it read (counts as BigInts), for the addenda to be folded into it
+// (addendum.mjs): {result, payload}.
+export async function checkCertificate(doc, trust, now) {
   // 3–11: the envelope, the key and the signature.
   const { payload, payloadSHA256, trusted, log } = await openEnvelope(doc, trust, 'lethe_certificate', 'certificate');
   const keyId = trusted.id;
@@ -74,7 +81,7 @@ export async function verifyCertificate(doc, trust, now) {
   // Beside the verdict, never in it: valid is the logical erasure.
   if (p.schema === SCHEMA_V2 || p.schema === SCHEMA_V3) valid.physical = physicalSummary(p);
   if (p.schema === SCHEMA_V3) valid.horizon = horizonSummary(p);
-  return valid;
+  return { result: valid, payload: p };
 }
 
 // readPayload runs checks 12-15 on the signed payload bytes: JSON of the

@@ -72,9 +72,10 @@ export function physicalInconsistency(ph, at) {
   return '';
 }
 
-// state is a layer's physical state in a few words.
-function state(ph) {
-  switch (ph.status) {
+// state is a layer's physical state in a few words; a v1 layer, which has
+// no physical section, is not scanned.
+export function state(ph) {
+  switch (ph?.status) {
     case 'scanned': {
       let pages = 0n, scanned = 0n, holding = 0n, whole = true;
       for (const r of ph.relations) {

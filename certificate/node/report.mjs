@@ -25,6 +25,13 @@ const REPORT = {
 // it is not_yet_valid. requireLog makes a report without a log section
 // not_in_log.
 export async function verifyReport(doc, trust, now, requireLog) {
+  return (await checkReport(doc, trust, now, requireLog)).result;
+}
+
+// checkReport is verifyReport that also resolves to the report it read
+// (counts as BigInts) and its log section (null when it has none), for
+// addenda (addendum.mjs): {result, report, log}.
+export async function checkReport(doc, trust, now, requireLog) {
   // R3–R11: as a certificate's envelope, with lethe_report for its version.
   const { payload, payloadSHA256, trusted, log } = await openEnvelope(doc, trust, 'lethe_report', 'report');
 
@@ -41,10 +48,10 @@ export async function verifyReport(doc, trust, now, requireLog) {
   // R17: the log, when the report carries a log section (or must).
   const what = `${r.kind} ${r.run_id} at ${r.at}, signed by ${trusted.id}`;
   if (!log && requireLog) fail('not_in_log', 'the report has no log section and the log was required');
-  if (!log) return { verdict: 'valid', reason: `${what}; not logged` };
+  if (!log) return { result: { verdict: 'valid', reason: `${what}; not logged` }, report: r, log: null };
   const want = `{"v":1,"event":"${r.kind}","request_id":"${r.run_id}","report_sha256":"${payloadSHA256}"}`;
   const cp = await checkInclusion(log, trust, at, want);
-  return { verdict: 'valid', reason: `${what}; leaf ${log.index} of ${cp.size} in log "${cp.origin}"` };
+  return { result: { verdict: 'valid', reason: `${what}; leaf ${log.index} of ${cp.size} in log "${cp.origin}"` }, report: r, log };
 }
 
 // readReport reads the signed payload bytes: JSON of the subset; schema

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -133,5 +134,71 @@ func TestVerify_PrintsThePhysicalLineBesideAValidVerdict(t *testing.T) {
 		var out bytes.Buffer
 		assert.True(t, Verify(data, keys, certificate.ReportPolicy{Now: now}, &out))
 		assert.True(t, strings.HasPrefix(out.String(), want), "%s: %s", file, out.String())
+	}
+}
+
+// TestVerifyWithAddenda_PrintsEachFoldVector: `lethe-proxy verify
+// --addendum` prints, for every fold of the shared vectors, the
+// certificate's verdict, the folded physical line, the horizon and replay
+// lines, and a line per addendum with its verdict, as node verify.mjs
+// does; it says valid only when the certificate is valid and every
+// addendum was folded.
+func TestVerifyWithAddenda_PrintsEachFoldVector(t *testing.T) {
+	vectors := filepath.Join("..", "testdata", "vectors")
+	var m struct {
+		Folds []struct {
+			Name, Certificate, Keys, Now, Verdict, Physical, Horizon, Replay string
+			Addenda                                                           []struct{ File, Verdict string }
+		}
+	}
+	manifest, err := os.ReadFile(filepath.Join(vectors, "manifest.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(manifest, &m))
+	require.NotEmpty(t, m.Folds)
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(vectors, name))
+		require.NoError(t, err)
+		return b
+	}
+	for _, v := range m.Folds {
+		t.Run(v.Name, func(t *testing.T) {
+			keys, err := certificate.ParseKeySet(read(v.Keys))
+			require.NoError(t, err)
+			now, err := certificate.ParseTime(v.Now)
+			require.NoError(t, err)
+			var addenda []certificate.AddendumFile
+			want := "verdict: " + v.Verdict + "\n"
+			for _, line := range [][2]string{{"physical", v.Physical}, {"horizon", v.Horizon}, {"replay", v.Replay}} {
+				if line[1] != "" {
+					want += line[0] + ": " + line[1] + "\n"
+				}
+			}
+			folded := v.Verdict == "valid"
+			for _, a := range v.Addenda {
+				addenda = append(addenda, certificate.AddendumFile{Name: a.File, Data: read(a.File)})
+				if a.Verdict != "" {
+					want += "addendum " + a.File + ": " + a.Verdict + ": "
+				}
+				folded = folded && a.Verdict == "valid"
+			}
+			var out bytes.Buffer
+			assert.Equal(t, folded, VerifyWithAddenda(read(v.Certificate), addenda, keys, now, &out))
+			got := out.String()
+			// Each addendum's line ends in its reason: compare up to it.
+			for _, a := range v.Addenda {
+				if a.Verdict == "" {
+					continue
+				}
+				prefix := "addendum " + a.File + ": " + a.Verdict + ": "
+				i := strings.Index(got, prefix)
+				require.GreaterOrEqual(t, i, 0, "%s\n%s", prefix, got)
+				end := strings.Index(got[i:], "\n")
+				got = got[:i+len(prefix)] + got[i+end+1:]
+			}
+			if !folded && v.Verdict != "valid" {
+				want += "addenda: none folded: the certificate is not valid\n"
+			}
+			assert.True(t, strings.HasPrefix(got, want+"reason: "), "got\n%s\nwant\n%sreason: …", out.String(), want)
+		})
 	}
 }

@@ -39,7 +39,17 @@ func Verify(data []byte, keys certificate.KeySet, policy certificate.ReportPolic
 	if certificate.IsReport(data) {
 		return verifyReport(data, keys, policy, stdout)
 	}
-	r := certificate.Verify(data, keys, policy.Now)
+	return VerifyWithAddenda(data, nil, keys, policy.Now, stdout)
+}
+
+// VerifyWithAddenda verifies the certificate data with its addenda beside
+// it (certificate.VerifyWithAddenda) as of now and prints the verdict, the
+// lines beside it (physical, with the newest re-scan of each layer folded
+// in; horizon; replay) and a line per addendum: folded, or refused and
+// why. It says whether the certificate is valid and every addendum was
+// folded. With no addenda it prints what Verify prints for a certificate.
+func VerifyWithAddenda(data []byte, addenda []certificate.AddendumFile, keys certificate.KeySet, now time.Time, stdout io.Writer) bool {
+	r := certificate.VerifyWithAddenda(data, addenda, keys, now)
 	fmt.Fprintf(stdout, "verdict: %s\n", r.Verdict)
 	// Beside the verdict, never in it: valid is the logical erasure.
 	if r.Physical != "" {
@@ -48,8 +58,17 @@ func Verify(data []byte, keys certificate.KeySet, policy certificate.ReportPolic
 	if r.Horizon != "" {
 		fmt.Fprintf(stdout, "horizon: %s\n", r.Horizon)
 	}
+	if r.Replay != "" {
+		fmt.Fprintf(stdout, "replay: %s\n", r.Replay)
+	}
+	for _, a := range r.Addenda {
+		fmt.Fprintf(stdout, "addendum %s: %s: %s\n", a.Name, a.Verdict, a.Reason)
+	}
+	if len(addenda) > 0 && !r.Valid() {
+		fmt.Fprintf(stdout, "addenda: none folded: the certificate is not valid\n")
+	}
 	fmt.Fprintf(stdout, "reason: %s\n", r.Reason)
-	return r.Valid()
+	return r.Valid() && r.AllFolded()
 }
 
 // verifyReport checks a signed report's signature, date and log proof
