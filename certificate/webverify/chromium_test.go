@@ -40,6 +40,11 @@ type manifest struct {
 	RefusedKeys []struct {
 		Name, Keys string
 	} `json:"refused_keys"`
+	Folds []struct {
+		Name, Certificate, Keys, Now, Verdict string
+		Physical, Horizon, Replay             string
+		Addenda                               []struct{ File, Verdict string }
+	} `json:"folds"`
 }
 
 func readManifest(t *testing.T) manifest {
@@ -367,4 +372,99 @@ func nodeHorizon(node []nodeResult, i int) string {
 		return ""
 	}
 	return node[i].Horizon
+}
+
+// foldOutcome is what the page shows after verifying a certificate with
+// addenda.
+type foldOutcome struct {
+	outcome
+	Replay string   `json:"replay"` // the replay line, without "replay: "
+	Folded []string `json:"folded"` // a line per addendum, as the command-line verifiers print them
+}
+
+// verifyFold picks the keys file, the certificate and the addenda (names
+// in the vectors directory) and returns what the page shows for them.
+func (p *tab) verifyFold(t *testing.T, keys, doc, now string, addenda []string) foldOutcome {
+	t.Helper()
+	var paths []string
+	for _, a := range addenda {
+		paths = append(paths, vectorPath(t, a))
+	}
+	if err := chromedp.Do(p.ctx,
+		chromedp.SetUploadFiles(chromedp.CSS("#keys"), []string{vectorPath(t, keys)}),
+		chromedp.SetUploadFiles(chromedp.CSS("#addenda"), paths),
+		chromedp.SetUploadFiles(chromedp.CSS("#document"), []string{vectorPath(t, doc)}),
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.getElementById('now').value = %q;
+			document.getElementById('require-log').checked = false;
+			document.getElementById('verify').click();`, now)),
+	); err != nil {
+		t.Fatalf("picking %s, %s and %v: %v", keys, doc, addenda, err)
+	}
+	want, err := json.Marshal(what(doc, keys, now, false) + ", with addenda " + strings.Join(addenda, ", "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(p.ctx, chromedp.Poll[foldOutcome](fmt.Sprintf(`(() => {
+		const r = document.getElementById('result');
+		if (document.getElementById('what').textContent !== %s || !['verdict', 'keys-refused', 'error'].includes(r.dataset.state)) return null;
+		return { state: r.dataset.state, verdict: r.dataset.verdict, reason: document.getElementById('reason').textContent,
+			physical: document.getElementById('physical').textContent.replace(/^physical: /, ''),
+			horizon: document.getElementById('horizon').textContent.replace(/^horizon: /, ''),
+			replay: document.getElementById('replay').textContent.replace(/^replay: /, ''),
+			folded: [...document.querySelectorAll('#folded li')].map((li) => li.textContent) };
+	})()`, want), chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(30*time.Second)))
+	if err != nil {
+		t.Fatalf("no result for %s: %v; console:\n%s", want, err, p.console())
+	}
+	return got
+}
+
+// TestPage_FoldsEveryFoldVector: with a certificate vector and addenda
+// picked beside it, the page shows the certificate's verdict unchanged,
+// the folded physical line, the horizon and replay lines, and each
+// addendum's verdict, as the manifest's folds say (TestVectors_Node and
+// TestVerifyWithAddenda_PrintsEachFoldVector pin the same for Node and
+// lethe-proxy verify).
+func TestPage_FoldsEveryFoldVector(t *testing.T) {
+	m := readManifest(t)
+	if len(m.Folds) == 0 {
+		t.Fatal("the manifest lists no folds")
+	}
+	path := filepath.Join(t.TempDir(), "lethe-verify.html")
+	if err := os.WriteFile(path, Page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := open(t, "file://"+path)
+	for _, v := range m.Folds {
+		var addenda []string
+		for _, a := range v.Addenda {
+			addenda = append(addenda, a.File)
+		}
+		got := page.verifyFold(t, v.Keys, v.Certificate, v.Now, addenda)
+		if got.State != "verdict" || got.Verdict != v.Verdict {
+			t.Errorf("%s: the page shows %s %q (%s), want verdict %s", v.Name, got.State, got.Verdict, got.Reason, v.Verdict)
+			continue
+		}
+		if got.Physical != v.Physical || got.Horizon != v.Horizon || got.Replay != v.Replay {
+			t.Errorf("%s: the page's lines\n %q\n %q\n %q\nwant\n %q\n %q\n %q", v.Name, got.Physical, got.Horizon, got.Replay, v.Physical, v.Horizon, v.Replay)
+		}
+		var want []string
+		for _, a := range v.Addenda {
+			if a.Verdict != "" {
+				want = append(want, "addendum "+a.File+": "+a.Verdict+": ")
+			}
+		}
+		if v.Verdict != "valid" {
+			want = append(want, "addenda: none folded: the certificate is not valid")
+		}
+		if len(got.Folded) != len(want) {
+			t.Errorf("%s: the page lists %q, want %q", v.Name, got.Folded, want)
+			continue
+		}
+		for i, w := range want {
+			if !strings.HasPrefix(got.Folded[i], w) {
+				t.Errorf("%s: the page lists %q, want it to start %q", v.Name, got.Folded[i], w)
+			}
+		}
+	}
 }

@@ -4,17 +4,23 @@
 // their bytes, and shows the verdict, the physical line of a v2 or v3
 // certificate, the horizon line of a v3
 // certificate, the reason and what the document
-// states. Nothing leaves the page: it makes no request (its content
+// states. Addenda picked beside a certificate (its request's re-scan and
+// replay reports, docs/certificate.md "Addenda") are folded in as
+// `lethe-proxy verify --addendum` folds them: the physical line gets each
+// layer's newest re-scan, a replay line says when the forget was last
+// re-applied after a restore, and a line per addendum says what became of
+// it. Nothing leaves the page: it makes no request (its content
 // security policy forbids every one), and every text it shows from a file
 // is set as text, never as markup.
 
-import { MAX_SIZE, loadKeys, parseTime, verify } from '../node/document.mjs';
+import { MAX_SIZE, isReport, loadKeys, parseTime, verify, verifyWithAddenda } from '../node/document.mjs';
 import { JNum, isObject, parseJSON } from '../node/jsonsubset.mjs';
 
 const $ = (id) => document.getElementById(id);
 
-// The inputs: the last file picked or dropped for each role.
-const chosen = { keys: null, document: null };
+// The inputs: the last file picked or dropped for each role, and the
+// addenda (a list) picked or dropped last.
+const chosen = { keys: null, document: null, addenda: [] };
 // Each verification gets a number; only the latest one is shown.
 let runs = 0;
 
@@ -23,7 +29,7 @@ let runs = 0;
 const readFile = async (file, limit) => new Uint8Array(await file.slice(0, limit).arrayBuffer());
 
 // show puts a state on the result and fills its lines.
-function show(state, { verdict = '', physical, horizon, reason = '', what = '' } = {}) {
+function show(state, { verdict = '', physical, horizon, replay, addenda = [], reason = '', what = '' } = {}) {
   const result = $('result');
   result.dataset.state = state;
   result.dataset.verdict = verdict;
@@ -33,6 +39,14 @@ function show(state, { verdict = '', physical, horizon, reason = '', what = '' }
   $('physical').textContent = physical === undefined ? '' : `physical: ${physical}`;
   // A valid v3 certificate's horizon line, after the physical line.
   $('horizon').textContent = horizon === undefined ? '' : `horizon: ${horizon}`;
+  // Folded addenda: when the forget was last re-applied after a restore,
+  // and what became of each addendum.
+  $('replay').textContent = replay === undefined ? '' : `replay: ${replay}`;
+  $('folded').replaceChildren(...addenda.map((line) => {
+    const li = document.createElement('li');
+    li.textContent = line;
+    return li;
+  }));
   $('reason').textContent = reason;
   $('what').textContent = what;
 }
@@ -63,7 +77,9 @@ async function run() {
     return;
   }
   const requireLog = $('require-log').checked;
-  const what = `${chosen.document.name} against ${chosen.keys.name}, as of ${$('now').value.trim() || 'now'}${requireLog ? ', log required' : ''}`;
+  const addendaNames = chosen.addenda.map((f) => f.name).join(', ');
+  const what = `${chosen.document.name} against ${chosen.keys.name}, as of ${$('now').value.trim() || 'now'}${requireLog ? ', log required' : ''}` +
+    (addendaNames ? `, with addenda ${addendaNames}` : '');
   show('working', { reason: 'Verifying…', what });
   let trust;
   try {
@@ -73,6 +89,21 @@ async function run() {
     return;
   }
   const data = await readFile(chosen.document, MAX_SIZE + 1);
+  if (chosen.addenda.length > 0) {
+    if (isReport(data)) {
+      if (current()) show('error', { reason: 'Addenda go with a certificate; this is a signed report. Pick the certificate of the request, or remove the addenda.', what });
+      return;
+    }
+    const addenda = [];
+    for (const f of chosen.addenda) addenda.push({ name: f.name, data: await readFile(f, MAX_SIZE + 1) });
+    const r = await verifyWithAddenda(data, addenda, trust, now);
+    if (!current()) return;
+    const lines = r.addenda.map((a) => `addendum ${a.name}: ${a.verdict}: ${a.reason}`);
+    if (r.verdict !== 'valid') lines.push('addenda: none folded: the certificate is not valid');
+    show('verdict', { verdict: r.verdict, physical: r.physical, horizon: r.horizon, replay: r.replay, addenda: lines, reason: r.reason, what });
+    $('evidence').replaceChildren(...evidence(data, r.verdict === 'valid'));
+    return;
+  }
   const r = await verify(data, trust, now, requireLog);
   if (!current()) return;
   show('verdict', { verdict: r.verdict, physical: r.physical, horizon: r.horizon, reason: r.reason, what });
@@ -173,16 +204,23 @@ function pretty(v, indent) {
 // ---- picking and dropping files ----
 
 // role says whether a file is a trusted keys file (an object with
-// log_origin and keys) or a document to verify (anything else).
+// log_origin and keys), a signed report (an object with lethe_report:
+// an addendum when a certificate is beside it), or a document to verify
+// (anything else).
 async function role(file) {
   try {
     const v = JSON.parse(new TextDecoder().decode(await readFile(file, MAX_SIZE + 1)));
     if (v && typeof v === 'object' && 'log_origin' in v && 'keys' in v) return 'keys';
+    if (v && typeof v === 'object' && 'lethe_report' in v) return 'report';
   } catch {
     // not JSON: a document, which verify will call malformed
   }
   return 'document';
 }
+
+// Whether the document chosen is a certificate (not a report), so that
+// reports dropped later are its addenda.
+let certificateChosen = false;
 
 // choose makes file the one of its role. A file input shows the file
 // picked with it; a dropped file is named beside the input, which is
@@ -193,12 +231,25 @@ function choose(which, file, dropped) {
   $(`${which}-name`).textContent = dropped ? `${file.name} (dropped)` : '';
 }
 
+// chooseAddenda makes files the addenda, as choose does for one file.
+function chooseAddenda(files, dropped) {
+  chosen.addenda = files;
+  if (dropped) $('addenda').value = '';
+  $('addenda-name').textContent = dropped && files.length > 0 ? `${files.map((f) => f.name).join(', ')} (dropped)` : '';
+}
+
 $('keys').addEventListener('change', (e) => {
   choose('keys', e.target.files[0] ?? null, false);
   run();
 });
-$('document').addEventListener('change', (e) => {
-  choose('document', e.target.files[0] ?? null, false);
+$('document').addEventListener('change', async (e) => {
+  const file = e.target.files[0] ?? null;
+  choose('document', file, false);
+  certificateChosen = file !== null && (await role(file)) === 'document';
+  run();
+});
+$('addenda').addEventListener('change', (e) => {
+  chooseAddenda([...e.target.files], false);
   run();
 });
 $('now').addEventListener('change', run);
@@ -217,7 +268,24 @@ drop.addEventListener('dragleave', () => drop.classList.remove('over'));
 drop.addEventListener('drop', async (e) => {
   e.preventDefault();
   drop.classList.remove('over');
-  for (const file of e.dataTransfer.files) choose(await role(file), file, true);
+  const files = [...e.dataTransfer.files];
+  const roles = [];
+  for (const file of files) roles.push(await role(file));
+  // Reports dropped beside a certificate (now or before) are its addenda;
+  // a report dropped alone is the document.
+  const beside = certificateChosen || roles.includes('document');
+  const addenda = [];
+  files.forEach((file, i) => {
+    if (roles[i] === 'keys') {
+      choose('keys', file, true);
+    } else if (roles[i] === 'report' && beside) {
+      addenda.push(file);
+    } else {
+      choose('document', file, true);
+      certificateChosen = roles[i] === 'document';
+    }
+  });
+  if (addenda.length > 0) chooseAddenda(addenda, true);
   run();
 });
 
