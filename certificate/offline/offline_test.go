@@ -148,7 +148,7 @@ func TestVerifyWithAddenda_PrintsEachFoldVector(t *testing.T) {
 	var m struct {
 		Folds []struct {
 			Name, Certificate, Keys, Now, Verdict, Physical, Horizon, Replay string
-			Addenda                                                           []struct{ File, Verdict string }
+			Addenda                                                          []struct{ File, Verdict string }
 		}
 	}
 	manifest, err := os.ReadFile(filepath.Join(vectors, "manifest.json"))
