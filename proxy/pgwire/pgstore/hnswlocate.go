@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -66,6 +67,7 @@ type indexTargets struct {
 	located    int   // rows whose element was found
 	pagesRead  int64 // index pages read by the walks
 	took       time.Duration
+	nearby     int // rows whose element no walk reached, found on nearby pages
 	dropped    int // elements found past the cap
 	notLocated []string
 }
@@ -95,7 +97,7 @@ const hnswWalkPagesPerRow = 4096
 
 // hnswBeams are the beam widths a walk tries, the second only when the
 // first did not reach the element.
-var hnswBeams = []int{40, 200}
+var hnswBeams = []int{40, 200, 1000}
 
 // locateHNSW finds, for the rows f read since the last call (the rows
 // Delete is about to delete), the blocks of the table's HNSW indexes too
@@ -147,7 +149,7 @@ func (s *Store) walkHNSW(ctx context.Context, reader pageReader, ix vectorIndex,
 		targets.refuse(fmt.Sprintf("its key depends on %d vector columns, not one", len(ix.columns)))
 		return
 	}
-	pages := &indexPages{cached: map[uint32][]byte{}, budget: hnswWalkPagesPerRow * int64(len(rows)),
+	pages := &indexPages{cached: map[uint32][]byte{}, budget: hnswWalkPagesPerRow * int64(len(rows)), size: uint32(ix.pages),
 		read: func(ctx context.Context, blocks []int64) (map[int64][]byte, error) {
 			return s.readPages(ctx, reader, ix.oid, blocks)
 		}}
@@ -165,28 +167,34 @@ func (s *Store) walkHNSW(ctx context.Context, reader pageReader, ix vectorIndex,
 		return
 	}
 	walk := &hnswWalk{pages: pages, meta: meta, distance: distance}
+	queries := make([]rowQuery, 0, len(rows))
 	for _, row := range rows {
-		value, ok := row.values[ix.columns[0]]
-		if !ok {
-			continue
+		if value, ok := row.values[ix.columns[0]]; ok {
+			queries = append(queries, rowQuery{at: row.at, value: value.query(distance)})
 		}
-		block, found, err := walk.findWidening(ctx, value.query(distance), row.at)
+	}
+	found, nearby, err := walk.locate(ctx, queries)
+	blocks := make([]int64, 0, len(found))
+	for _, block := range found {
+		blocks = append(blocks, int64(block))
+	}
+	sort.Slice(blocks, func(i, j int) bool { return blocks[i] < blocks[j] })
+	for _, block := range blocks {
+		targets.located++
 		switch {
-		case errors.Is(err, errWalkBudget):
-			targets.refuse(fmt.Sprintf("capped: the walks may read %d pages per row", hnswWalkPagesPerRow))
-			return
-		case err != nil:
-			targets.refuse(err.Error())
-			return
-		case !found:
-		case targets.blocks[int64(block)]:
-			targets.located++
+		case targets.blocks[block]:
 		case int64(len(targets.blocks)) >= scan.TargetedPages:
 			targets.dropped++
 		default:
-			targets.located++
-			targets.blocks[int64(block)] = true
+			targets.blocks[block] = true
 		}
+	}
+	targets.nearby += nearby
+	switch {
+	case errors.Is(err, errWalkBudget):
+		targets.refuse(fmt.Sprintf("capped: the walks may read %d pages per row", hnswWalkPagesPerRow))
+	case err != nil:
+		targets.refuse(err.Error())
 	}
 }
 
@@ -248,6 +256,9 @@ func (it *indexTargets) describe(head string) string {
 	fmt.Fprintf(&b, "%s: %d pages targeted, where the elements of %d of the %d deleted rows were "+
 		"(found before the delete by walking the graph towards each row's value: %d index pages read in %d ms)",
 		head, len(it.blocks), it.located, it.rows, it.pagesRead, it.took.Milliseconds())
+	if it.nearby > 0 {
+		fmt.Fprintf(&b, "; %d of them no walk reached, found on the index pages around the elements of the rows beside them in the heap", it.nearby)
+	}
 	if it.dropped > 0 {
 		fmt.Fprintf(&b, "; capped: %d more elements were found and not targeted", it.dropped)
 	}

@@ -118,7 +118,7 @@ func testChain() map[int64][]byte {
 }
 
 func testWalk(t *testing.T, index map[int64][]byte, budget int64) *hnswWalk {
-	pages := &indexPages{cached: map[uint32][]byte{}, budget: budget,
+	pages := &indexPages{cached: map[uint32][]byte{}, budget: budget, size: 1 << 20,
 		read: func(_ context.Context, blocks []int64) (map[int64][]byte, error) {
 			out := map[int64][]byte{}
 			for _, b := range blocks {
@@ -188,4 +188,38 @@ func FuzzHNSWWalk(f *testing.F) {
 		_ = hnswNeighbors(pageTuple(page, 1), 3, 2, 16)
 		_, _ = parseHNSWMeta(page)
 	})
+}
+
+// TestHNSWLocate_FindsAnUnreachableElementNearby: an element no other
+// links to (block 4 of five in a chain that skips it) is not reached by
+// any walk, and is found on the pages around the elements of the rows
+// beside it in the heap; alone, without such rows, it stays missed.
+func TestHNSWLocate_FindsAnUnreachableElementNearby(t *testing.T) {
+	element := func(k uint32, first, second itemPointer) []byte {
+		return testHNSWPage(testElement(itemPointer{100, uint16(k)}, itemPointer{k, 2}, float32(k)), testNeighborTuple(first, second))
+	}
+	index := map[int64][]byte{
+		0: testHNSWMeta(1, itemPointer{1, 1}),
+		1: element(1, itemPointer{2, 1}, itemPointer{}),
+		2: element(2, itemPointer{1, 1}, itemPointer{3, 1}),
+		3: element(3, itemPointer{2, 1}, itemPointer{5, 1}),
+		4: element(4, itemPointer{3, 1}, itemPointer{5, 1}),
+		5: element(5, itemPointer{3, 1}, itemPointer{}),
+	}
+	var rows []rowQuery
+	for k := uint16(1); k <= 5; k++ {
+		rows = append(rows, rowQuery{at: itemPointer{100, k}, value: []float32{float32(k)}})
+	}
+	walk := testWalk(t, index, 1000)
+	if _, found, _ := walk.findWidening(context.Background(), []float32{4}, itemPointer{100, 4}); found {
+		t.Fatal("the test's element 4 is reachable")
+	}
+	found, nearby, err := walk.locate(context.Background(), rows)
+	if err != nil || len(found) != 5 || found[itemPointer{100, 4}] != 4 || nearby != 1 {
+		t.Fatalf("locate = %v, %d nearby, %v; want all five, element 4 on block 4 found nearby", found, nearby, err)
+	}
+	found, nearby, err = testWalk(t, index, 1000).locate(context.Background(), rows[3:4])
+	if err != nil || len(found) != 0 || nearby != 0 {
+		t.Fatalf("alone: locate = %v, %d nearby, %v; want none", found, nearby, err)
+	}
 }

@@ -78,20 +78,22 @@ var errWalkBudget = errors.New("the page budget of the walk is spent")
 type indexPages struct {
 	read   func(ctx context.Context, blocks []int64) (map[int64][]byte, error)
 	cached map[uint32][]byte
-	reads  int64 // pages read
-	budget int64 // pages that may be read
+	reads  int64  // pages read
+	budget int64  // pages that may be read
+	size   uint32 // the index's pages: a block past them is absent
 }
 
 // indexPagesKept bounds the pages kept (64 MiB): past it, all but those
 // a load asks for are dropped.
 const indexPagesKept = 8192
 
-// load reads those of blocks not kept yet, in one query.
+// load reads those of blocks not kept yet, in one query. A block past
+// the index's end reads as no page.
 func (p *indexPages) load(ctx context.Context, blocks []uint32) error {
 	var missing []int64
 	seen := map[uint32]bool{}
 	for _, b := range blocks {
-		if _, ok := p.cached[b]; !ok && !seen[b] {
+		if _, ok := p.cached[b]; !ok && !seen[b] && b < p.size {
 			seen[b] = true
 			missing = append(missing, int64(b))
 		}
@@ -117,7 +119,7 @@ func (p *indexPages) load(ctx context.Context, blocks []uint32) error {
 		p.cached = kept
 	}
 	for _, b := range missing {
-		p.cached[uint32(b)] = got[b] // nil for a block past the index's end
+		p.cached[uint32(b)] = got[b]
 	}
 	return nil
 }
