@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/lethe-privacy/lethe/config/jobopen"
 )
 
 // newFlagSet is a subcommand's flag set: its errors go to stderr and,
@@ -40,4 +42,19 @@ func failer(stderr io.Writer, cmd string) func(code int, format string, a ...any
 		fmt.Fprintf(stderr, "lethe-proxy "+cmd+": "+format+"\n", a...)
 		return code
 	}
+}
+
+// jobExit is the exit status of a command that runs once over the stores
+// (config/jobopen): 2 with the error when it could not run, 1 with the
+// error when it failed later, 1 when the stores are not clean, else 0.
+func jobExit(fail func(code int, format string, a ...any) int, clean bool, err error) int {
+	switch {
+	case jobopen.CouldNotRun(err):
+		return fail(2, "%v", err)
+	case err != nil:
+		return fail(1, "%v", err)
+	case !clean:
+		return 1
+	}
+	return 0
 }
