@@ -107,3 +107,18 @@ func ReportLogIndex(signed []byte) (int64, bool) {
 	}
 	return sr.Log.Index, true
 }
+
+// ReadAddenda reads each addendum file (ReadEvidence: at most one byte
+// over a certificate's limit) for VerifyWithAddenda, named as given. Its
+// error names the file that could not be read.
+func ReadAddenda(files []string) ([]certificate.AddendumFile, error) {
+	addenda := make([]certificate.AddendumFile, 0, len(files))
+	for _, name := range files {
+		data, err := ReadEvidence(name, nil)
+		if err != nil {
+			return nil, fmt.Errorf("reading the addendum %s: %w", name, err)
+		}
+		addenda = append(addenda, certificate.AddendumFile{Name: name, Data: data})
+	}
+	return addenda, nil
+}

@@ -48,6 +48,11 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	keysFile := fset.String("keys", "", "the operator's trusted keys file")
 	nowFlag := fset.String("now", "", "verify as of this RFC 3339 time instead of now")
 	requireLog := fset.Bool("require-log", false, "a report without a log section is not_in_log (a certificate always needs one)")
+	var addendumFiles []string
+	fset.Func("addendum", "a signed forget.physical or forget.replayed report of the certificate's request, folded into the lines beside its verdict (repeatable)", func(file string) error {
+		addendumFiles = append(addendumFiles, file)
+		return nil
+	})
 	// Flags may follow the certificate: `verify cert.json --keys k.json`.
 	certs, err := parseInterspersed(fset, args)
 	if err != nil {
@@ -77,6 +82,19 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cert, err := offline.ReadEvidence(certs[0], stdin)
 	if err != nil {
 		return usageErr("reading the certificate: %v", err)
+	}
+	if len(addendumFiles) > 0 {
+		if certificate.IsReport(cert) {
+			return usageErr("--addendum goes with a certificate; %s is a signed report", certs[0])
+		}
+		addenda, err := offline.ReadAddenda(addendumFiles)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		if !offline.VerifyWithAddenda(cert, addenda, keys, now, stdout) {
+			return 1
+		}
+		return 0
 	}
 	if !offline.Verify(cert, keys, certificate.ReportPolicy{Now: now, RequireLog: *requireLog}, stdout) {
 		return 1
