@@ -52,39 +52,26 @@ func ledgerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
+	read := ledgeropen.Reader{Store: cfg.Capture.Ledger, ConfigPath: *path, Hasher: hasher}
 	ctx := context.Background()
-	// Reading only: the salt is compared with the ledger's, never recorded.
-	open := func() (*ledger.Handle, string, error) {
-		return ledgeropen.Open(cfg.Capture.Ledger, *path, ledger.Options{}, ledgeropen.Salt{Hasher: hasher})
-	}
 	if *wait > 0 { // so that a row written a moment ago is listed
 		wctx, cancel := context.WithTimeout(ctx, *wait)
-		if err := pgwing.AwaitFollower(wctx, cfg.Capture, open, followerGrace); err != nil {
+		if err := pgwing.AwaitFollower(wctx, cfg.Capture, read.Open, followerGrace); err != nil {
 			fmt.Fprintf(stderr, "lethe-proxy ledger: warning: %v\n", err)
 		}
 		cancel()
 	}
-	// The ledger is read through a handle opened after the wait: an SQLite
-	// ledger counts, at open, the follower's changes still waiting to be
-	// written into its index, and a reader drains only those it counted.
-	l, where, err := open()
-	if err != nil {
-		return fail(1, "opening %s: %v", where, err)
-	}
-	defer l.Close()
+	// Each read opens the ledger after the wait: an SQLite ledger counts, at
+	// open, the follower's changes still waiting to be written into its
+	// index, and a reader drains only those it counted.
 	if args[0] == "counts" {
-		counts, err := l.Counts(ctx)
-		if err != nil {
-			return fail(1, "%v", err)
-		}
-		ledgeropen.WriteCounts(stdout, counts)
-		return 0
+		err = read.WriteCounts(ctx, stdout)
+	} else {
+		err = read.WriteSubject(ctx, subject, stdout)
 	}
-	recs, err := l.BySubject(ctx, hasher.Hash(subject))
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	ledgeropen.WriteRecords(stdout, recs)
 	return 0
 }
 
