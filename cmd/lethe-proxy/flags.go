@@ -44,16 +44,16 @@ func failer(stderr io.Writer, cmd string) func(code int, format string, a ...any
 	}
 }
 
-// jobExit is the exit status of a command that runs once over the stores
-// (config/jobopen): 2 with the error when it could not run, 1 with the
-// error when it failed later, 1 when the stores are not clean, else 0.
-func jobExit(fail func(code int, format string, a ...any) int, clean bool, err error) int {
+// exitOf is a command's exit status from its outcome: 2 with the error
+// when the run could not start (jobopen.CouldNotRun), 1 with the error for
+// any other, 1 when ok is false (what is wrong was written), else 0.
+func exitOf(fail func(code int, format string, a ...any) int, ok bool, err error) int {
 	switch {
 	case jobopen.CouldNotRun(err):
 		return fail(2, "%v", err)
 	case err != nil:
 		return fail(1, "%v", err)
-	case !clean:
+	case !ok:
 		return 1
 	}
 	return 0

@@ -59,7 +59,7 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fs := newFlagSet("forget "+sub, usageOf("forget"), stderr)
 	clientFlags := adminclient.AddFlags(fs)
-	var confirmToken, out *string
+	var confirmToken, out, addendaDir *string
 	var nothingFound, wait *bool
 	wantArgs := 0
 	switch sub {
@@ -70,6 +70,7 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "status":
 		wantArgs = 1
 		wait = fs.Bool("wait", false, "show each layer's progress until the forget ends")
+		addendaDir = fs.String("addenda", "", "also write the request's signed re-scan reports to DIR as addendum-LOGINDEX.json, for lethe-proxy verify --addendum")
 	case "reverify":
 		wantArgs = 1
 	case "certificate":
@@ -111,12 +112,22 @@ func forgetCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return fail(2, "%v", err)
 		}
 	}
-	if wait != nil && *wait {
-		return waitForget(c, call.ID, stdout, stderr)
+	if wait != nil && *wait { // each layer's progress on stderr until the forget ends, then its status
+		ctx, stop := signalContext()
+		defer stop()
+		completed, err := c.WaitAndPrint(ctx, call.ID, stdout, stderr)
+		return exitOf(fail, completed, err)
 	}
 	body, err := c.Do(context.Background(), sub, call)
 	if err != nil {
 		return fail(1, "%v", err)
+	}
+	if addendaDir != nil && *addendaDir != "" {
+		files, err := adminclient.WriteAddenda(body, *addendaDir)
+		if err != nil {
+			return fail(1, "%v", err)
+		}
+		fmt.Fprintf(stderr, "%d addenda of request %s written to %s; verify them with the certificate: lethe-proxy verify --keys KEYS.json CERT.json --addendum FILE...\n", len(files), call.ID, *addendaDir)
 	}
 	if sub != "certificate" {
 		adminclient.PrintAnswer(sub, body, stdout, stderr)

@@ -55,19 +55,3 @@ func forgetRunCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	}
 	return 0
 }
-
-// waitForget is lethe-proxy forget status --wait: each layer's progress
-// on stderr until the forget ends, then its status on stdout.
-func waitForget(c *adminclient.Client, id string, stdout, stderr io.Writer) int {
-	ctx, stop := signalContext()
-	defer stop()
-	completed, err := c.WaitAndPrint(ctx, id, stdout, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "lethe-proxy forget status: %v\n", err)
-		return 1
-	}
-	if !completed {
-		return 1
-	}
-	return 0
-}

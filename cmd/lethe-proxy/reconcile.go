@@ -33,5 +33,5 @@ func reconcileCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer cancel()
 	run := jobopen.ReconcileRun{Adopt: *adopt, ReportFile: *reportFile, JSON: *format == "json", Tool: tool()}
 	clean, err := jobopen.Reconcile(ctx, cfg, *path, run, stdout, stderr)
-	return jobExit(fail, clean, err)
+	return exitOf(fail, clean, err)
 }

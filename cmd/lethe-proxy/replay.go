@@ -31,5 +31,5 @@ func replayCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer cancel()
 	run := jobopen.ReplayRun{DryRun: *dryRun, Reports: *reports, JSON: *format == "json", Tool: tool()}
 	clean, err := jobopen.Replay(ctx, cfg, *path, run, stdout, stderr)
-	return jobExit(fail, clean, err)
+	return exitOf(fail, clean, err)
 }

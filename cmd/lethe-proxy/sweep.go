@@ -32,5 +32,5 @@ func sweepCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	run := jobopen.SweepRun{DryRun: *dryRun, Batch: *batch, ReportFile: *reportFile, Tool: tool()}
 	clean, err := jobopen.Sweep(context.Background(), cfg, *path, run, stdout, stderr)
-	return jobExit(fail, clean, err)
+	return exitOf(fail, clean, err)
 }
