@@ -26,18 +26,9 @@ func exportCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	case *check != "" && (*out != "" || *format != ""):
 		return fail(2, "--check takes the format from the file's extension and writes nothing: leave out --out and --format")
 	}
-	if *check != "" {
-		f, ok := datamap.FormatOf(*check)
-		if !ok {
-			return fail(2, "--check %s: cannot tell the format from the extension (name the file .md or .json)", *check)
-		}
-		*format = string(f)
-	}
-	if *format == "" {
-		*format = string(datamap.FormatMarkdown)
-	}
-	if *format != string(datamap.FormatMarkdown) && *format != string(datamap.FormatJSON) {
-		return fail(2, "--format %q is not markdown or json", *format)
+	chosen, err := datamap.ChosenFormat(*format, *check)
+	if err != nil {
+		return fail(2, "%v", err)
 	}
 	// The map needs the rules, not the keys and certificates the file
 	// names: those exist on the proxy's host, not where CI runs export.
@@ -49,10 +40,10 @@ func exportCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	rendered := datamap.Render(m, datamap.Format(*format))
+	rendered := datamap.Render(m, chosen)
 	switch {
 	case *check != "":
-		stale, err := datamap.Check(*check, *path, datamap.Format(*format), rendered)
+		stale, err := datamap.Check(*check, *path, chosen, rendered)
 		if err != nil {
 			return fail(2, "--check: %v", err)
 		}

@@ -1,6 +1,7 @@
 package datamap
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 )
@@ -25,6 +26,26 @@ func FormatOf(file string) (Format, bool) {
 		return FormatJSON, true
 	}
 	return "", false
+}
+
+// ChosenFormat is the rendering lethe-proxy export writes or checks:
+// check's extension (FormatOf) when check names a committed copy, else
+// given, markdown when given is empty. Its errors name the flag to fix.
+func ChosenFormat(given, check string) (Format, error) {
+	if check != "" {
+		f, ok := FormatOf(check)
+		if !ok {
+			return "", fmt.Errorf("--check %s: cannot tell the format from the extension (name the file .md or .json)", check)
+		}
+		return f, nil
+	}
+	switch f := Format(given); f {
+	case "":
+		return FormatMarkdown, nil
+	case FormatMarkdown, FormatJSON:
+		return f, nil
+	}
+	return "", fmt.Errorf("--format %q is not markdown or json", given)
 }
 
 // Render is m in format f.
