@@ -35,15 +35,12 @@ func checkCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitConfig
 	}
-	policy := cfg.Compiled().Coverage
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
-	wings, err := proxyopen.Wings(cfg, nil, nil)
+	report, failed, err := proxyopen.Coverage(ctx, cfg)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	defer wings.Close()
-	report, failed := wings.Coverage(ctx, policy)
 	for _, err := range failed {
 		fmt.Fprintln(stderr, "lethe-proxy check:", err)
 	}

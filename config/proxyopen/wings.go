@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/lethe-privacy/lethe/capture/coverage"
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/config/coreopen"
 	"github.com/lethe-privacy/lethe/connector"
@@ -27,6 +28,21 @@ func Wings(cfg *config.Config, core *coreopen.Core, log *slog.Logger) (connector
 		wings = append(wings, pc)
 	}
 	return wings, nil
+}
+
+// Coverage builds the wing of each store the config names without a core
+// and runs their coverage checks under the config's coverage policy
+// (lethe-proxy check; connector.Wings.Coverage): the merged report, and
+// an error per store that could not be checked. err is a wing that could
+// not be built; nothing was checked then.
+func Coverage(ctx context.Context, cfg *config.Config) (report coverage.Report, failed []error, err error) {
+	wings, err := Wings(cfg, nil, nil)
+	if err != nil {
+		return coverage.Report{}, nil, err
+	}
+	defer wings.Close()
+	report, failed = wings.Coverage(ctx, cfg.Compiled().Coverage)
+	return report, failed, nil
 }
 
 // FromWings builds the wing of each store the config names without a
