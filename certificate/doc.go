@@ -19,7 +19,10 @@
 // each layer's pages (PhysicalSummary), which never changes the verdict.
 // VerifyReport checks the signed reports of sweeps and reconciles
 // (lethe.report/v1) in the same envelope, and names why it refuses one
-// with the same verdicts.
+// with the same verdicts. VerifyWithAddenda verifies a certificate with
+// its addenda beside it (the forget.physical and forget.replayed reports
+// of its request): the verdict stays the certificate's, and the physical
+// and replay lines beside it fold in the newest of them.
 // Certificates, payloads and trusted keys files are read as the JSON and
 // RFC 3339 subsets of the spec, the same way node/verify.mjs reads them;
 // testdata/vectors holds the cases both must agree on. The deleted record ids are committed to by an

@@ -468,3 +468,68 @@ func TestPage_FoldsEveryFoldVector(t *testing.T) {
 		}
 	}
 }
+
+// TestPage_DroppedReportsBesideACertificateAreItsAddenda: a certificate,
+// its keys file and two re-scan reports dropped at once are told apart by
+// content: the reports become the certificate's addenda (the newest
+// re-scan folded into the physical line), and a report dropped alone
+// afterwards is still folded beside the certificate chosen before.
+func TestPage_DroppedReportsBesideACertificateAreItsAddenda(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(vectorsDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	const now = "2026-07-01T00:00:00Z"
+	path := filepath.Join(t.TempDir(), "lethe-verify.html")
+	if err := os.WriteFile(path, Page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := open(t, "file://"+path)
+	dropFiles := func(files [][2]string) {
+		t.Helper()
+		b, err := json.Marshal(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(page.ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+			const dt = new DataTransfer();
+			for (const [name, text] of %s) dt.items.add(new File([text], name, { type: 'application/json' }));
+			document.getElementById('now').value = %q;
+			document.getElementById('drop').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+		})()`, b, now))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := func(addenda string) foldOutcome {
+		t.Helper()
+		want, _ := json.Marshal(what("cert.json", "trusted-keys.json", now, false) + ", with addenda " + addenda)
+		got, err := chromedp.Run(page.ctx, chromedp.Poll[foldOutcome](fmt.Sprintf(`(() => {
+			const r = document.getElementById('result');
+			if (document.getElementById('what').textContent !== %s || r.dataset.state !== 'verdict') return null;
+			return { verdict: r.dataset.verdict, physical: document.getElementById('physical').textContent,
+				folded: [...document.querySelectorAll('#folded li')].map((li) => li.textContent) };
+		})()`, want), chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(30*time.Second)))
+		if err != nil {
+			t.Fatalf("no result with addenda %s: %v; console:\n%s", addenda, err, page.console())
+		}
+		return got
+	}
+	dropFiles([][2]string{
+		{"rescan-1.json", read("addendum-re-scan-still-holding-bytes.json")},
+		{"cert.json", read("cert-v2-pages-scanned-still-hold-the-bytes.json")},
+		{"trusted-keys.json", read("keys.json")},
+		{"rescan-2.json", read("addendum-re-scan-clean.json")},
+	})
+	got := lines("rescan-1.json, rescan-2.json")
+	if got.Verdict != "valid" || !strings.Contains(got.Physical, "(certified) -> no bytes in 27 pages scanned") || len(got.Folded) != 2 {
+		t.Fatalf("dropped together: %+v", got)
+	}
+	dropFiles([][2]string{{"replay.json", read("addendum-replay.json")}})
+	got = lines("replay.json")
+	if got.Verdict != "valid" || len(got.Folded) != 1 || !strings.HasPrefix(got.Folded[0], "addendum replay.json: valid: ") {
+		t.Fatalf("dropped after: %+v", got)
+	}
+}

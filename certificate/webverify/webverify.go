@@ -1,8 +1,9 @@
 // Package webverify is the certificate verifier in the browser: one
 // self-contained HTML page, verify.html, on which an auditor picks or
-// drops a trusted keys file and a certificate or signed report and reads
-// the verdict, the reason and what the document states
-// (docs/certificate.md, "Verifying in a browser").
+// drops a trusted keys file and a certificate or signed report (with, for
+// a certificate, its addenda) and reads the verdict, the reason and what
+// the document states (docs/certificate.md, "Verifying in a browser" and
+// "Addenda").
 //
 // The page runs the very modules `node certificate/node/verify.mjs` runs
 // (document.mjs and what it imports), on WebCrypto's SHA-256 and Ed25519,
