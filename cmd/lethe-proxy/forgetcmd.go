@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -32,15 +31,8 @@ func adminTokenCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if err := admin.AppendToken(*tokensFile, entry); err != nil {
 			return fail(1, "%v", err)
 		}
-		fmt.Fprintln(stdout, secret)
-		fmt.Fprintf(stderr, "Added %s (%s) to %s; a running proxy accepts the token at its next request.\n"+
-			"The token above is shown once; give it to %s (as LETHE_ADMIN_TOKEN or a --token-file).\n", *name, *role, *tokensFile, *name)
-		return 0
 	}
-	b, _ := json.Marshal(entry) // plain strings: cannot fail
-	fmt.Fprintln(stdout, secret)
-	fmt.Fprintf(stderr, "Add this entry to the \"tokens\" list of the admin tokens file (or pass --tokens-file FILE next time):\n%s\n"+
-		"The token above is shown once; give it to %s (as LETHE_ADMIN_TOKEN or a --token-file).\n", b, *name)
+	admin.WriteNewToken(stdout, stderr, secret, entry, *tokensFile)
 	return 0
 }
 
