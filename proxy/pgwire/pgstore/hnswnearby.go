@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"encoding/binary"
 	"sort"
 )
 
@@ -105,11 +104,10 @@ func (w *hnswWalk) readAround(ctx context.Context, first, last uint32, heap item
 	}
 	for _, b := range blocks {
 		page := w.pages.cached[b]
-		if !isHNSWPage(page) {
+		if !hasPageID(page, hnswPageID) {
 			continue
 		}
-		lines := (int(binary.LittleEndian.Uint16(page[pdLowerAt:])) - pageHeaderLen) / linePointerLen
-		for line := 1; line <= lines && line <= 0xffff; line++ {
+		for line := 1; line <= linePointers(page); line++ {
 			if e, ok := parseHNSWElement(pageTuple(page, uint16(line)), w.distance.elemSize); ok && e.holds(heap) {
 				return b, true, nil
 			}

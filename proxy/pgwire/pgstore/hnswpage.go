@@ -78,11 +78,7 @@ func parseHNSWMeta(page []byte) (hnswMeta, error) {
 // pageTuple returns the tuple at line (1-based) of an index page, or nil
 // when the line holds none or the page is not laid out as one.
 func pageTuple(page []byte, line uint16) []byte {
-	if len(page) < pageHeaderLen || line == 0 {
-		return nil
-	}
-	lower := int(binary.LittleEndian.Uint16(page[pdLowerAt:]))
-	if lower > len(page) || int(line) > (lower-pageHeaderLen)/linePointerLen {
+	if line == 0 || int(line) > linePointers(page) {
 		return nil
 	}
 	lp := binary.LittleEndian.Uint32(page[pageHeaderLen+linePointerLen*(int(line)-1):])
@@ -93,13 +89,15 @@ func pageTuple(page []byte, line uint16) []byte {
 	return page[off : off+size]
 }
 
-// isHNSWPage reports whether page ends in an HNSW page's special space.
-func isHNSWPage(page []byte) bool {
+// hasPageID reports whether page ends in the 8-byte special space of
+// pgvector's indexes (uint32 next page, uint16 unused, uint16 page id)
+// with the page id id.
+func hasPageID(page []byte, id uint16) bool {
 	if len(page) < pageHeaderLen {
 		return false
 	}
 	special := int(binary.LittleEndian.Uint16(page[pdSpecialAt:]))
-	return special >= pageHeaderLen && special+8 <= len(page) && binary.LittleEndian.Uint16(page[special+6:]) == hnswPageID
+	return special >= pageHeaderLen && special+specialSpaceSize <= len(page) && binary.LittleEndian.Uint16(page[special+6:]) == id
 }
 
 // hnswElement is an element tuple, read in place (value points into its
@@ -122,14 +120,8 @@ func parseHNSWElement(tuple []byte, elemSize int) (e hnswElement, ok bool) {
 		e.heapTIDs[i] = readItemPointer(tuple[4+itemPointerLen*i:])
 	}
 	e.neighbors = readItemPointer(tuple[4+itemPointerLen*hnswHeapTIDs:])
-	value := tuple[hnswElementHeader:]
-	// A 4-byte varlena header, int16 dim, int16 unused, then dim elements.
-	size, dim := int(binary.LittleEndian.Uint32(value)>>2), int(binary.LittleEndian.Uint16(value[4:]))
-	if size > len(value) || 8+dim*elemSize > size {
-		return e, false
-	}
-	e.value = value[8 : 8+dim*elemSize]
-	return e, true
+	e.value, ok = storedVector(tuple[hnswElementHeader:], elemSize)
+	return e, ok
 }
 
 // holds reports whether the element points at the heap tuple tid.

@@ -117,8 +117,9 @@ func testChain() map[int64][]byte {
 	return pages
 }
 
-func testWalk(t *testing.T, index map[int64][]byte, budget int64) *hnswWalk {
-	pages := &indexPages{cached: map[uint32][]byte{}, budget: budget, size: 1 << 20,
+// testPages serves the pages of index, reading at most budget.
+func testPages(index map[int64][]byte, budget int64) *indexPages {
+	return &indexPages{cached: map[uint32][]byte{}, budget: budget, size: 1 << 20,
 		read: func(_ context.Context, blocks []int64) (map[int64][]byte, error) {
 			out := map[int64][]byte{}
 			for _, b := range blocks {
@@ -128,6 +129,10 @@ func testWalk(t *testing.T, index map[int64][]byte, budget int64) *hnswWalk {
 			}
 			return out, nil
 		}}
+}
+
+func testWalk(t *testing.T, index map[int64][]byte, budget int64) *hnswWalk {
+	pages := testPages(index, budget)
 	if err := pages.load(context.Background(), []uint32{0}); err != nil {
 		t.Fatal(err)
 	}

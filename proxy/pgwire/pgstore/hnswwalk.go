@@ -262,7 +262,7 @@ func (w *hnswWalk) evaluate(ctx context.Context, at []itemPointer, query []float
 // element parses the element at a from its kept page.
 func (w *hnswWalk) element(a itemPointer) (hnswElement, bool) {
 	page := w.pages.cached[a.block]
-	if !isHNSWPage(page) {
+	if !hasPageID(page, hnswPageID) {
 		return hnswElement{}, false
 	}
 	return parseHNSWElement(pageTuple(page, a.line), w.distance.elemSize)
@@ -281,8 +281,24 @@ func (w *hnswWalk) neighbors(ctx context.Context, at itemPointer, layer int) ([]
 		return nil, err
 	}
 	page := w.pages.cached[e.neighbors.block]
-	if !isHNSWPage(page) {
+	if !hasPageID(page, hnswPageID) {
 		return nil, nil
 	}
 	return hnswNeighbors(pageTuple(page, e.neighbors.line), e.level, layer, w.meta.m), nil
+}
+
+// hnswBeams are the beam widths a walk tries, each only when the one
+// before did not reach the element.
+var hnswBeams = []int{40, 200, 1000}
+
+// findWidening is find with each beam of hnswBeams until one reaches the
+// element.
+func (w *hnswWalk) findWidening(ctx context.Context, query []float32, heap itemPointer) (uint32, bool, error) {
+	for _, ef := range hnswBeams {
+		block, found, err := w.find(ctx, query, heap, ef)
+		if err != nil || found {
+			return block, found, err
+		}
+	}
+	return 0, false, nil
 }

@@ -61,9 +61,9 @@ func (l *Layer) fingerprintFor(subject string, now time.Time) *fingerprint {
 
 // remember reads the bytes of the rows Delete is about to delete for
 // subject, adding them to what an earlier attempt of the same forget read,
-// and where their out-of-line values' chunks and their HNSW elements are
-// in a TOAST table or an index too large to scan whole (locateToast,
-// locateHNSW). A failure is kept for Physical to
+// and where their out-of-line values' chunks and their vector index
+// entries are in a TOAST table or an index too large to scan whole
+// (locateToast, locateVectorIndexes). A failure is kept for Physical to
 // report: it never stops the delete.
 func (l *Layer) remember(ctx context.Context, m *Match, subject string, ids []string) {
 	f := l.fingerprintFor(subject, time.Now())
@@ -82,11 +82,11 @@ func (l *Layer) remember(ctx context.Context, m *Match, subject string, ids []st
 		return
 	}
 	l.store.locateToast(ctx, m.table, *scan, f)
-	l.store.locateHNSW(ctx, m.table, *scan, f)
+	l.store.locateVectorIndexes(ctx, m.table, *scan, f)
 }
 
 // maxVectorsKept bounds the deleted rows whose values are held for the
-// walks of the table's HNSW indexes (a 1536-dimension row holds 12 kB).
+// searches of the table's vector indexes (a 1536-dimension row holds 12 kB).
 const maxVectorsKept = 8192
 
 // Physical runs the layer's physical steps, then scans the table's pages

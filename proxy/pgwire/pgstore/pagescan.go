@@ -21,21 +21,21 @@ type PhysicalScan struct {
 	// SamplePages: of a larger relation, this many pages chosen at random
 	// are read, beside the pages targeted: for the table itself the pages
 	// its deleted rows were in, for its TOAST table the pages their
-	// out-of-line values' chunks were in, for an HNSW index the pages
-	// their elements were in.
+	// out-of-line values' chunks were in, for an HNSW or IVFFlat index
+	// the pages their entries were in.
 	SamplePages int64
 	// TargetedPages caps the targeting per forget: at most this many heap
 	// pages are read before the delete for the rows' TOAST pointers, at
-	// most this many TOAST pages and pages of each HNSW index are
+	// most this many TOAST pages and pages of each vector index are
 	// targeted, and the values of at most this many rows are kept for the
-	// HNSW walks; 0 targets none.
+	// index searches; 0 targets none.
 	TargetedPages int64
 }
 
 // DefaultPhysicalScan reads relations up to 262,144 pages (2 GiB) whole,
 // and of larger ones 1,024 random pages beside the targeted pages (at most
-// 8,192 of a TOAST table or an HNSW index). No page of another index is
-// targeted (no map leads from a heap row to its btree, GIN or IVFFlat
+// 8,192 of a TOAST table or a vector index). No page of another index
+// is targeted (no map leads from a heap row to its btree or GIN
 // entries); the bound is as high as a whole read that still fits in a
 // forget (docs/forget.md, "Which pages").
 var DefaultPhysicalScan = PhysicalScan{FullScanPages: 262144, SamplePages: 1024, TargetedPages: 8192}

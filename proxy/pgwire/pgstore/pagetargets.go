@@ -5,8 +5,9 @@ import "fmt"
 // targets are the blocks of r a scan reads beside its sample when r is too
 // large to read whole: for the table itself the blocks its deleted rows
 // were in, for its TOAST table the blocks their chunks were in, for an
-// HNSW index the blocks their elements were in, none of another index
-// (no map leads from a heap row to the index pages holding its entries).
+// HNSW or IVFFlat index the blocks their entries were in, none of
+// another index (no map leads from a heap row to its btree or GIN
+// entries).
 func (f *fingerprint) targets(r pageRelation) map[int64]bool {
 	switch {
 	case r.heap:
@@ -28,7 +29,7 @@ func (f *fingerprint) targetsText(r pageRelation, p PhysicalScan) string {
 		return fmt.Sprintf("%s: %d pages targeted, where the deleted rows were", head, len(f.blocks))
 	case r.kind == "toast":
 		return f.toast.describe(head)
-	case r.kind == "hnsw":
+	case r.kind == "hnsw" || r.kind == "ivfflat":
 		return f.indexes[r.oid].describe(head)
 	}
 	return head + ": no page targeted (no map leads from a row to its index entries)"

@@ -46,7 +46,7 @@ func (v sentVector) query(d indexDistance) []float32 {
 	return sentValues(v.asWritten, v.elemSize)
 }
 
-// keepVectors keeps row for locateHNSW, up to f.vectorsKept rows.
+// keepVectors keeps row for locateVectorIndexes, up to f.vectorsKept rows.
 func (f *fingerprint) keepVectors(row rowVectors) {
 	switch {
 	case row.at.line == 0 || len(row.values) == 0:
@@ -62,6 +62,7 @@ func (f *fingerprint) keepVectors(row rowVectors) {
 // index too large to read whole reads beside its sample. Block numbers
 // only: nothing of the values.
 type indexTargets struct {
+	kind       string // the index's access method: hnsw or ivfflat
 	blocks     map[int64]bool
 	rows       int   // rows looked for
 	located    int   // rows whose element was found
@@ -81,39 +82,38 @@ func (it *indexTargets) refuse(reason string) {
 	it.notLocated = append(it.notLocated, reason)
 }
 
-// vectorIndex is an HNSW index of a table and what a walk needs of it.
+// vectorIndex is an HNSW or IVFFlat index of a table and what finding
+// entries in it needs.
 type vectorIndex struct {
 	oid     uint32
 	name    string
+	kind    string // hnsw or ivfflat
 	opclass string
 	pages   int64
 	columns []string // the table's columns its key depends on
 }
 
-// hnswWalkPagesPerRow bounds a forget's walks of one index: at most this
-// many pages read per row looked for (a walk of a million-element index
-// reads a few hundred).
-const hnswWalkPagesPerRow = 4096
+// indexPagesPerRow bounds a forget's reading of one vector index to find
+// its rows' entries: at most this many pages per row looked for (a walk of
+// a million-element HNSW index reads about a thousand).
+const indexPagesPerRow = 4096
 
-// hnswBeams are the beam widths a walk tries, the second only when the
-// first did not reach the element.
-var hnswBeams = []int{40, 200, 1000}
-
-// locateHNSW finds, for the rows f read since the last call (the rows
-// Delete is about to delete), the blocks of the table's HNSW indexes too
-// large to scan whole that hold their elements: it walks each index's
-// graph, reading its pages, towards each row's value until it reaches the
-// element pointing at the row's ctid. It must run before the delete and
-// any vacuum (a vacuum frees the elements of deleted rows). It keeps at
-// most scan.TargetedPages blocks per index and notes what it could not do
-// in f.indexes rather than failing.
-func (s *Store) locateHNSW(ctx context.Context, t Table, scan PhysicalScan, f *fingerprint) {
+// locateVectorIndexes finds, for the rows f read since the last call (the
+// rows Delete is about to delete), the blocks of the table's vector
+// indexes too large to scan whole that hold their entries: of an HNSW
+// index by walking its graph towards each row's value until it reaches
+// the element pointing at the row's ctid (hnswWalk), of an IVFFlat index
+// by reading the lists nearest the value (ivfflatSearch). It must run
+// before the delete and any vacuum (a vacuum frees the entries of deleted
+// rows). It keeps at most scan.TargetedPages blocks per index and notes
+// what it could not do in f.indexes rather than failing.
+func (s *Store) locateVectorIndexes(ctx context.Context, t Table, scan PhysicalScan, f *fingerprint) {
 	rows := f.vectors
 	f.vectors = nil
 	if len(rows) == 0 && f.vectorsSkipped == 0 {
 		return
 	}
-	indexes, err := s.hnswIndexes(ctx, t, scan.FullScanPages)
+	indexes, err := s.vectorIndexes(ctx, t, scan.FullScanPages)
 	if err != nil || len(indexes) == 0 {
 		return // a failure here leaves the sample, which the scan states
 	}
@@ -124,7 +124,7 @@ func (s *Store) locateHNSW(ctx context.Context, t Table, scan PhysicalScan, f *f
 	for _, ix := range indexes {
 		targets := f.indexes[ix.oid]
 		if targets == nil {
-			targets = &indexTargets{blocks: map[int64]bool{}}
+			targets = &indexTargets{blocks: map[int64]bool{}, kind: ix.kind}
 			f.indexes[ix.oid] = targets
 		}
 		targets.rows += len(rows)
@@ -134,22 +134,22 @@ func (s *Store) locateHNSW(ctx context.Context, t Table, scan PhysicalScan, f *f
 		if readerErr != nil {
 			return // the scan itself is not possible, and says why
 		}
-		s.walkHNSW(ctx, reader, ix, rows, scan, targets)
+		s.locateIn(ctx, reader, ix, rows, scan, targets)
 	}
 }
 
-// walkHNSW looks for the elements of rows in the index ix.
-func (s *Store) walkHNSW(ctx context.Context, reader pageReader, ix vectorIndex, rows []rowVectors, scan PhysicalScan, targets *indexTargets) {
+// locateIn looks for the entries of rows in the index ix.
+func (s *Store) locateIn(ctx context.Context, reader pageReader, ix vectorIndex, rows []rowVectors, scan PhysicalScan, targets *indexTargets) {
 	distance, ok := distanceOf(ix.opclass)
 	if !ok {
-		targets.refuse(fmt.Sprintf("the operator class %s compares values a walk cannot", ix.opclass))
+		targets.refuse(fmt.Sprintf("the operator class %s compares values this search cannot", ix.opclass))
 		return
 	}
 	if len(ix.columns) != 1 {
 		targets.refuse(fmt.Sprintf("its key depends on %d vector columns, not one", len(ix.columns)))
 		return
 	}
-	pages := &indexPages{cached: map[uint32][]byte{}, budget: hnswWalkPagesPerRow * int64(len(rows)), size: uint32(ix.pages),
+	pages := &indexPages{cached: map[uint32][]byte{}, budget: indexPagesPerRow * int64(len(rows)), size: uint32(ix.pages),
 		read: func(ctx context.Context, blocks []int64) (map[int64][]byte, error) {
 			return s.readPages(ctx, reader, ix.oid, blocks)
 		}}
@@ -157,23 +157,13 @@ func (s *Store) walkHNSW(ctx context.Context, reader pageReader, ix vectorIndex,
 	defer func() {
 		targets.pagesRead, targets.took = targets.pagesRead+pages.reads, targets.took+time.Since(began)
 	}()
-	if err := pages.load(ctx, []uint32{0}); err != nil {
-		targets.refuse(fmt.Sprintf("reading its metapage: %v", err))
-		return
-	}
-	meta, err := parseHNSWMeta(pages.cached[0])
-	if err != nil {
-		targets.refuse(fmt.Sprintf("reading its metapage: %v", err))
-		return
-	}
-	walk := &hnswWalk{pages: pages, meta: meta, distance: distance}
 	queries := make([]rowQuery, 0, len(rows))
 	for _, row := range rows {
 		if value, ok := row.values[ix.columns[0]]; ok {
 			queries = append(queries, rowQuery{at: row.at, value: value.query(distance)})
 		}
 	}
-	found, nearby, err := walk.locate(ctx, queries)
+	found, err := locateEntries(ctx, ix.kind, pages, distance, queries, targets)
 	blocks := make([]int64, 0, len(found))
 	for _, block := range found {
 		blocks = append(blocks, int64(block))
@@ -189,33 +179,47 @@ func (s *Store) walkHNSW(ctx context.Context, reader pageReader, ix vectorIndex,
 			targets.blocks[block] = true
 		}
 	}
-	targets.nearby += nearby
 	switch {
 	case errors.Is(err, errWalkBudget):
-		targets.refuse(fmt.Sprintf("capped: the walks may read %d pages per row", hnswWalkPagesPerRow))
+		targets.refuse(fmt.Sprintf("capped: the search may read %d pages per row", indexPagesPerRow))
 	case err != nil:
 		targets.refuse(err.Error())
 	}
 }
 
-// findWidening is find with each beam of hnswBeams until one reaches the
-// element.
-func (w *hnswWalk) findWidening(ctx context.Context, query []float32, heap itemPointer) (uint32, bool, error) {
-	for _, ef := range hnswBeams {
-		block, found, err := w.find(ctx, query, heap, ef)
-		if err != nil || found {
-			return block, found, err
-		}
+// locateEntries reads the metapage of an index of kind and finds the
+// block of each row's entry in it.
+func locateEntries(ctx context.Context, kind string, pages *indexPages, distance indexDistance, rows []rowQuery, targets *indexTargets) (map[itemPointer]uint32, error) {
+	if err := pages.load(ctx, []uint32{0}); err != nil {
+		return nil, fmt.Errorf("reading its metapage: %w", err)
 	}
-	return 0, false, nil
+	if kind == "ivfflat" {
+		meta, err := parseIVFFlatMeta(pages.cached[0])
+		if err != nil {
+			return nil, fmt.Errorf("reading its metapage: %w", err)
+		}
+		search := &ivfflatSearch{pages: pages, distance: distance}
+		if err := search.readLists(ctx, meta.lists); err != nil {
+			return nil, fmt.Errorf("reading its lists: %w", err)
+		}
+		return search.locate(ctx, rows)
+	}
+	meta, err := parseHNSWMeta(pages.cached[0])
+	if err != nil {
+		return nil, fmt.Errorf("reading its metapage: %w", err)
+	}
+	walk := &hnswWalk{pages: pages, meta: meta, distance: distance}
+	found, nearby, err := walk.locate(ctx, rows)
+	targets.nearby += nearby
+	return found, err
 }
 
-// hnswIndexes lists t's HNSW indexes over bound pages, with the vector
-// columns their key depends on (a column, or the columns of an
-// expression such as a cast to halfvec).
-func (s *Store) hnswIndexes(ctx context.Context, t Table, bound int64) ([]vectorIndex, error) {
+// vectorIndexes lists t's HNSW and IVFFlat indexes over bound pages,
+// with the vector columns their key depends on (a column, or the columns
+// of an expression such as a cast to halfvec).
+func (s *Store) vectorIndexes(ctx context.Context, t Table, bound int64) ([]vectorIndex, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT i.indexrelid, i.indexrelid::regclass::text, opc.opcname::text,
+		SELECT i.indexrelid, i.indexrelid::regclass::text, am.amname::text, opc.opcname::text,
 			pg_relation_size(i.indexrelid) / current_setting('block_size')::int8,
 			ARRAY(SELECT a.attname::text FROM pg_depend d
 				JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
@@ -228,42 +232,46 @@ func (s *Store) hnswIndexes(ctx context.Context, t Table, bound int64) ([]vector
 		JOIN pg_class ic ON ic.oid = i.indexrelid
 		JOIN pg_am am ON am.oid = ic.relam
 		JOIN pg_opclass opc ON opc.oid = i.indclass[0]
-		WHERE i.indrelid = to_regclass($1) AND am.amname = 'hnsw'
+		WHERE i.indrelid = to_regclass($1) AND am.amname IN ('hnsw', 'ivfflat')
 		  AND pg_relation_size(i.indexrelid) / current_setting('block_size')::int8 > $2`, t.ident(), bound)
 	if err != nil {
-		return nil, fmt.Errorf("pgvector store: listing the HNSW indexes of %s: %w", t, serverError(err))
+		return nil, fmt.Errorf("pgvector store: listing the vector indexes of %s: %w", t, serverError(err))
 	}
 	var out []vectorIndex
 	var ix vectorIndex
-	_, err = pgx.ForEachRow(rows, []any{&ix.oid, &ix.name, &ix.opclass, &ix.pages, &ix.columns}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&ix.oid, &ix.name, &ix.kind, &ix.opclass, &ix.pages, &ix.columns}, func() error {
 		out = append(out, ix)
 		ix = vectorIndex{}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("pgvector store: listing the HNSW indexes of %s: %w", t, serverError(err))
+		return nil, fmt.Errorf("pgvector store: listing the vector indexes of %s: %w", t, serverError(err))
 	}
 	return out, nil
 }
 
-// describe says, for the scan's method, which pages of an HNSW index
+// describe says, for the scan's method, which pages of a vector index
 // were targeted and what was not, after head (the relation's name).
 func (it *indexTargets) describe(head string) string {
 	if it == nil {
 		return head + ": no page targeted (the index was small enough to be read whole when the rows were deleted)"
 	}
+	how := "walking the graph towards each row's value"
+	if it.kind == "ivfflat" {
+		how = "reading the lists whose centers are nearest each row's value"
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d pages targeted, where the elements of %d of the %d deleted rows were "+
-		"(found before the delete by walking the graph towards each row's value: %d index pages read in %d ms)",
-		head, len(it.blocks), it.located, it.rows, it.pagesRead, it.took.Milliseconds())
+	fmt.Fprintf(&b, "%s: %d pages targeted, where the entries of %d of the %d deleted rows were "+
+		"(found before the delete by %s: %d index pages read in %d ms)",
+		head, len(it.blocks), it.located, it.rows, how, it.pagesRead, it.took.Milliseconds())
 	if it.nearby > 0 {
 		fmt.Fprintf(&b, "; %d of them no walk reached, found on the index pages around the elements of the rows beside them in the heap", it.nearby)
 	}
 	if it.dropped > 0 {
-		fmt.Fprintf(&b, "; capped: %d more elements were found and not targeted", it.dropped)
+		fmt.Fprintf(&b, "; capped: %d more entries were found and not targeted", it.dropped)
 	}
 	for _, r := range it.notLocated {
-		b.WriteString("; elements not targeted: " + r)
+		b.WriteString("; entries not targeted: " + r)
 	}
 	return b.String()
 }

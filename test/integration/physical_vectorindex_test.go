@@ -13,32 +13,34 @@ import (
 	"github.com/lethe-privacy/lethe/proxy/pgwire/pgstore"
 )
 
-// hnswRelations are the scan's results for the table's HNSW indexes, by
-// name.
-func hnswRelations(t *testing.T, got *connector.Physical) map[string]connector.RelationPages {
+// vectorIndexRelations are the scan's results for the table's HNSW and
+// IVFFlat indexes, by name.
+func vectorIndexRelations(t *testing.T, got *connector.Physical) map[string]connector.RelationPages {
 	t.Helper()
 	require.Equal(t, connector.PhysicalScanned, got.Status, got.Reason)
 	out := map[string]connector.RelationPages{}
 	for _, r := range got.Relations {
 		t.Logf("%-40s %-8s pages %4d scanned %4d holding %4d (vector %4d, subject %4d) %s",
 			r.Relation, r.Kind, r.Pages, r.Scanned, r.Holding, r.HoldingVector, r.HoldingSubject, r.Coverage)
-		if r.Kind == "hnsw" {
+		if r.Kind == "hnsw" || r.Kind == "ivfflat" {
 			out[r.Relation] = r
 		}
 	}
 	return out
 }
 
-// TestPhysicalHNSW_TargetsTheDeletedRowsElements: with HNSW indexes over
-// the scan's bound (FullScanPages 4) and no sample, the scan reads the
-// index pages where the forgotten person's elements were, found by
-// walking each graph before the delete, and finds as many pages holding
+// TestPhysicalVectorIndexes_TargetsTheDeletedRowsEntries: with HNSW and
+// IVFFlat indexes over the scan's bound (FullScanPages 4) and no sample,
+// the scan reads the index pages where the forgotten person's entries
+// were, found before the delete by walking each HNSW graph and reading
+// the IVFFlat lists nearest her values, and finds as many pages holding
 // her vectors as the test's own reading of every page: for an L2, a
 // cosine (which stores the values normalised), an inner-product index,
 // and a cosine index on the column cast to halfvec (which stores the
-// values as halfvec, normalised: the scan recognises those bytes too). A
+// values as halfvec, normalised: the scan recognises those bytes too) HNSW
+// index, and an IVFFlat index of 8 lists built over the rows (cosine). A
 // scan that only samples (one page, nothing targeted) finds fewer.
-func TestPhysicalHNSW_TargetsTheDeletedRowsElements(t *testing.T) {
+func TestPhysicalVectorIndexes_TargetsTheDeletedRowsEntries(t *testing.T) {
 	db, direct := toasttDB(t, "hnswt_target")
 	ctx := ctxT(t)
 	gone := &pagesPerson{subject: "hnswt-gone-71c3", vectors: make([][]float32, 20)}
@@ -48,6 +50,8 @@ func TestPhysicalHNSW_TargetsTheDeletedRowsElements(t *testing.T) {
 		CREATE INDEX hnswt_cos ON %[1]s USING hnsw (embedding vector_cosine_ops) WITH (m = 8);
 		CREATE INDEX hnswt_ip ON %[1]s USING hnsw (embedding vector_ip_ops);
 		CREATE INDEX hnswt_half ON %[1]s USING hnsw ((embedding::halfvec(768)) halfvec_cosine_ops)`, gone, sampled, kept)
+	_, err := direct.Exec(ctx, `CREATE INDEX hnswt_ivf ON hnswt_docs USING ivfflat (embedding vector_cosine_ops) WITH (lists = 8)`)
+	require.NoError(t, err)
 	goneRuns := diskRuns(gone.vectors)
 	halfRuns(t, direct, "hnswt_docs", gone.subject, goneRuns)
 	sampledRuns := diskRuns(sampled.vectors)
@@ -60,8 +64,8 @@ func TestPhysicalHNSW_TargetsTheDeletedRowsElements(t *testing.T) {
 	deleted, got := forgetWithPhysicalScan(t, store, pagesRule("hnswt_docs"), scan, gone.subject)
 	require.Equal(t, 20, deleted)
 	want := scanEveryPage(t, direct, "hnswt_docs", goneRuns, gone.subject)
-	indexes := hnswRelations(t, got)
-	require.Len(t, indexes, 4)
+	indexes := vectorIndexRelations(t, got)
+	require.Len(t, indexes, 5)
 	for name, r := range indexes {
 		own := want[name]
 		require.Greater(t, r.Pages, scan.FullScanPages, "%s is over the bound", name)
@@ -69,16 +73,16 @@ func TestPhysicalHNSW_TargetsTheDeletedRowsElements(t *testing.T) {
 		require.Greater(t, own.vector, int64(1), name)
 		require.Equal(t, own.holding, r.Holding, "%s: pages holding the bytes: the targeted read finds every one", name)
 		require.Equal(t, r.Holding, r.Scanned, "%s: only the pages that held the elements are read", name)
-		require.Contains(t, got.Method, fmt.Sprintf("%s (0 pages sampled): %d pages targeted, where the elements of 20 of the 20 deleted rows were", name, r.Scanned))
+		require.Contains(t, got.Method, fmt.Sprintf("%s (0 pages sampled): %d pages targeted, where the entries of 20 of the 20 deleted rows were", name, r.Scanned))
 	}
-	require.NotContains(t, got.Method, "elements not targeted")
+	require.NotContains(t, got.Method, "entries not targeted")
 	require.NotContains(t, got.Method, gone.subject)
 
 	// The sample alone: one random page of each, nothing targeted.
 	scan = pgstore.PhysicalScan{FullScanPages: 4, SamplePages: 1}
 	_, got = forgetWithPhysicalScan(t, store, pagesRule("hnswt_docs"), scan, sampled.subject)
 	want = scanEveryPage(t, direct, "hnswt_docs", sampledRuns, sampled.subject)
-	for name, r := range hnswRelations(t, got) {
+	for name, r := range vectorIndexRelations(t, got) {
 		require.Equal(t, int64(1), r.Scanned)
 		require.Less(t, r.Holding, want[name].holding, "%s: a sample of one page cannot see all of %d pages", name, want[name].holding)
 	}
