@@ -7,8 +7,6 @@ import (
 
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/config/forgetopen"
-	"github.com/lethe-privacy/lethe/config/proxyopen"
-	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine/reconcile"
 )
 
@@ -38,16 +36,11 @@ func Reconcile(ctx context.Context, cfg *config.Config, configPath string, run R
 	log := cfg.Log.NewLogger(stderr)
 	// --adopt writes subject hashes, so it records the salt as serve does;
 	// it opens the ledger under a fresh owner name, as inspection commands do.
-	job, err := forgetopen.OpenJob(cfg, configPath, forgetopen.JobNeeds{HashesSubjects: true, RecordSalt: run.Adopt, LedgerLog: log})
+	job, scanners, done, err := openScanJob(ctx, cfg, configPath, forgetopen.JobNeeds{HashesSubjects: true, RecordSalt: run.Adopt, LedgerLog: log}, log)
 	if err != nil {
-		return false, couldNotRun{err}
+		return false, err
 	}
-	defer job.Close()
-	scanners, closeStores, err := proxyopen.FromWings(ctx, cfg, log, connector.Wing.Scanners)
-	if err != nil {
-		return false, couldNotRun{err}
-	}
-	defer closeStores()
+	defer done()
 	if run.Adopt {
 		if err := job.Sign(ctx, cfg, run.Tool, log); err != nil {
 			return false, couldNotRun{err}

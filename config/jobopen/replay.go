@@ -9,7 +9,6 @@ import (
 	"github.com/lethe-privacy/lethe/config"
 	"github.com/lethe-privacy/lethe/config/forgetopen"
 	"github.com/lethe-privacy/lethe/config/proxyopen"
-	"github.com/lethe-privacy/lethe/connector"
 	"github.com/lethe-privacy/lethe/engine/replay"
 )
 
@@ -39,16 +38,11 @@ func Replay(ctx context.Context, cfg *config.Config, configPath string, run Repl
 		return false, couldNotRun{errors.New("nothing to replay into: the config has no capture.tables and no pinecone.indexes[].namespaces")}
 	}
 	log := cfg.Log.NewLogger(stderr)
-	job, err := forgetopen.OpenJob(cfg, configPath, forgetopen.JobNeeds{HashesSubjects: true, LedgerLog: log})
+	job, scanners, done, err := openScanJob(ctx, cfg, configPath, forgetopen.JobNeeds{HashesSubjects: true, LedgerLog: log}, log)
 	if err != nil {
-		return false, couldNotRun{err}
+		return false, err
 	}
-	defer job.Close()
-	scanners, closeScanners, err := proxyopen.FromWings(ctx, cfg, log, connector.Wing.Scanners)
-	if err != nil {
-		return false, couldNotRun{err}
-	}
-	defer closeScanners()
+	defer done()
 	layers, closeLayers, err := proxyopen.FromWings(ctx, cfg, log, proxyopen.ForgetLayers)
 	if err != nil {
 		return false, couldNotRun{err}
