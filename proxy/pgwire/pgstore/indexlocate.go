@@ -20,22 +20,20 @@ type rowVectors struct {
 }
 
 // sentVector is a vector value in its binary send form, as written and
-// L2-normalised, and the size of its elements (vectorElemSize).
+// L2-normalised, and the size of its elements (storedType.elemSize).
 type sentVector struct {
 	asWritten, normalised []byte
 	elemSize              int
 }
 
-func (r *rowVectors) keep(column string, elemSize int, asWritten, normalised any) {
-	written, _ := asWritten.([]byte)
-	unit, _ := normalised.([]byte)
-	if written == nil {
+func (r *rowVectors) keep(column string, elemSize int, asWritten, normalised []byte) {
+	if asWritten == nil {
 		return
 	}
 	if r.values == nil {
 		r.values = map[string]sentVector{}
 	}
-	r.values[column] = sentVector{asWritten: written, normalised: unit, elemSize: elemSize}
+	r.values[column] = sentVector{asWritten: asWritten, normalised: normalised, elemSize: elemSize}
 }
 
 // query is the value a walk of an index comparing as d looks for.

@@ -37,7 +37,7 @@ func TestFingerprint_VectorFragmentsAsStoredLittleEndian(t *testing.T) {
 	// vector_send of [1.5, 2]: dim 2, unused 0, big-endian floats.
 	sent := []byte{0, 2, 0, 0, 0x3f, 0xc0, 0, 0, 0x40, 0, 0, 0}
 	f := newFingerprint("s")
-	f.addVector(sent, 4)
+	f.addStored(storedTypes["vector"], sent)
 	// A short vector is looked for whole, with its header, as on disk.
 	disk := []byte{2, 0, 0, 0, 0, 0, 0xc0, 0x3f, 0, 0, 0, 0x40}
 	if v, _ := f.match.find(append([]byte{0x80, 0x99}, disk...)); !v {
@@ -56,7 +56,7 @@ func TestFingerprint_VectorFragmentsAsStoredLittleEndian(t *testing.T) {
 		binary.LittleEndian.PutUint32(stored[4*i:], bits)
 	}
 	f = newFingerprint("s")
-	f.addVector(sent, 4)
+	f.addStored(storedTypes["vector"], sent)
 	for start := 0; start+1996 <= len(stored); start += 37 {
 		if v, _ := f.match.find(stored[start : start+1996]); !v {
 			t.Fatalf("a 1996-byte piece of the vector at %d is not recognised", start)
