@@ -46,6 +46,29 @@ func TestTrustedKeys_PinTheConfiguredLogOrigin(t *testing.T) {
 	}
 }
 
+// forget.trusted_keys is read with certificate.ReadKeySet: a file that is
+// missing or is not a keys file is refused naming the key, the file and
+// the fix.
+func TestTrustedKeys_AFileThatCannotBeReadNamesTheKeyAndTheFile(t *testing.T) {
+	signer, err := certificate.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	missing, empty := filepath.Join(dir, "absent.json"), filepath.Join(dir, "empty.json")
+	if err := os.WriteFile(empty, []byte(`{"log_origin":"example.com/lethe-log","keys":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{
+		missing: "forget.trusted_keys: certificate: reading the trusted keys file: open " + missing,
+		empty:   "forget.trusted_keys: " + empty + ": certificate: trusted keys: the set is empty",
+	} {
+		if _, err := trustedKeys(file, "example.com/lethe-log", signer); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("trustedKeys(%s): %v; want an error containing %q", file, err, want)
+		}
+	}
+}
+
 // The certifier records its signing key in the log (key.rotated) before
 // anything it signs, once: a second certifier with the same key appends
 // nothing.
