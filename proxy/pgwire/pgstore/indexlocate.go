@@ -126,6 +126,10 @@ func (s *Store) locateVectorIndexes(ctx context.Context, t Table, scan PhysicalS
 			f.indexes[ix.oid] = targets
 		}
 		targets.rows += len(rows)
+		if scan.TargetedPages <= 0 {
+			targets.refuse("the scan targets no page (TargetedPages 0)")
+			continue
+		}
 		if f.vectorsSkipped > 0 {
 			targets.refuse(fmt.Sprintf("capped: %d rows beyond the first %d were not looked for", f.vectorsSkipped, f.vectorsKept))
 		}
