@@ -126,9 +126,7 @@ func (p *Relay) readBody(ex *exchange) (st *Status, drain bool) {
 				return &Status{Code: CodeUnavailable, Message: "lethe-proxy: the upstream answered before the request body was whole"}, false
 			}
 			if errors.Is(err, os.ErrDeadlineExceeded) {
-				p.log.Warn("pinecone request body did not arrive in time", "index", ix.Name, "body_timeout", p.bodyTimeout)
-				return &Status{Code: CodeDeadlineExceeded, Message: fmt.Sprintf(
-					"lethe-proxy: the request body did not arrive within %v (pinecone.body_timeout); send it at once, or raise the timeout", p.bodyTimeout)}, false
+				return p.tooSlow(ix), false
 			}
 			return &Status{Code: CodeInvalidArgument, Message: fmt.Sprintf("lethe-proxy: cannot read the request body: %v", err)}, false
 		}
@@ -140,6 +138,14 @@ func (p *Relay) tooLarge(ix *Index, r *http.Request) *Status {
 	p.log.Warn("pinecone request body over the limit", "index", ix.Name, "limit_bytes", p.max, "content_length", r.ContentLength)
 	return &Status{Code: CodeResourceExhausted, Message: fmt.Sprintf(
 		"lethe-proxy: request body is larger than %d bytes, the proxy's limit (pinecone.max_request_size); send fewer vectors per request", p.max)}
+}
+
+// tooSlow is the answer to a body that did not arrive within the body
+// timeout.
+func (p *Relay) tooSlow(ix *Index) *Status {
+	p.log.Warn("pinecone request body did not arrive in time", "index", ix.Name, "body_timeout", p.bodyTimeout)
+	return &Status{Code: CodeDeadlineExceeded, Message: fmt.Sprintf(
+		"lethe-proxy: the request body did not arrive within %v (pinecone.body_timeout); send it at once, or raise the timeout", p.bodyTimeout)}
 }
 
 // drain reads and discards the rest of an oversized body, up to

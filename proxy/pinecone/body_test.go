@@ -19,9 +19,13 @@ import (
 
 // bodyRelay is a relay over an emulator whose bodies are bounded to
 // 100 KiB each (read into buffers of up to 128 KiB) and to two such
-// buffers and a little more in all.
+// buffers and a little more in all. Without a Hook in cfg, one that sees
+// every body (seesAll).
 func bodyRelay(t *testing.T, cfg pinecone.Config) (*pinecone.Relay, string) {
 	t.Helper()
+	if cfg.Hook == nil {
+		cfg.Hook = seesAll{}
+	}
 	upstream, _ := startEmulator(t, emulator.Config{}, nil)
 	cfg.Indexes = []*pinecone.Index{index(t, "docs", upstream, nil)}
 	cfg.MaxRequestBytes = 100 << 10

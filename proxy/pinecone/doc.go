@@ -25,6 +25,11 @@
 //     whose first message declares more than the limit is read whole
 //     before anything goes upstream, so it is refused at the limit
 //     without the upstream seeing it;
+//   - a request the Hook has no use for (a read, or any request to an
+//     index without rules: Screener), and every request when there is no
+//     Hook, is relayed as a plain reverse proxy relays it: its body goes
+//     upstream as it arrives, tail included, read into no buffer; only
+//     the size limit and the body timeout cut it short;
 //   - a request asking for a protocol upgrade (Upgrade, Connection:
 //     upgrade, CONNECT) is refused INVALID_ARGUMENT: the data plane has
 //     none, and a 101 from the upstream would open a tunnel no Hook sees;

@@ -42,3 +42,18 @@ type Call interface {
 	// arrived); the client is answered UNAVAILABLE.
 	Unreachable(err error)
 }
+
+// Screener is implemented by a Hook that can tell from a request's
+// method, path and headers alone that it has no use for the request: a
+// read, or a request to an index it has no rules for. The relay then
+// relays such a request as a plain reverse proxy does: its body goes
+// from the client to the upstream transport as it arrives, with nothing
+// read into memory and nothing held back, and Request is not called. The
+// size limit and the body timeout still apply (an over-long or too-slow
+// body is cut short upstream and answered as when held). A Hook that
+// does not implement Screener sees every request; a nil Hook sees none.
+type Screener interface {
+	// Wants reports whether the Hook needs to see r. False promises that
+	// Request would return (nil, nil) for r whatever its body.
+	Wants(ix *Index, r *http.Request) bool
+}

@@ -161,6 +161,10 @@ func (p *Relay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveWithoutBody(w, r, ix)
 		return
 	}
+	if !p.wants(ix, r) {
+		p.servePassing(w, r, ix)
+		return
+	}
 	ex, st := p.startBody(w, r, ix)
 	if st != nil {
 		writeStatus(w, r, st)
@@ -292,6 +296,10 @@ func (p *Relay) fill(ex *exchange) {
 func (p *Relay) relayFailed(w http.ResponseWriter, r *http.Request, ix *Index, err error) {
 	if he := (*hookError)(nil); errors.As(err, &he) {
 		writeStatus(w, r, asStatus(he.err))
+		return
+	}
+	if st := passRefusal(r); st != nil {
+		writeStatus(w, r, st)
 		return
 	}
 	if ex := exchangeOf(r); ex != nil {

@@ -100,9 +100,14 @@ func (tr *tapReader) Read(p []byte) (int, error) {
 func (tr *tapReader) Close() error { return tr.body.Close() }
 
 // tapRelay serves a relay with cfg in front of upstream (a tap) and
-// returns the relay and its URL.
+// returns the relay and its URL. Without a Hook in cfg, the relay gets
+// one that sees every body (seesAll), so that bodies are held as a
+// capturing relay holds them.
 func tapRelay(t *testing.T, upstream http.Handler, cfg pinecone.Config) (*pinecone.Relay, string) {
 	t.Helper()
+	if cfg.Hook == nil {
+		cfg.Hook = seesAll{}
+	}
 	cfg.Indexes = []*pinecone.Index{index(t, "docs", serveHTTP(t, upstream, nil), nil)}
 	relay, err := pinecone.New(cfg)
 	if err != nil {
@@ -110,4 +115,12 @@ func tapRelay(t *testing.T, upstream http.Handler, cfg pinecone.Config) (*pineco
 	}
 	t.Cleanup(relay.Close)
 	return relay, serveOn(t, relay.Server(nil))
+}
+
+// seesAll is a Hook that wants every request's body and lets it pass:
+// the relay reads and holds bodies as it does for writes it captures.
+type seesAll struct{}
+
+func (seesAll) Request(*pinecone.Index, *http.Request, []byte) (pinecone.Call, error) {
+	return nil, nil
 }

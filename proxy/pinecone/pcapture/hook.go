@@ -37,6 +37,13 @@ func New(core *capture.Capture, rules []*pcextract.Rules) *Hook {
 	return h
 }
 
+// Wants implements pinecone.Screener: a request to an index without
+// rules, or one that writes nothing Lethe records (a read, see routes.go),
+// needs nothing of its body, and Request would let it pass untouched.
+func (h *Hook) Wants(ix *pinecone.Index, r *http.Request) bool {
+	return h.rules[ix.Name] != nil && classify(r).op != opNone
+}
+
 // Request implements pinecone.Hook: it reads a write's tags, refuses what
 // capture refuses, makes the intent durable, and returns the call that
 // settles it.

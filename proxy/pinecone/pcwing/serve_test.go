@@ -51,15 +51,15 @@ func relayConfig(t *testing.T, url string) *config.Config {
 	return parse(t, strings.Replace(relayYAML, "%s", url, 1))
 }
 
-// The wing relays until Shutdown, then Serve returns nil, and the relay's
-// writes are captured through the adapter New built over the core.
-func TestServe_CapturesThroughTheCoreUntilShutdown(t *testing.T) {
-	url := startEmulator(t, emulator.Config{})
+// capturingWing is a wing over the emulator at url that captures every
+// namespace's writes through a core over a fresh SQLite ledger.
+func capturingWing(t *testing.T, url string) (*Wing, *capture.Capture) {
+	t.Helper()
 	l, err := ledger.OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
 	hasher, err := ledger.NewHasher([]byte(strings.Repeat("k", 32)))
 	if err != nil {
 		t.Fatal(err)
@@ -67,9 +67,16 @@ func TestServe_CapturesThroughTheCoreUntilShutdown(t *testing.T) {
 	cfg := relayConfig(t, url)
 	core := capture.New(capture.Config{Rules: cfg.Compiled().Tables, Ledger: l, Hasher: hasher,
 		Tombstones: capture.NewTombstones(), ConfirmHold: time.Millisecond})
-	defer core.Close()
+	t.Cleanup(core.Close)
 	w := New(cfg, core, nil)
-	defer w.Close()
+	t.Cleanup(w.Close)
+	return w, core
+}
+
+// The wing relays until Shutdown, then Serve returns nil, and the relay's
+// writes are captured through the adapter New built over the core.
+func TestServe_CapturesThroughTheCoreUntilShutdown(t *testing.T) {
+	w, core := capturingWing(t, startEmulator(t, emulator.Config{}))
 	relay, served := started(t, w)
 	upsert(t, relay, "notes", "alice")
 	if n := core.Stats.Intents.Load(); n != 1 {
@@ -101,9 +108,9 @@ func TestServe_PureRelayWithoutACore(t *testing.T) {
 // A request still busy when Shutdown's ctx ends is cut: its client sees
 // the connection closed, and Shutdown returns.
 func TestShutdown_CutsBusyConnectionsAfterTheTimeout(t *testing.T) {
-	url := startEmulator(t, emulator.Config{})
-	w := New(relayConfig(t, url), nil, nil)
-	defer w.Close()
+	// Capturing, so that the relay reads a write's body into memory,
+	// which shows when the request is in it.
+	w, _ := capturingWing(t, startEmulator(t, emulator.Config{}))
 	_, served := started(t, w)
 	conn, err := net.Dial("tcp", w.Addr().String())
 	if err != nil {
