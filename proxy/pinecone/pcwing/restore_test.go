@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -242,4 +243,32 @@ func BenchmarkRestoreWatch_FloorAndApplied(b *testing.B) {
 			rw.Applied(pcapture.AppliedWrite{Index: "docs", Namespace: "notes", Floor: floor, RequestLSN: floor + 1, HasLSN: true})
 		}
 	})
+}
+
+// An index restored while nothing writes through the proxy: with an
+// interval, the probe that follows the restore reads the namespace behind
+// its mark, confirms it, and holds writes; without one only the probe at
+// start reads it.
+func TestRestoreWatch_ProbesAgainEveryInterval(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := newRestoreRig(t, filepath.Join(t.TempDir(), "ledger.db"), "docs.example:443", config.OnRestoreRefuse)
+	prober := &fakeProber{reads: map[string][]uint64{"notes": {40, 41, 2}}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.rw.probeEvery(ctx, "docs", prober, nil, time.Millisecond)
+	}()
+	require.Eventually(t, func() bool {
+		require.NoError(t, r.rw.flush(ctx))
+		return r.heldCode() == capture.CodeRestored
+	}, 30*time.Second, 5*time.Millisecond, "the restore after start is seen by a later probe")
+	assert.Contains(t, r.mark(t, "pinecone://docs/notes").Restore, "behind LSN 41")
+	cancel()
+	<-done
+
+	once := newRestoreRig(t, filepath.Join(t.TempDir(), "ledger.db"), "docs.example:443", config.OnRestoreRefuse)
+	once.rw.probeEvery(context.Background(), "docs", &fakeProber{reads: map[string][]uint64{"notes": {40, 2}}}, nil, 0)
+	require.NoError(t, once.rw.flush(context.Background()))
+	assert.Empty(t, once.heldCode(), "without an interval only the probe at start reads")
 }

@@ -50,7 +50,8 @@ func (w *Wing) newRestoreWatch() *restoreWatch {
 
 // startRestoreWatch checks each index's host against its mark, before the
 // relay binds, holding writes when a restore waits for replay; then, in
-// the background, reads each known namespace's LSN once, and records the
+// the background, reads each known namespace's LSN at once and again every
+// pinecone.scan_interval (when set), and records the
 // marks every few seconds (capture.recovery_interval when shorter) until
 // stopRestoreWatch. The relay's hook tells it each applied write's LSN.
 func (w *Wing) startRestoreWatch() error {
@@ -82,7 +83,7 @@ func (w *Wing) startRestoreWatch() error {
 		run.done.Add(1)
 		go func() {
 			defer run.done.Done()
-			rw.probe(work, ic.Name, ix, rules)
+			rw.probeEvery(work, ic.Name, ix, rules, w.settings.ScanInterval.D())
 		}()
 	}
 	every := min(restoreFlushEvery, w.recoveryInterval)
@@ -145,4 +146,24 @@ func (w *Wing) stopRestoreWatch() {
 		run.done.Wait()
 		closeAll(run.probers)
 	})
+}
+
+// probeEvery probes index now, then every interval (none when 0) until
+// ctx ends: an index restored while nothing writes through the proxy is
+// seen at the next probe rather than at the next write.
+func (rw *restoreWatch) probeEvery(ctx context.Context, index string, p lsnProber, ruleNamespaces []string, interval time.Duration) {
+	rw.probe(ctx, index, p, ruleNamespaces)
+	if interval <= 0 {
+		return
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			rw.probe(ctx, index, p, ruleNamespaces)
+		}
+	}
 }
