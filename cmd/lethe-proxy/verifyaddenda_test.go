@@ -20,7 +20,7 @@ func TestVerifyCmd_FoldsTheVectorsAddenda(t *testing.T) {
 	var m struct {
 		Folds []struct {
 			Name, Certificate, Keys, Now, Verdict, Physical, Horizon, Replay string
-			Addenda                                                           []struct{ File, Verdict string }
+			Addenda                                                          []struct{ File, Verdict string }
 		}
 	}
 	if err := json.Unmarshal(data, &m); err != nil || len(m.Folds) == 0 {
