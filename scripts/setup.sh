@@ -7,7 +7,8 @@
 #
 # Steps:
 #   1. Debian packages (PostgreSQL 15 server/client/dev headers, pgbouncer,
-#      psycopg for Python-side tests, toolchain for building pgvector, openssl,
+#      psycopg for Python-side tests, python3-cryptography for the spec-only
+#      verifier (test/specverify), toolchain for building pgvector, openssl,
 #      chromium for the browser verifier's headless tests).
 #   2. pgvector for PostgreSQL 15, built from Debian trixie's *source* package
 #      (bookworm ships no pgvector binary package).
@@ -136,6 +137,7 @@ PACKAGES=(
     dpkg-dev                          # dpkg-source, needed by 'apt-get source'
     pgbouncer                         # comparison/compat tests
     python3-psycopg                   # Python client tests (use /usr/bin/python3)
+    python3-cryptography              # Ed25519 for test/specverify/verify.py, the verifier written from the spec alone
     openssl                           # test CA / certificates in testdb.sh
     chromium                          # headless browser tests (certificate/webverify, admin/console, via chromedp)
     ca-certificates

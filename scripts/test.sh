@@ -25,8 +25,9 @@ $staticcheck ./...
 $staticcheck -tags integration ./test/integration/
 
 echo "[test] unit tests (race detector)"
-# The Node certificate verifier and the browser verifier (headless Chromium) run too.
-LETHE_REQUIRE_NODE=1 LETHE_REQUIRE_CHROMIUM=1 go test -race -count=1 ./...
+# The Node certificate verifier, the browser verifier (headless Chromium) and the
+# spec-only Python verifier (test/specverify) run too.
+LETHE_REQUIRE_NODE=1 LETHE_REQUIRE_CHROMIUM=1 LETHE_REQUIRE_PYTHON=1 go test -race -count=1 ./...
 
 echo "[test] integration tests (race detector: the relay and capture run in-process)"
 go test -race -tags integration -count=1 -timeout 20m ./test/integration/ "$@"
