@@ -121,8 +121,15 @@ func checkAddendum(a AddendumFile, p *Payload, keys KeySet, now time.Time) Adden
 		res.Verdict, res.Reason = v, why
 		return res
 	}
-	// A1: a genuine report, logged, not dated after now.
+	// A1: a genuine report, logged, not dated after now. A file over
+	// MaxSize or not one JSON object of the subset gets the verdict it gets
+	// alone (R1, R2); only a JSON object without lethe_report is no report.
 	if !IsReport(a.Data) {
+		// parseSigned stops at R1 or R2 for such a file; a JSON object
+		// without lethe_report fails its version member (schema_mismatch).
+		if _, v, why := parseSigned(a.Data, reportForm); v == VerdictOversized || v == VerdictMalformed {
+			return refuse(v, why)
+		}
 		return refuse(VerdictSchemaMismatch, "not a signed report (no member lethe_report): an addendum is a forget.physical or forget.replayed report")
 	}
 	r, err := VerifyReportWith(a.Data, keys, ReportPolicy{Now: now, RequireLog: true})

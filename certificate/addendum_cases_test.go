@@ -1,6 +1,7 @@
 package certificate
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 	"time"
@@ -82,6 +83,11 @@ func addendumBy(s func(f *fixture) *Signer, r Report, pad int, edit func(sr *Sig
 
 func operatorKey(f *fixture) *Signer { return f.op }
 
+// rawAddendum is an addendum file holding text, whatever it is.
+func rawAddendum(text string) func(t testing.TB, f *fixture) []byte {
+	return func(testing.TB, *fixture) []byte { return []byte(text) }
+}
+
 // The addenda of the cases, by file.
 var (
 	afterIssue = func(d time.Duration) time.Time { return testIssued.Add(d) }
@@ -126,6 +132,11 @@ var (
 	}, want: VerdictNotThisCertificate}
 	otherLayer = foldAddendum{file: "re-scan-of-another-table", report: addendumBy(operatorKey, addendumReport(EventPhysical, afterIssue(20*time.Minute),
 		ReportLayer{Store: "postgres", Table: "public.other", Found: 5, Done: 5}), 6, nil), want: VerdictNotThisCertificate}
+	// A file that is not one JSON object of the subset is no report, and
+	// gets the verdict it gets verified alone (R1, R2): malformed, not
+	// schema_mismatch, which is for a JSON object without lethe_report.
+	notJSON = foldAddendum{file: "not-json", report: rawAddendum("not a report\n"), want: VerdictMalformed}
+	anArray = foldAddendum{file: "json-array", report: rawAddendum("[]\n"), want: VerdictMalformed}
 	nextKey = foldAddendum{file: "re-scan-signed-by-the-next-key-after-rotation", report: addendumBy(func(f *fixture) *Signer { return f.next },
 		addendumReport(EventPhysical, testRotation.AddDate(0, 0, 1), rescanLayer(27, 0)), 5, nil), want: VerdictValid}
 )
@@ -156,6 +167,7 @@ func foldCases() []foldCase {
 		{name: "an addendum without its log proof", cert: foldV2, addenda: []foldAddendum{unlogged}, want: VerdictValid, physical: certifiedV + notScanned},
 		{name: "a sweep naming the request is no addendum", cert: foldV2, addenda: []foldAddendum{sweepOfTheRequest}, want: VerdictValid, physical: certifiedV + notScanned},
 		{name: "a re-scan of a table the certificate does not have", cert: foldV2, addenda: []foldAddendum{otherLayer}, want: VerdictValid, physical: certifiedV + notScanned},
+		{name: "addenda that are no JSON object", cert: foldV2, addenda: []foldAddendum{notJSON, anArray}, want: VerdictValid, physical: certifiedV + notScanned},
 		{name: "a re-scan signed by the next key after rotation", cert: foldV2, now: testRotation.AddDate(0, 0, 2), addenda: []foldAddendum{nextKey}, want: VerdictValid,
 			physical: certifiedV + " (certified) -> no bytes in 27 pages scanned at 2026-09-02T00:00:00Z (addendum, log index 6)" + notScanned},
 		{name: "a v1 certificate with a re-scan", cert: "valid", addenda: []foldAddendum{rescanClean}, want: VerdictValid,
@@ -260,5 +272,17 @@ func TestVerifyWithAddenda_ACertificateIsNoAddendum(t *testing.T) {
 	if !got.Valid() || got.AllFolded() || got.Addenda[0].Verdict != VerdictSchemaMismatch {
 		b, _ := json.Marshal(got.Addenda)
 		t.Fatalf("%s %s", got.Verdict, b)
+	}
+}
+
+// An addendum file over MaxSize is oversized, as it is verified alone (R1),
+// not schema_mismatch: its size is checked before anything is parsed.
+func TestVerifyWithAddenda_AnOversizedFileIsOversized(t *testing.T) {
+	f := newFixture(t)
+	cert := v2Cert(func() *Physical { return testPhysical(testIssued) }, nil)(t, f)
+	big := append([]byte(`{"lethe_report":1,"pad":"`), bytes.Repeat([]byte("x"), MaxSize)...)
+	got := VerifyWithAddenda(cert, []AddendumFile{{Name: "big.json", Data: append(big, `"}`...)}}, f.keys, testNow)
+	if !got.Valid() || got.Addenda[0].Verdict != VerdictOversized {
+		t.Fatalf("%s: addendum %s (%s), want oversized", got.Verdict, got.Addenda[0].Verdict, got.Addenda[0].Reason)
 	}
 }

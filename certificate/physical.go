@@ -88,7 +88,10 @@ func checkPhysical(at string, ph *Physical) string {
 			return fmt.Sprintf("%s has %d pages holding the bytes of %d scanned", rel, r.Holding, r.Scanned)
 		case r.HoldingVector > r.Holding || r.HoldingSubject > r.Holding:
 			return fmt.Sprintf("%s: holding_vector %d or holding_subject %d exceeds holding %d", rel, r.HoldingVector, r.HoldingSubject, r.Holding)
-		case r.Holding > r.HoldingVector+r.HoldingSubject:
+		// holding <= holding_vector + holding_subject, written so that it
+		// cannot overflow (holding_vector <= holding here): the sum may be
+		// beyond 64 bits, and the spec compares exactly.
+		case r.Holding-r.HoldingVector > r.HoldingSubject:
 			return fmt.Sprintf("%s: holding %d exceeds holding_vector %d plus holding_subject %d", rel, r.Holding, r.HoldingVector, r.HoldingSubject)
 		}
 		switch r.Coverage {

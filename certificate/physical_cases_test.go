@@ -2,6 +2,7 @@ package certificate
 
 import (
 	"bytes"
+	"math"
 	"testing"
 	"time"
 )
@@ -92,6 +93,16 @@ func physicalCases() []verifyCase {
 		{name: "v2 nothing deleted to look for", want: VerdictValid, cert: v2Cert(func() *Physical {
 			return &Physical{Status: PhysicalNothingDeleted, At: testIssued, Reason: "no record was deleted here"}
 		}, nil), physical: "postgres public.langchain_pg_embedding: nothing deleted to look for; pinecone docs/default: not scanned"},
+
+		// Counts near 2^63 that are consistent: holding <= holding_vector +
+		// holding_subject holds exactly, though that sum is beyond 64 bits.
+		{name: "v2 vector and subject pages summing beyond 64 bits", want: VerdictValid, cert: physicalEdit(func(ph map[string]any) {
+			rel := hnsw(ph)
+			for _, count := range []string{"pages", "scanned", "holding", "holding_vector", "holding_subject"} {
+				rel[count] = int64(math.MaxInt64)
+			}
+			ph["relations"] = []any{rel}
+		}), physical: "postgres public.langchain_pg_embedding: 9223372036854775807 of 9223372036854775807 pages scanned still hold the bytes; pinecone docs/default: not scanned"},
 
 		// Counts that cannot all be true.
 		{name: "v2 more pages holding the bytes than scanned", want: VerdictMalformed, cert: physicalEdit(func(ph map[string]any) {

@@ -963,9 +963,11 @@ def rule_r15(p):
 
 def check_addendum(data, p, trusted, now):
     """A1-A5; returns (report payload, log index) of a folded addendum, raises Verdict otherwise."""
-    doc = read_document(data)
-    if not isinstance(doc, dict) or "lethe_report" not in doc:
-        raise Verdict("schema_mismatch", "the addendum is no signed report")
+    doc = read_document(data)  # R1, R2: the verdicts the file gets alone
+    if not isinstance(doc, dict):
+        raise Verdict("malformed", "the addendum is not a JSON object")
+    if "lethe_report" not in doc:
+        raise Verdict("schema_mismatch", "the addendum is no signed report (no member lethe_report)")
     report, index = verify_report(doc, trusted, now, require_log=True)  # A1
     if report["kind"] not in ("forget.physical", "forget.replayed"):  # A2
         raise Verdict("not_this_certificate", "a %s report is no addendum" % report["kind"])
