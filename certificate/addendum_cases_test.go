@@ -135,8 +135,10 @@ var (
 	// A file that is not one JSON object of the subset is no report, and
 	// gets the verdict it gets verified alone (R1, R2): malformed, not
 	// schema_mismatch, which is for a JSON object without lethe_report.
-	notJSON = foldAddendum{file: "not-json", report: rawAddendum("not a report\n"), want: VerdictMalformed}
-	anArray = foldAddendum{file: "json-array", report: rawAddendum("[]\n"), want: VerdictMalformed}
+	notJSON       = foldAddendum{file: "not-json", report: rawAddendum("not a report\n"), want: VerdictMalformed}
+	anArray       = foldAddendum{file: "json-array", report: rawAddendum("[]\n"), want: VerdictMalformed}
+	rescanNoLayer = foldAddendum{file: "re-scan-of-no-layer", report: addendumBy(operatorKey,
+		addendumReport(EventPhysical, afterIssue(20*time.Minute)), 6, nil), want: VerdictValid}
 	nextKey = foldAddendum{file: "re-scan-signed-by-the-next-key-after-rotation", report: addendumBy(func(f *fixture) *Signer { return f.next },
 		addendumReport(EventPhysical, testRotation.AddDate(0, 0, 1), rescanLayer(27, 0)), 5, nil), want: VerdictValid}
 )
@@ -172,6 +174,8 @@ func foldCases() []foldCase {
 			physical: certifiedV + " (certified) -> no bytes in 27 pages scanned at 2026-09-02T00:00:00Z (addendum, log index 6)" + notScanned},
 		{name: "a v1 certificate with a re-scan", cert: "valid", addenda: []foldAddendum{rescanClean}, want: VerdictValid,
 			physical: "postgres public.langchain_pg_embedding: not scanned (certified) -> no bytes in 27 pages scanned at 2026-06-01T12:20:00.25Z (addendum, log index 7)" + notScanned},
+		{name: "a v1 certificate with a re-scan of no layer gets the line, without arrows", cert: "valid", addenda: []foldAddendum{rescanNoLayer}, want: VerdictValid,
+			physical: "postgres public.langchain_pg_embedding: not scanned" + notScanned},
 		{name: "a v3 certificate keeps its horizon", cert: "v3 horizon of one store", addenda: []foldAddendum{rescanClean}, want: VerdictValid,
 			physical: certifiedV + " (certified) -> no bytes in 27 pages scanned at 2026-06-01T12:20:00.25Z (addendum, log index 7)" + notScanned,
 			horizon:  "pinecone provider_purge: until 2026-08-30T12:00:00Z"},

@@ -75,6 +75,12 @@ func horizonCases() []verifyCase {
 			p.Horizon = p.Horizon[4:]
 		}), physical: testPhysicalLine, horizon: "pinecone provider_purge: until 2026-08-30T12:00:00Z"},
 
+		// The horizon line prints until as signed, offset and fraction and all.
+		{name: "v3 horizon until written with an offset", want: VerdictValid, cert: v3Cert(func(p *Payload) {
+			p.Horizon = p.Horizon[4:]
+			p.Horizon[0].Until = "2026-08-30T14:00:00.5+02:00"
+		}), physical: testPhysicalLine, horizon: "pinecone provider_purge: until 2026-08-30T14:00:00.5+02:00"},
+
 		// Statements that cannot be true, or are not the schema's.
 		{name: "v3 empty horizon", want: VerdictMalformed, cert: v3Edit(func(p map[string]any) {
 			p["horizon"] = []any{}

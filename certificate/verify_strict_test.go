@@ -2,6 +2,7 @@ package certificate
 
 import (
 	"encoding/base64"
+	"math"
 	"math/big"
 	"strings"
 	"testing"
@@ -132,6 +133,24 @@ func strictCases() []verifyCase {
 		{name: "deleted_ids.count differs from the layers' deletions", want: VerdictMalformed, cert: payloadEdit(func(m map[string]any) {
 			m["deleted_ids"].(map[string]any)["count"] = 4
 		})},
+		// Three layers of 2^63-1 deletions sum to 3*2^63-3; a count of that
+		// sum modulo 2^64 (2^63-3) is not their sum: counts add exactly.
+		{name: "deleted_ids.count equal to the layers' deletions only modulo 2^64", want: VerdictMalformed, cert: payloadEdit(func(m map[string]any) {
+			layers, scope := []any{}, []any{}
+			for _, table := range []string{"public.a", "public.b", "public.c"} {
+				l := map[string]any{}
+				for k, v := range m["layers"].([]any)[0].(map[string]any) {
+					l[k] = v
+				}
+				l["table"], l["requested"], l["deleted"] = table, int64(math.MaxInt64), int64(math.MaxInt64)
+				layers, scope = append(layers, l), append(scope, map[string]any{"store": "postgres", "table": table})
+			}
+			m["layers"], m["scope"] = layers, scope
+			m["deleted_ids"].(map[string]any)["count"] = int64(math.MaxInt64 - 2)
+		})},
+		// A payload's schema is read first: null is schema_mismatch, not the
+		// type fault null is in any other member.
+		{name: "payload schema null", want: VerdictSchemaMismatch, cert: payloadEdit(func(m map[string]any) { m["schema"] = nil })},
 		{name: "more deleted than the ledger knew of", want: VerdictValid, cert: layerEdit(func(l map[string]any) {
 			l["requested"] = 1 // the subject predicate found a row the ledger had not seen
 		})},
