@@ -66,18 +66,9 @@ type indexTargets struct {
 	located    int   // rows whose element was found
 	pagesRead  int64 // index pages read by the walks
 	took       time.Duration
-	nearby     int // rows whose element no walk reached, found on nearby pages
-	dropped    int // elements found past the cap
-	notLocated []string
-}
-
-func (it *indexTargets) refuse(reason string) {
-	for _, r := range it.notLocated {
-		if r == reason {
-			return
-		}
-	}
-	it.notLocated = append(it.notLocated, reason)
+	nearby     int     // rows whose element no walk reached, found on nearby pages
+	dropped    int     // elements found past the cap
+	notLocated reasons // why entries were not targeted
 }
 
 // vectorIndex is an HNSW or IVFFlat index of a table and what finding
@@ -127,11 +118,11 @@ func (s *Store) locateVectorIndexes(ctx context.Context, t Table, scan PhysicalS
 		}
 		targets.rows += len(rows)
 		if scan.TargetedPages <= 0 {
-			targets.refuse("the scan targets no page (TargetedPages 0)")
+			targets.notLocated.add("the scan targets no page (TargetedPages 0)")
 			continue
 		}
 		if f.vectorsSkipped > 0 {
-			targets.refuse(fmt.Sprintf("capped: %d rows beyond the first %d were not looked for", f.vectorsSkipped, f.vectorsKept))
+			targets.notLocated.add(fmt.Sprintf("capped: %d rows beyond the first %d were not looked for", f.vectorsSkipped, f.vectorsKept))
 		}
 		if readerErr != nil {
 			return // the scan itself is not possible, and says why
@@ -144,11 +135,11 @@ func (s *Store) locateVectorIndexes(ctx context.Context, t Table, scan PhysicalS
 func (s *Store) locateIn(ctx context.Context, reader pageReader, ix vectorIndex, rows []rowVectors, scan PhysicalScan, targets *indexTargets) {
 	distance, ok := distanceOf(ix.opclass)
 	if !ok {
-		targets.refuse(fmt.Sprintf("the operator class %s compares values this search cannot", ix.opclass))
+		targets.notLocated.add(fmt.Sprintf("the operator class %s compares values this search cannot", ix.opclass))
 		return
 	}
 	if len(ix.columns) != 1 {
-		targets.refuse(fmt.Sprintf("its key depends on %d vector columns, not one", len(ix.columns)))
+		targets.notLocated.add(fmt.Sprintf("its key depends on %d vector columns, not one", len(ix.columns)))
 		return
 	}
 	pages := &indexPages{cached: map[uint32][]byte{}, budget: indexPagesPerRow * int64(len(rows)), size: uint32(ix.pages),
@@ -183,9 +174,9 @@ func (s *Store) locateIn(ctx context.Context, reader pageReader, ix vectorIndex,
 	}
 	switch {
 	case errors.Is(err, errWalkBudget):
-		targets.refuse(fmt.Sprintf("capped: the search may read %d pages per row", indexPagesPerRow))
+		targets.notLocated.add(fmt.Sprintf("capped: the search may read %d pages per row", indexPagesPerRow))
 	case err != nil:
-		targets.refuse(err.Error())
+		targets.notLocated.add(err.Error())
 	}
 }
 

@@ -30,8 +30,8 @@ func TestFingerprint_TargetsTextSaysWhatWasNotTargeted(t *testing.T) {
 		t.Fatalf("nothing located: %q", got)
 	}
 	f.toast = toastTargets{relation: toast.name, blocks: map[int64]bool{1: true}, values: 4, heapRead: 2, heapSkipped: 3, dropped: 6, missing: 1}
-	f.toast.refuse("the store role cannot read pg_toast.pg_toast_1")
-	f.toast.refuse("the store role cannot read pg_toast.pg_toast_1")
+	f.toast.notLocated.add("the store role cannot read pg_toast.pg_toast_1")
+	f.toast.notLocated.add("the store role cannot read pg_toast.pg_toast_1")
 	got := f.targetsText(toast, p)
 	for _, want := range []string{
 		"pg_toast.pg_toast_1 (5 pages sampled): 1 pages targeted, where the deleted rows' 4 out-of-line values had their chunks",
@@ -63,8 +63,8 @@ func TestFingerprint_VectorIndexTargetsText(t *testing.T) {
 		7: {kind: "hnsw", blocks: map[int64]bool{3: true, 9: true}, rows: 5, located: 4, nearby: 1, dropped: 2, pagesRead: 812},
 		8: {kind: "ivfflat", blocks: map[int64]bool{4: true}, rows: 5, located: 1, pagesRead: 40},
 	}
-	f.indexes[7].refuse("capped: the search may read 4096 pages per row")
-	f.indexes[7].refuse("capped: the search may read 4096 pages per row")
+	f.indexes[7].notLocated.add("capped: the search may read 4096 pages per row")
+	f.indexes[7].notLocated.add("capped: the search may read 4096 pages per row")
 	got := f.targetsText(hnsw, p)
 	for _, want := range []string{
 		"docs_hnsw (5 pages sampled): 2 pages targeted, where the entries of 4 of the 5 deleted rows were (found before the delete by walking the graph towards each row's value: 812 index pages read",

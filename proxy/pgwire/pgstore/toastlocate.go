@@ -29,17 +29,19 @@ type toastTargets struct {
 	// indexPagesRead counts the TOAST index's pages read to find the
 	// chunks, for a store role that may not query the TOAST table.
 	indexPagesRead int64
-	// notLocated says why chunks were not targeted, each reason once.
-	notLocated []string
+	notLocated     reasons // why chunks were not targeted
 }
 
-func (tt *toastTargets) refuse(reason string) {
-	for _, r := range tt.notLocated {
-		if r == reason {
+// reasons says why something was not done, each reason once.
+type reasons []string
+
+func (r *reasons) add(reason string) {
+	for _, known := range *r {
+		if known == reason {
 			return
 		}
 	}
-	tt.notLocated = append(tt.notLocated, reason)
+	*r = append(*r, reason)
 }
 
 // toastTable is the TOAST table of a table and its size.
@@ -73,14 +75,14 @@ func (s *Store) locateToast(ctx context.Context, t Table, scan PhysicalScan, f *
 	case errors.Is(err, pgx.ErrNoRows):
 		return // no TOAST table: nothing is stored out of line
 	case err != nil:
-		f.toast.refuse(fmt.Sprintf("finding the TOAST table: %v", serverError(err)))
+		f.toast.notLocated.add(fmt.Sprintf("finding the TOAST table: %v", serverError(err)))
 		return
 	case tt.pages <= scan.FullScanPages:
 		return // read whole by the scan
 	}
 	f.toast.relation = tt.name
 	if scan.TargetedPages <= 0 {
-		f.toast.refuse("the scan targets no page (TargetedPages 0)")
+		f.toast.notLocated.add("the scan targets no page (TargetedPages 0)")
 		return
 	}
 	reader, err := s.rawPageReader(ctx)
@@ -89,7 +91,7 @@ func (s *Store) locateToast(ctx context.Context, t Table, scan PhysicalScan, f *
 	}
 	ids, err := s.toastValuesOf(ctx, reader, tt, lines, scan.TargetedPages, &f.toast)
 	if err != nil {
-		f.toast.refuse(err.Error())
+		f.toast.notLocated.add(err.Error())
 		return
 	}
 	if len(ids) == 0 {
@@ -100,7 +102,7 @@ func (s *Store) locateToast(ctx context.Context, t Table, scan PhysicalScan, f *
 		blocks, err = s.chunkBlocksFromIndex(ctx, reader, tt, ids, scan, err, &f.toast)
 	}
 	if err != nil {
-		f.toast.refuse(err.Error())
+		f.toast.notLocated.add(err.Error())
 		return
 	}
 	if f.toast.blocks == nil {
