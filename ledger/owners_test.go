@@ -257,7 +257,7 @@ func runOwnerContract(t *testing.T, b ownerBackend) {
 		open, _ := b.newStore(t)
 		// No background renewal within the test: it renews by hand, so a
 		// slow machine cannot renew between the delete and the check.
-		manual := Options{LeaseDuration: time.Hour, RenewInterval: time.Hour}
+		manual := Options{LeaseDuration: 2 * time.Hour, RenewInterval: time.Hour}
 		a := open(t, named(manual, "proxy-a")).(*Postgres)
 		defer a.Close()
 		bl := open(t, named(manual, "proxy-b"))
