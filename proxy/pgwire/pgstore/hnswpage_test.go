@@ -161,8 +161,8 @@ func TestHNSWWalk_FollowsTheGraphToTheElement(t *testing.T) {
 		t.Errorf("a heap tuple of no element: found %v, %v", found, err)
 	}
 	short := testWalk(t, testChain(), 2)
-	if _, _, err := short.findWidening(context.Background(), []float32{4}, itemPointer{100, 4}); !errors.Is(err, errWalkBudget) {
-		t.Errorf("over the budget: %v, want errWalkBudget", err)
+	if _, _, err := short.findWidening(context.Background(), []float32{4}, itemPointer{100, 4}); !errors.Is(err, errPageBudget) {
+		t.Errorf("over the budget: %v, want errPageBudget", err)
 	}
 }
 
@@ -180,7 +180,7 @@ func FuzzHNSWWalk(f *testing.F) {
 		}
 		walk := testWalk(t, index, 256)
 		_, _, err := walk.findWidening(context.Background(), []float32{1}, itemPointer{7, 7})
-		if err != nil && !errors.Is(err, errWalkBudget) {
+		if err != nil && !errors.Is(err, errPageBudget) {
 			t.Fatal(err)
 		}
 		if walk.pages.reads > 256 {

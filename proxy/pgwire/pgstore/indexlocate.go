@@ -173,7 +173,7 @@ func (s *Store) locateIn(ctx context.Context, reader pageReader, ix vectorIndex,
 		}
 	}
 	switch {
-	case errors.Is(err, errWalkBudget):
+	case errors.Is(err, errPageBudget):
 		targets.notLocated.add(fmt.Sprintf("capped: the search may read %d pages per row", indexPagesPerRow))
 	case err != nil:
 		targets.notLocated.add(err.Error())

@@ -5,9 +5,9 @@ import (
 	"errors"
 )
 
-// errWalkBudget is returned when a walk would read more pages than its
+// errPageBudget is returned when a walk would read more pages than its
 // budget allows.
-var errWalkBudget = errors.New("the page budget of the walk is spent")
+var errPageBudget = errors.New("the page budget of the walk is spent")
 
 // indexPages reads an index's pages in batches and keeps those read.
 type indexPages struct {
@@ -37,7 +37,7 @@ func (p *indexPages) load(ctx context.Context, blocks []uint32) error {
 		return nil
 	}
 	if p.reads+int64(len(missing)) > p.budget {
-		return errWalkBudget
+		return errPageBudget
 	}
 	got, err := p.read(ctx, missing)
 	if err != nil {

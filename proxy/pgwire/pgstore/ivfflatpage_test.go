@@ -79,8 +79,8 @@ func TestIVFFlatSearch_ReadsTheNearestLists(t *testing.T) {
 	}
 	pages.budget = pages.reads
 	pages.cached = map[uint32][]byte{}
-	if _, err := search.locate(context.Background(), []rowQuery{{at: itemPointer{7, 1}, value: []float32{1}}}); !errors.Is(err, errWalkBudget) {
-		t.Errorf("over the budget: %v, want errWalkBudget", err)
+	if _, err := search.locate(context.Background(), []rowQuery{{at: itemPointer{7, 1}, value: []float32{1}}}); !errors.Is(err, errPageBudget) {
+		t.Errorf("over the budget: %v, want errPageBudget", err)
 	}
 }
 
