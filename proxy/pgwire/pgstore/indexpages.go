@@ -5,9 +5,9 @@ import (
 	"errors"
 )
 
-// errPageBudget is returned when a walk would read more pages than its
+// errPageBudget is returned when an index search would read more pages than its
 // budget allows.
-var errPageBudget = errors.New("the page budget of the walk is spent")
+var errPageBudget = errors.New("the page budget of the index search is spent")
 
 // indexPages reads an index's pages in batches and keeps those read.
 type indexPages struct {
