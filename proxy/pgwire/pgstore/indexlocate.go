@@ -247,7 +247,7 @@ func (s *Store) vectorIndexes(ctx context.Context, t Table, bound int64) ([]vect
 // were targeted and what was not, after head (the relation's name).
 func (it *indexTargets) describe(head string) string {
 	if it == nil {
-		return head + ": no page targeted (the index was small enough to be read whole when the rows were deleted)"
+		return head + ": no page targeted (when the rows were deleted the index was not listed over the scan's bound: smaller then, made since, or the catalog could not be read)"
 	}
 	how := "walking the graph towards each row's value"
 	if it.kind == "ivfflat" {
