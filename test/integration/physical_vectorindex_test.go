@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -110,4 +111,78 @@ func halfRuns(t *testing.T, direct *pgx.Conn, table, subject string, runs map[st
 		return nil
 	})
 	require.NoError(t, err)
+}
+
+// TestPhysicalVectorIndexes_ThroughTheRawPageFunctionWhileWritten: a store
+// role that is no superuser and reads pages through lethe_raw_page finds
+// the forgotten person's HNSW and IVFFlat entries the same way, while
+// another session inserts into the table (and so into both indexes)
+// throughout the forget.
+func TestPhysicalVectorIndexes_ThroughTheRawPageFunctionWhileWritten(t *testing.T) {
+	db, direct := toasttDB(t, "hnswt_role")
+	ctx := ctxT(t)
+	gone := &pagesPerson{subject: "hnswt-role-gone-5a0c", vectors: make([][]float32, 20)}
+	kept := &pagesPerson{subject: "hnswt-role-kept-e93b", vectors: make([][]float32, 300)}
+	pagesTable(t, direct, "hnswt_role_docs", 768, `CREATE INDEX hnswt_role_l2 ON %[1]s USING hnsw (embedding vector_l2_ops)`, gone, kept)
+	_, err := direct.Exec(ctx, `CREATE INDEX hnswt_role_ivf ON hnswt_role_docs USING ivfflat (embedding vector_l2_ops) WITH (lists = 4)`)
+	require.NoError(t, err)
+	_, err = direct.Exec(ctx, pgstore.RawPageFunctionSQL)
+	require.NoError(t, err)
+	_, err = direct.Exec(ctx, `DROP ROLE IF EXISTS hnswt_role; CREATE ROLE hnswt_role LOGIN PASSWORD 'hnswt-pw';
+		GRANT SELECT, DELETE ON hnswt_role_docs TO hnswt_role;
+		GRANT EXECUTE ON FUNCTION lethe_raw_page(regclass, bigint) TO hnswt_role`)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		admin, err := pgx.Connect(context.Background(), loadTestDB(t).URL(db.Addr(), ""))
+		if err != nil {
+			return
+		}
+		defer admin.Close(context.Background())
+		admin.Exec(context.Background(), `DROP DATABASE IF EXISTS hnswt_role WITH (FORCE)`)
+		admin.Exec(context.Background(), `DROP ROLE IF EXISTS hnswt_role`)
+	})
+	runs := diskRuns(gone.vectors)
+
+	// Another session writes new rows until the forget is done.
+	writer := connect(t, db.URL(db.Addr(), ""))
+	stop, written := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		for id := 100000; ; id++ {
+			select {
+			case <-stop:
+				written <- n
+				return
+			default:
+			}
+			v := make([]float32, 768)
+			for j := range v {
+				v[j] = float32((id*31+j*7)%1000)/500 - 1
+			}
+			if _, err := writer.Exec(context.Background(), `INSERT INTO hnswt_role_docs (id, owner, embedding) VALUES ($1, 'hnswt-role-writer', $2::text::vector)`,
+				id, pagesVectorText(v)); err != nil {
+				written <- -1
+				return
+			}
+			n++
+		}
+	}()
+
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable user=hnswt_role password=hnswt-pw"))
+	require.NoError(t, err)
+	defer store.Close()
+	scan := pgstore.PhysicalScan{FullScanPages: 4, SamplePages: 0, TargetedPages: 8192}
+	deleted, got := forgetWithPhysicalScan(t, store, pagesRule("hnswt_role_docs"), scan, gone.subject)
+	close(stop)
+	require.Positive(t, <-written, "the other session wrote throughout the forget")
+	require.Equal(t, 20, deleted)
+	require.Contains(t, got.Method, "lethe_raw_page")
+	want := scanEveryPage(t, direct, "hnswt_role_docs", runs, gone.subject)
+	indexes := vectorIndexRelations(t, got)
+	require.Len(t, indexes, 2)
+	for name, r := range indexes {
+		require.Positive(t, want[name].vector, name)
+		require.Equal(t, want[name].holding, r.Holding, "%s: the targeted read finds every page holding the bytes", name)
+		require.Contains(t, got.Method, fmt.Sprintf("%s (0 pages sampled): %d pages targeted, where the entries of 20 of the 20 deleted rows were", name, r.Scanned))
+	}
 }
