@@ -34,6 +34,31 @@ func toasttDB(t *testing.T, name string) (testDB, *pgx.Conn) {
 	return db, direct
 }
 
+// rawPageRole creates a login role that may SELECT from and DELETE in
+// table and reads pages only through lethe_raw_page (created here), in
+// the test's own database db (toasttDB), and drops both the database and
+// the role at the end (the role holds privileges in the database, so that
+// goes first). It returns the connection options that log in as the role.
+func rawPageRole(t *testing.T, db testDB, direct *pgx.Conn, role, table string) string {
+	ctx := ctxT(t)
+	_, err := direct.Exec(ctx, pgstore.RawPageFunctionSQL)
+	require.NoError(t, err)
+	_, err = direct.Exec(ctx, fmt.Sprintf(`DROP ROLE IF EXISTS %[1]s; CREATE ROLE %[1]s LOGIN PASSWORD '%[1]s-pw';
+		GRANT SELECT, DELETE ON %[2]s TO %[1]s;
+		GRANT EXECUTE ON FUNCTION lethe_raw_page(regclass, bigint) TO %[1]s`, role, table))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		admin, err := pgx.Connect(context.Background(), loadTestDB(t).URL(db.Addr(), ""))
+		if err != nil {
+			return
+		}
+		defer admin.Close(context.Background())
+		admin.Exec(context.Background(), `DROP DATABASE IF EXISTS `+db.DB+` WITH (FORCE)`)
+		admin.Exec(context.Background(), `DROP ROLE IF EXISTS `+role)
+	})
+	return fmt.Sprintf("user=%[1]s password=%[1]s-pw", role)
+}
+
 // forgetWithPhysicalScan is forgetPhysically with scan and no steps.
 func forgetWithPhysicalScan(t *testing.T, store *pgstore.Store, table pgstore.Table, scan pgstore.PhysicalScan, subject string) (int, *connector.Physical) {
 	return forgetPhysically(t, store, table, false, scan, nil, subject)
@@ -112,22 +137,7 @@ func TestPhysicalToast_RoleWithoutToastAccess(t *testing.T) {
 	third := &pagesPerson{subject: "toastt-grant-third-e2d5", vectors: make([][]float32, 10)}
 	kept := &pagesPerson{subject: "toastt-grant-kept-07c3", vectors: make([][]float32, 50)}
 	pagesTable(t, direct, "toastt_granted", 768, "", first, second, third, kept)
-	_, err := direct.Exec(ctx, pgstore.RawPageFunctionSQL)
-	require.NoError(t, err)
-	_, err = direct.Exec(ctx, `DROP ROLE IF EXISTS toastt_role; CREATE ROLE toastt_role LOGIN PASSWORD 'toastt-pw';
-		GRANT SELECT, DELETE ON toastt_granted TO toastt_role;
-		GRANT EXECUTE ON FUNCTION lethe_raw_page(regclass, bigint) TO toastt_role`)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		// The role holds privileges in the database: drop that first.
-		admin, err := pgx.Connect(context.Background(), loadTestDB(t).URL(db.Addr(), ""))
-		if err != nil {
-			return
-		}
-		defer admin.Close(context.Background())
-		admin.Exec(context.Background(), `DROP DATABASE IF EXISTS toastt_grant WITH (FORCE)`)
-		admin.Exec(context.Background(), `DROP ROLE IF EXISTS toastt_role`)
-	})
+	login := rawPageRole(t, db, direct, "toastt_role", "toastt_granted")
 	var toastName string
 	var heapPages, indexPages int64
 	require.NoError(t, direct.QueryRow(ctx, `SELECT c.reltoastrelid::regclass::text, pg_relation_size(c.oid) / 8192,
@@ -136,7 +146,7 @@ func TestPhysicalToast_RoleWithoutToastAccess(t *testing.T) {
 	require.Equal(t, int64(1), heapPages, "the test reads the heap whole with a bound of 1 page")
 	require.Equal(t, int64(2), indexPages, "the TOAST index's metapage and one leaf")
 
-	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable user=toastt_role password=toastt-pw"))
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable "+login))
 	require.NoError(t, err)
 	defer store.Close()
 	scan := pgstore.PhysicalScan{FullScanPages: 1, SamplePages: 2, TargetedPages: 8192}

@@ -126,26 +126,12 @@ func TestPhysicalVectorIndexes_ThroughTheRawPageFunctionWhileWritten(t *testing.
 	pagesTable(t, direct, "hnswt_role_docs", 768, `CREATE INDEX hnswt_role_l2 ON %[1]s USING hnsw (embedding vector_l2_ops)`, gone, kept)
 	_, err := direct.Exec(ctx, `CREATE INDEX hnswt_role_ivf ON hnswt_role_docs USING ivfflat (embedding vector_l2_ops) WITH (lists = 4)`)
 	require.NoError(t, err)
-	_, err = direct.Exec(ctx, pgstore.RawPageFunctionSQL)
-	require.NoError(t, err)
-	_, err = direct.Exec(ctx, `DROP ROLE IF EXISTS hnswt_role; CREATE ROLE hnswt_role LOGIN PASSWORD 'hnswt-pw';
-		GRANT SELECT, DELETE ON hnswt_role_docs TO hnswt_role;
-		GRANT EXECUTE ON FUNCTION lethe_raw_page(regclass, bigint) TO hnswt_role`)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		admin, err := pgx.Connect(context.Background(), loadTestDB(t).URL(db.Addr(), ""))
-		if err != nil {
-			return
-		}
-		defer admin.Close(context.Background())
-		admin.Exec(context.Background(), `DROP DATABASE IF EXISTS hnswt_role WITH (FORCE)`)
-		admin.Exec(context.Background(), `DROP ROLE IF EXISTS hnswt_role`)
-	})
+	login := rawPageRole(t, db, direct, "hnswt_role", "hnswt_role_docs")
 	runs := diskRuns(gone.vectors)
 
 	// Another session writes new rows until the forget is done.
 	writer := connect(t, db.URL(db.Addr(), ""))
-	stop, written := make(chan struct{}), make(chan int)
+	stop, written, started := make(chan struct{}), make(chan int), make(chan struct{})
 	go func() {
 		n := 0
 		for id := 100000; ; id++ {
@@ -161,14 +147,20 @@ func TestPhysicalVectorIndexes_ThroughTheRawPageFunctionWhileWritten(t *testing.
 			}
 			if _, err := writer.Exec(context.Background(), `INSERT INTO hnswt_role_docs (id, owner, embedding) VALUES ($1, 'hnswt-role-writer', $2::text::vector)`,
 				id, pagesVectorText(v)); err != nil {
+				if n == 0 {
+					close(started)
+				}
 				written <- -1
 				return
 			}
-			n++
+			if n++; n == 1 {
+				close(started)
+			}
 		}
 	}()
+	<-started // the forget starts once the other session is writing
 
-	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable user=hnswt_role password=hnswt-pw"))
+	store, err := pgstore.Open(ctx, db.DSN(db.Addr(), "sslmode=disable "+login))
 	require.NoError(t, err)
 	defer store.Close()
 	scan := pgstore.PhysicalScan{FullScanPages: 4, SamplePages: 0, TargetedPages: 8192}
