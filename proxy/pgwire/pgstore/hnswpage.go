@@ -48,7 +48,6 @@ func readItemPointer(b []byte) itemPointer {
 
 // hnswMeta is what a walk needs of the metapage.
 type hnswMeta struct {
-	dimensions int
 	m          int
 	entry      itemPointer // line 0 when the index is empty
 	entryLevel int
@@ -63,7 +62,6 @@ func parseHNSWMeta(page []byte) (hnswMeta, error) {
 		return hnswMeta{}, fmt.Errorf("%w: no HNSW magic number on block 0", errPageUnreadable)
 	}
 	meta := hnswMeta{
-		dimensions: int(binary.LittleEndian.Uint32(b[8:])),
 		m:          int(binary.LittleEndian.Uint16(b[12:])),
 		entry:      itemPointer{block: binary.LittleEndian.Uint32(b[16:]), line: binary.LittleEndian.Uint16(b[20:])},
 		entryLevel: int(int16(binary.LittleEndian.Uint16(b[22:]))),
