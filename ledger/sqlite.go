@@ -36,6 +36,7 @@ type SQLite struct {
 	// of the writer, which has one connection: by one caller at a time.
 	inserts     [insertSizes]*sql.Stmt
 	insertArgs  []any
+	confirmed   confirmedRun // a batch's run of confirmations (sqlite_confirm.go); the same one caller
 	owner       int64 // this handle's row in owners (see owners.go)
 	checkpoints *checkpointer
 	observed    observedLog // the WAL follower's changes not yet in entries
@@ -213,10 +214,21 @@ func (l *SQLite) writeDecisions(ctx context.Context, now time.Time, batch []*req
 		}
 	}
 	ts := now.UnixMicro()
+	run := &l.confirmed
+	run.reset()
 	for _, r := range batch {
-		if err := l.apply(ctx, tx, ts, r, pending); err != nil {
+		if r.kind != opConfirm && r.kind != opDrop {
+			// Records confirmed before a deletion are written before it.
+			if err := l.writeConfirmed(ctx, tx, run, ts); err != nil {
+				return err
+			}
+		}
+		if err := l.apply(ctx, tx, ts, r, pending, run); err != nil {
 			return err
 		}
+	}
+	if err := l.writeConfirmed(ctx, tx, run, ts); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return err
@@ -324,7 +336,9 @@ func (l *SQLite) prepare() error {
 	return l.prepareConfirmInserts()
 }
 
-func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request, pending map[IntentID]pendingIntent) error {
+// apply writes r inside tx, except a confirmation's entries, which it adds
+// to run for writeConfirmed.
+func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request, pending map[IntentID]pendingIntent, run *confirmedRun) error {
 	exec := func(name string, args ...any) (sql.Result, error) {
 		return tx.StmtContext(ctx, l.stmts[name]).ExecContext(ctx, args...)
 	}
@@ -347,9 +361,7 @@ func (l *SQLite) apply(ctx context.Context, tx *sql.Tx, ts int64, r *request, pe
 			if err != nil {
 				return fmt.Errorf("intent %d: %w", r.intent, err)
 			}
-			if err := l.confirmEntries(ctx, tx, entries, r.intent, ts); err != nil {
-				return err
-			}
+			run.add(entries, r.intent)
 		}
 		_, err = exec("resolve", int64(r.intent), p.created, next, p.owner)
 		return err

@@ -1,11 +1,13 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/mattn/go-sqlite3"
@@ -91,4 +93,71 @@ func (l *SQLite) confirmEntries(ctx context.Context, tx *sql.Tx, entries []Entry
 func isPrimaryKeyConflict(err error) bool {
 	var e sqlite3.Error
 	return errors.As(err, &e) && e.ExtendedCode == sqlite3.ErrConstraintPrimaryKey
+}
+
+// confirmedRun gathers the entries of a batch's consecutive
+// confirmations, each entry once, with the last confirmation that named
+// it. A record that many confirmations of one batch name (the same
+// documents upserted again and again) is then written once, as the last
+// of them would leave it: writing it once per confirmation, in one
+// transaction at one time, ends in the same row.
+type confirmedRun struct {
+	entries []runEntry
+	at      map[Entry]int // index in entries
+	scratch []Entry       // one intent's entries, for confirmEntries
+}
+
+type runEntry struct {
+	Entry
+	intent IntentID
+}
+
+func (run *confirmedRun) reset() {
+	clear(run.entries) // keep no entry alive until the next batch
+	run.entries = run.entries[:0]
+	if run.at == nil {
+		run.at = map[Entry]int{}
+	}
+	clear(run.at)
+}
+
+// add records that intent confirms entries, after the confirmations added
+// before it.
+func (run *confirmedRun) add(entries []Entry, intent IntentID) {
+	for _, e := range entries {
+		if i, ok := run.at[e]; ok {
+			run.entries[i].intent = intent
+			continue
+		}
+		run.at[e] = len(run.entries)
+		run.entries = append(run.entries, runEntry{e, intent})
+	}
+}
+
+// writeConfirmed writes run's entries into entries inside tx, each with
+// the intent that confirmed it last, and empties run.
+func (l *SQLite) writeConfirmed(ctx context.Context, tx *sql.Tx, run *confirmedRun, ts int64) error {
+	if len(run.entries) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(run.entries, func(a, b runEntry) int { return cmp.Compare(a.intent, b.intent) })
+	for rest := run.entries; len(rest) > 0; {
+		intent := rest[0].intent
+		n := 1
+		for n < len(rest) && rest[n].intent == intent {
+			n++
+		}
+		run.scratch = run.scratch[:0]
+		for _, e := range rest[:n] {
+			run.scratch = append(run.scratch, e.Entry)
+		}
+		err := l.confirmEntries(ctx, tx, run.scratch, intent, ts)
+		clear(run.scratch)
+		if err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	run.reset()
+	return nil
 }
