@@ -37,7 +37,7 @@ type SQLite struct {
 	inserts     [insertSizes]*sql.Stmt
 	insertArgs  []any
 	confirmed   confirmedRun // a batch's run of confirmations (sqlite_confirm.go); the same one caller
-	owner       int64 // this handle's row in owners (see owners.go)
+	owner       int64        // this handle's row in owners (see owners.go)
 	checkpoints *checkpointer
 	observed    observedLog // the WAL follower's changes not yet in entries
 	// bulkAt is when the last batch of decisions committed; only their
