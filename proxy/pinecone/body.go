@@ -29,8 +29,9 @@ const DefaultBodyTimeout = 60 * time.Second
 
 // bodyBudget is the memory all request bodies being read or relayed may
 // take: a body is charged in the steps its buffer grows, each step at most
-// doubling what has arrived (the first is 4 KiB), whatever the body
-// declares, and released when its request is done. So clients that
+// doubling what has arrived (the first is 4 KiB) or, once an eighth of
+// the size it declares has arrived, that size; and released when its
+// request is done. So clients that
 // declare large bodies and send nothing hold almost nothing, while many
 // clients sending at once make others wait instead of growing the proxy's
 // memory; a body that does not arrive within the body timeout is answered
@@ -58,6 +59,10 @@ func (p *Relay) BufferedBytes() int64 { return p.bodies.charged.Load() }
 // errBudget is a request that waited too long for room in the budget.
 var errBudget = errors.New("request bodies in memory are at pinecone.max_buffered_size")
 
+// declaredJump: a body's buffer grows to the size the body declares once
+// 1/declaredJump of it has arrived.
+const declaredJump = 8
+
 // readBody reads ex's body into its gatedBody, letting the tailHold's share
 // of it go upstream as it arrives, up to the limit and within the body
 // timeout, charging the budget as the buffer grows; it returns the status
@@ -79,12 +84,18 @@ func (p *Relay) readBody(ex *exchange) (st *Status, drain bool) {
 				return p.tooLarge(ix, r), true
 			}
 			// Twice what has arrived, up to the declared size while
-			// the body is within it: a buffer, and its charge, grow
-			// with the bytes that came, not with what was declared.
+			// the body is within it, and the declared size at once
+			// when an eighth of it has come: a buffer, and its charge,
+			// grow with the bytes that came, not with what was
+			// declared, and a large body is not copied at every
+			// doubling.
 			arrived := int64(len(g.buf))
 			size := max(2*arrived, 1<<minBufferShift)
 			if arrived < want {
 				size = min(size, want)
+				if arrived >= want/declaredJump {
+					size = want
+				}
 			}
 			size = bufferSize(min(size, p.max+1))
 			grow := size - int64(cap(g.buf))
