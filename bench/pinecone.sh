@@ -38,6 +38,8 @@
 #   CLIENTS [8]    PROTOCOLS [rest,grpc]   DURATION [0] seconds of the long run
 #   RSS_EVERY [5] seconds between VmRSS samples
 #   RULES [1]      0: lethe-proxy without namespace rules (the relay alone)
+#   IDS [same]     same: every upsert sends the same 100 ids (a re-ingest of one
+#                  document set); fresh: every upsert new ids (first ingest)
 #   LETHE_PROXY_ENV  extra "K=V" words for lethe-proxy's environment
 #   RESULTS_DIR      [bench/results]; each invocation writes RESULTS_DIR/pinecone-<UTC stamp>/
 #                    (summary.txt, runs.csv, meta.txt, the proxy's config and the logs)
@@ -49,6 +51,7 @@ PROTOCOLS=${PROTOCOLS:-rest,grpc}
 LETHE_PROXY_ENV=${LETHE_PROXY_ENV:-}
 RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
 RULES=${RULES:-1}
+IDS=${IDS:-same}
 
 log() { printf '[pinecone-bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[pinecone-bench] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -56,6 +59,7 @@ for v in R D WARMUP CLIENTS DURATION RSS_EVERY RULES; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 ((R >= 1 && D >= 1 && CLIENTS >= 1 && RSS_EVERY >= 1)) || die "R, D, CLIENTS and RSS_EVERY must be >= 1"
+[[ $IDS == same || $IDS == fresh ]] || die "IDS must be same or fresh (got '$IDS')"
 
 WORK=$(mktemp -d /tmp/lethe-pcbench.XXXXXX)
 OUT=$RESULTS_DIR/pinecone-$(date -u +%Y%m%dT%H%M%SZ)
@@ -135,7 +139,7 @@ log "emulator :$EMU_PORT, plain relay :$PLAIN_PORT, lethe-proxy :$PROXY_PORT (id
     echo "cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
     echo "kernel=$(uname -r)"
     echo "go=$(go version)"
-    echo "rounds=$R run_s=$D warmup_s=$WARMUP clients=$CLIENTS protocols=$PROTOCOLS duration_s=$DURATION rss_every_s=$RSS_EVERY rules=$RULES"
+    echo "rounds=$R run_s=$D warmup_s=$WARMUP clients=$CLIENTS protocols=$PROTOCOLS duration_s=$DURATION rss_every_s=$RSS_EVERY rules=$RULES ids=$IDS"
     echo "lethe_proxy_env=$LETHE_PROXY_ENV"
     echo "loadavg_before=$(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/meta.txt"
@@ -147,7 +151,7 @@ timeout "$budget" "$WORK/pineconeload" \
     -direct "http://127.0.0.1:$EMU_PORT" -plain "http://127.0.0.1:$PLAIN_PORT" -proxy "http://127.0.0.1:$PROXY_PORT" \
     -plain-pid "$PLAIN_PID" -proxy-pid "$PROXY_PID" -protocols "$PROTOCOLS" \
     -rounds "$R" -run "${D}s" -warmup "${WARMUP}s" -clients "$CLIENTS" \
-    -duration "${DURATION}s" -rss-every "${RSS_EVERY}s" -out "$OUT"
+    -duration "${DURATION}s" -rss-every "${RSS_EVERY}s" -fresh-ids="$([[ $IDS == fresh ]] && echo true || echo false)" -out "$OUT"
 echo "loadavg_after=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/meta.txt"
 for pid in "$EMU_PID" "$PLAIN_PID" "$PROXY_PID"; do
     kill -0 "$pid" 2>/dev/null || die "process $pid exited during the run (logs in $OUT)"

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -24,9 +27,19 @@ type upsertBatch struct {
 	vectors int
 	rest    []byte
 	grpc    []byte
+	// With fresh ids, where each id's stamp (stampWidth digits) lies in
+	// rest and in grpc; none when every upsert sends the same ids.
+	restStamps, grpcStamps []int
 }
 
-func newUpsertBatch(n, dim int, namespace string) (*upsertBatch, error) {
+// stampWidth is the digits of the stamp that starts each id with fresh
+// ids: the same within an upsert, new at every upsert.
+const stampWidth = 12
+
+// newUpsertBatch encodes the batch; with fresh, each id starts with a
+// stamp that bodySource rewrites before every upsert, so that no upsert
+// names a record an earlier one wrote.
+func newUpsertBatch(n, dim int, namespace string, fresh bool) (*upsertBatch, error) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	text := strings.Repeat("the quick brown fox jumps over the lazy dog ", 12)
 	var js strings.Builder
@@ -34,6 +47,9 @@ func newUpsertBatch(n, dim int, namespace string) (*upsertBatch, error) {
 	var pb []byte
 	for i := range n {
 		id := fmt.Sprintf("doc-%d#chunk-%d", i/10, i%10)
+		if fresh {
+			id = strings.Repeat("0", stampWidth) + "-" + id
+		}
 		meta := map[string]any{"user_id": fmt.Sprintf("user-%d", i%7), "source": "notes.md", "text": text}
 		values := make([]float32, dim)
 		for d := range values {
@@ -72,6 +88,21 @@ func newUpsertBatch(n, dim int, namespace string) (*upsertBatch, error) {
 	pb = protowire.AppendString(pb, namespace)
 
 	b := &upsertBatch{vectors: n, rest: []byte(js.String()), grpc: pb}
+	if fresh {
+		for i := range n {
+			id := fmt.Sprintf("%s-doc-%d#chunk-%d", strings.Repeat("0", stampWidth), i/10, i%10)
+			rest, err := onlyIndex(b.rest, strconv.Quote(id))
+			if err != nil {
+				return nil, err
+			}
+			grpc, err := onlyIndex(b.grpc, id)
+			if err != nil {
+				return nil, err
+			}
+			b.restStamps = append(b.restStamps, rest+1) // after the quote
+			b.grpcStamps = append(b.grpcStamps, grpc)
+		}
+	}
 	if !json.Valid(b.rest) {
 		return nil, fmt.Errorf("the REST body is not valid JSON")
 	}
@@ -79,6 +110,55 @@ func newUpsertBatch(n, dim int, namespace string) (*upsertBatch, error) {
 		return nil, fmt.Errorf("the REST body is %d bytes, over Pinecone's limit of %d: use fewer vectors or dimensions", len(b.rest), maxBodyBytes)
 	}
 	return b, nil
+}
+
+// onlyIndex is where s is in body, which must hold it once.
+func onlyIndex(body []byte, s string) (int, error) {
+	i := bytes.Index(body, []byte(s))
+	if i < 0 || bytes.LastIndex(body, []byte(s)) != i {
+		return 0, fmt.Errorf("id %s is not in the body exactly once", s)
+	}
+	return i, nil
+}
+
+// stamps numbers the upserts with fresh ids, across every client and run.
+var stamps atomic.Uint64
+
+// bodySource gives one client the body of each of its upserts: the batch's
+// own bytes, or with fresh ids a copy of its own with a new stamp in every
+// id each time.
+type bodySource struct {
+	body   []byte
+	stamps []int
+}
+
+func (b *upsertBatch) source(protocol string) *bodySource {
+	body, at := b.rest, b.restStamps
+	if protocol == "grpc" {
+		body, at = b.grpc, b.grpcStamps
+	}
+	if len(at) == 0 {
+		return &bodySource{body: body}
+	}
+	return &bodySource{body: slices.Clone(body), stamps: at}
+}
+
+// next returns the body to send now; it is the same slice every time, so
+// the last upsert must be done with it.
+func (s *bodySource) next() []byte {
+	if len(s.stamps) == 0 {
+		return s.body
+	}
+	var digits [stampWidth]byte
+	v := stamps.Add(1)
+	for i := stampWidth - 1; i >= 0; i-- {
+		digits[i] = '0' + byte(v%10)
+		v /= 10
+	}
+	for _, at := range s.stamps {
+		copy(s.body[at:], digits[:])
+	}
+	return s.body
 }
 
 // grpcVector encodes Vector{id=1, values=2 (packed float), metadata=3}.

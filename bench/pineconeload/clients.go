@@ -13,9 +13,11 @@ import (
 	"google.golang.org/grpc/metadata"
 )
 
-// upserter sends one upsert and waits for its answer.
+// upserter sends one upsert, the body given (its protocol's encoding),
+// and waits for its answer.
 type upserter interface {
-	upsert(ctx context.Context) error
+	protocol() string
+	upsert(ctx context.Context, body []byte) error
 	close()
 }
 
@@ -24,19 +26,19 @@ type upserter interface {
 type restUpserter struct {
 	client *http.Client
 	url    string
-	body   []byte
 }
 
-func newRESTUpserter(base string, body []byte, clients int) *restUpserter {
+func newRESTUpserter(base string, clients int) *restUpserter {
 	return &restUpserter{
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true}},
 		url:    base + "/vectors/upsert",
-		body:   body,
 	}
 }
 
-func (u *restUpserter) upsert(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url, bytes.NewReader(u.body))
+func (u *restUpserter) protocol() string { return "rest" }
+
+func (u *restUpserter) upsert(ctx context.Context, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -63,10 +65,9 @@ func (u *restUpserter) close() { u.client.CloseIdleConnections() }
 // on every call.
 type grpcUpserter struct {
 	conn *grpc.ClientConn
-	msg  []byte
 }
 
-func newGRPCUpserter(base string, msg []byte) (*grpcUpserter, error) {
+func newGRPCUpserter(base string) (*grpcUpserter, error) {
 	u, err := url.Parse(base)
 	if err != nil {
 		return nil, err
@@ -77,13 +78,15 @@ func newGRPCUpserter(base string, msg []byte) (*grpcUpserter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &grpcUpserter{conn: conn, msg: msg}, nil
+	return &grpcUpserter{conn: conn}, nil
 }
 
-func (u *grpcUpserter) upsert(ctx context.Context) error {
+func (u *grpcUpserter) protocol() string { return "grpc" }
+
+func (u *grpcUpserter) upsert(ctx context.Context, msg []byte) error {
 	ctx = metadata.AppendToOutgoingContext(ctx, "api-key", "bench")
 	var reply []byte
-	return u.conn.Invoke(ctx, "/VectorService/Upsert", u.msg, &reply)
+	return u.conn.Invoke(ctx, "/VectorService/Upsert", msg, &reply)
 }
 
 func (u *grpcUpserter) close() { _ = u.conn.Close() }

@@ -31,6 +31,7 @@ type config struct {
 	duration, rssStep time.Duration
 	vectors, dim      int
 	namespace, out    string
+	freshIDs          bool
 	proxyPID          int
 }
 
@@ -69,6 +70,7 @@ func parseFlags() (*config, error) {
 	flag.IntVar(&cfg.vectors, "vectors", 100, "vectors per upsert")
 	flag.IntVar(&cfg.dim, "dim", 1536, "dimensions per vector")
 	flag.StringVar(&cfg.namespace, "namespace", "bench", "namespace of the upserts")
+	flag.BoolVar(&cfg.freshIDs, "fresh-ids", false, "give every upsert ids no upsert sent before (default: every upsert sends the same 100 ids, as a re-ingest does)")
 	flag.StringVar(&cfg.out, "out", "", "directory for runs.csv and summary.txt (none: stdout only)")
 	flag.Parse()
 
@@ -89,7 +91,7 @@ func parseFlags() (*config, error) {
 }
 
 func run(cfg *config) error {
-	batch, err := newUpsertBatch(cfg.vectors, cfg.dim, cfg.namespace)
+	batch, err := newUpsertBatch(cfg.vectors, cfg.dim, cfg.namespace, cfg.freshIDs)
 	if err != nil {
 		return err
 	}

@@ -90,8 +90,12 @@ func (rep *report) stats(proto, target string) stats {
 
 func (rep *report) summary(w io.Writer) {
 	cfg := rep.cfg
-	fmt.Fprintf(w, "\nUpserts of %d vectors × %d dimensions with metadata (REST body %.2f MB, gRPC message %.2f MB), %d clients; medians of %d rounds of %s per protocol and target, targets interleaved.\n\n",
-		rep.batch.vectors, cfg.dim, float64(len(rep.batch.rest))/1e6, float64(len(rep.batch.grpc))/1e6, cfg.clients, cfg.rounds, cfg.seconds)
+	ids := "every upsert the same ids"
+	if cfg.freshIDs {
+		ids = "every upsert new ids"
+	}
+	fmt.Fprintf(w, "\nUpserts of %d vectors × %d dimensions with metadata (REST body %.2f MB, gRPC message %.2f MB), %s, %d clients; medians of %d rounds of %s per protocol and target, targets interleaved.\n\n",
+		rep.batch.vectors, cfg.dim, float64(len(rep.batch.rest))/1e6, float64(len(rep.batch.grpc))/1e6, ids, cfg.clients, cfg.rounds, cfg.seconds)
 	fmt.Fprintln(w, "| protocol | target | upserts/s (min..max) | vectors/s | p50 ms | p99 ms | relay CPU ms/upsert |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")
 	for _, proto := range cfg.protocols {

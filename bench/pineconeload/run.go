@@ -40,18 +40,18 @@ func (r *runResult) errorNote() string {
 	return fmt.Sprintf("  %d ERRORS, first: %v", r.errors, r.firstErr)
 }
 
-func newUpserter(proto, url string, batch *upsertBatch, clients int) (upserter, error) {
+func newUpserter(proto, url string, clients int) (upserter, error) {
 	if proto == "grpc" {
-		return newGRPCUpserter(url, batch.grpc)
+		return newGRPCUpserter(url)
 	}
-	return newRESTUpserter(url, batch.rest, clients), nil
+	return newRESTUpserter(url, clients), nil
 }
 
 // loadRun keeps cfg.clients clients upserting to t over proto for d, each
 // sending its next upsert when the last is answered, and returns what they
 // saw. Upserts under way at d are waited for and counted.
 func loadRun(ctx context.Context, cfg *config, batch *upsertBatch, proto string, t target, d time.Duration) (*runResult, error) {
-	up, err := newUpserter(proto, t.url, batch, cfg.clients)
+	up, err := newUpserter(proto, t.url, cfg.clients)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func loadRun(ctx context.Context, cfg *config, batch *upsertBatch, proto string,
 	if t.pid > 0 {
 		cpu0, _ = procstat.CPUTicks(t.pid)
 	}
-	lat := runClients(ctx, []upserter{up}, cfg.clients, d, r)
+	lat := runClients(ctx, batch, []upserter{up}, cfg.clients, d, r)
 	if t.pid > 0 {
 		cpu1, _ := procstat.CPUTicks(t.pid)
 		r.cpuTicks = cpu1 - cpu0
@@ -74,7 +74,7 @@ func loadRun(ctx context.Context, cfg *config, batch *upsertBatch, proto string,
 // runClients runs clients goroutines for d, client i sending through
 // ups[i%len(ups)], and returns the latencies of the upserts that
 // succeeded, sorted; it counts failures in r and sets r.elapsed.
-func runClients(ctx context.Context, ups []upserter, clients int, d time.Duration, r *runResult) []time.Duration {
+func runClients(ctx context.Context, batch *upsertBatch, ups []upserter, clients int, d time.Duration, r *runResult) []time.Duration {
 	start := time.Now()
 	deadline := start.Add(d)
 	var (
@@ -86,12 +86,13 @@ func runClients(ctx context.Context, ups []upserter, clients int, d time.Duratio
 		wg.Add(1)
 		go func(up upserter) {
 			defer wg.Done()
+			bodies := batch.source(up.protocol())
 			var mine []time.Duration
 			var errs int
 			var firstErr error
 			for time.Now().Before(deadline) {
 				t0 := time.Now()
-				if err := up.upsert(ctx); err != nil {
+				if err := up.upsert(ctx, bodies.next()); err != nil {
 					errs++
 					if firstErr == nil {
 						firstErr = err
@@ -136,12 +137,12 @@ type longResult struct {
 // clients on REST and half on gRPC, sampling its VmRSS.
 func longRun(ctx context.Context, cfg *config, batch *upsertBatch) (*longResult, error) {
 	proxy := cfg.targets[2]
-	rest, err := newUpserter("rest", proxy.url, batch, cfg.clients)
+	rest, err := newUpserter("rest", proxy.url, cfg.clients)
 	if err != nil {
 		return nil, err
 	}
 	defer rest.close()
-	grpc, err := newUpserter("grpc", proxy.url, batch, cfg.clients)
+	grpc, err := newUpserter("grpc", proxy.url, cfg.clients)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +151,7 @@ func longRun(ctx context.Context, cfg *config, batch *upsertBatch) (*longResult,
 		cfg.duration, cfg.clients, cfg.rssStep)
 	rss := procstat.SampleRSS(cfg.proxyPID, cfg.rssStep)
 	l := &longResult{run: runResult{proto: "rest+grpc", target: "proxy", vectors: batch.vectors}, step: cfg.rssStep}
-	lat := runClients(ctx, []upserter{rest, grpc}, cfg.clients, cfg.duration, &l.run)
+	lat := runClients(ctx, batch, []upserter{rest, grpc}, cfg.clients, cfg.duration, &l.run)
 	l.rss = rssSeries(rss.Stop())
 	l.run.ops = len(lat)
 	l.run.p50, l.run.p99 = percentile(lat, 0.50), percentile(lat, 0.99)
