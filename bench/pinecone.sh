@@ -146,6 +146,9 @@ log "emulator :$EMU_PORT, plain relay :$PLAIN_PORT, lethe-proxy :$PROXY_PORT (id
 
 nproto=$(tr ',' '\n' <<<"$PROTOCOLS" | wc -l)
 budget=$(((R * D + WARMUP) * 3 * nproto + DURATION + 120))
+# With fresh ids the emulator keeps every vector it is sent, and slows as
+# it grows: allow the runs twice their time.
+[[ $IDS == fresh ]] && budget=$((2 * budget))
 log "results → $OUT (at most $budget s)"
 timeout "$budget" "$WORK/pineconeload" \
     -direct "http://127.0.0.1:$EMU_PORT" -plain "http://127.0.0.1:$PLAIN_PORT" -proxy "http://127.0.0.1:$PROXY_PORT" \
