@@ -286,8 +286,13 @@ func (l *Postgres) writeBatch(ctx context.Context, now time.Time, batch []*reque
 	if relaxed {
 		b.Queue("SET LOCAL synchronous_commit = off")
 	}
-	for _, r := range batch {
-		l.queue(&b, now, r)
+	steps := pgSteps(batch)
+	for _, step := range steps {
+		if len(step) > 1 {
+			l.queueConfirmRun(&b, now, step)
+		} else {
+			l.queue(&b, now, step[0])
+		}
 	}
 	res := tx.SendBatch(ctx, &b)
 	if relaxed {
@@ -296,8 +301,14 @@ func (l *Postgres) writeBatch(ctx context.Context, now time.Time, batch []*reque
 			return err
 		}
 	}
-	for _, r := range batch {
-		if err := l.readResult(res, r); err != nil {
+	for _, step := range steps {
+		var err error
+		if len(step) > 1 {
+			err = readConfirmRun(res, step)
+		} else {
+			err = l.readResult(res, step[0])
+		}
+		if err != nil {
 			res.Close()
 			return err
 		}
