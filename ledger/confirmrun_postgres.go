@@ -12,7 +12,7 @@ import (
 // confirmation learns its intent's state as the lock returned it.
 const pgConfirmRun = `
 WITH a AS (
-	SELECT id, pos FROM unnest($1::bigint[]) WITH ORDINALITY AS a (id, pos)
+	SELECT id, max(pos) AS pos FROM unnest($1::bigint[]) WITH ORDINALITY AS a (id, pos) GROUP BY id
 ), o AS (
 	SELECT id, state, e_store, e_tbl, e_record_id, e_subject, e_unattributed
 	FROM ledger.intents WHERE id IN (SELECT id FROM a) ORDER BY id FOR UPDATE
@@ -22,16 +22,18 @@ WITH a AS (
 	FROM o WHERE n.id = o.id AND o.state = 'pending'
 	RETURNING o.*
 ), moved AS (
-	SELECT u.store, u.tbl, u.record_id, u.subject, u.unattributed, i.id AS intent_id,
-		(SELECT max(a.pos) FROM a WHERE a.id = i.id) AS pos
-	FROM i, unnest(i.e_store, i.e_tbl, i.e_record_id, i.e_subject, i.e_unattributed)
+	SELECT u.store, u.tbl, u.record_id, u.subject, u.unattributed, i.id AS intent_id, a.pos
+	FROM (i JOIN a ON a.id = i.id),
+		unnest(i.e_store, i.e_tbl, i.e_record_id, i.e_subject, i.e_unattributed)
 		AS u (store, tbl, record_id, subject, unattributed)
 ), up AS (
+	-- COLLATE "C": the order only groups equal records, so it need not
+	-- follow the database's collation, which costs far more to compare.
 	INSERT INTO ledger.entries (store, tbl, record_id, subject, unattributed, state, intent_id, updated_at)
-	SELECT DISTINCT ON (store, tbl, record_id, subject, unattributed)
+	SELECT DISTINCT ON (store COLLATE "C", tbl COLLATE "C", record_id COLLATE "C", subject, unattributed)
 		store, tbl, record_id, subject, unattributed, 'confirmed', intent_id, $2
 	FROM moved
-	ORDER BY store, tbl, record_id, subject, unattributed, pos DESC
+	ORDER BY store COLLATE "C", tbl COLLATE "C", record_id COLLATE "C", subject, unattributed, pos DESC
 	ON CONFLICT (store, tbl, record_id, subject, unattributed) DO UPDATE SET
 		state = 'confirmed', intent_id = excluded.intent_id, updated_at = excluded.updated_at
 )
