@@ -9,10 +9,12 @@ import (
 // A run of consecutive confirmations in one batch is one statement, as
 // in SQLite (confirmedRun): a record that several of them name is written
 // once, as the last of them (by its place in the run) leaves it, and each
-// confirmation learns its intent's state as the lock returned it.
+// confirmation learns its intent's state as the lock returned it. An
+// intent named twice takes the place of its first confirmation, the one
+// that writes: a second finds it confirmed and writes nothing.
 const pgConfirmRun = `
 WITH a AS (
-	SELECT id, max(pos) AS pos FROM unnest($1::bigint[]) WITH ORDINALITY AS a (id, pos) GROUP BY id
+	SELECT id, min(pos) AS pos FROM unnest($1::bigint[]) WITH ORDINALITY AS a (id, pos) GROUP BY id
 ), o AS (
 	SELECT id, state, e_store, e_tbl, e_record_id, e_subject, e_unattributed
 	FROM ledger.intents WHERE id IN (SELECT id FROM a) ORDER BY id FOR UPDATE
