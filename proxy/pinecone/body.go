@@ -196,6 +196,15 @@ func getBuffer(size int64) []byte {
 	return make([]byte, 0, size)
 }
 
+// copyBuffers lends the ReverseProxy the buffers it copies responses
+// through, from the body pools, instead of allocating 32 KiB a response.
+type copyBuffers struct{}
+
+const copyBufferSize = 32 << 10
+
+func (copyBuffers) Get() []byte  { return getBuffer(copyBufferSize)[:copyBufferSize] }
+func (copyBuffers) Put(b []byte) { putBuffer(b) }
+
 // putBuffer returns b, which nothing uses any more, to its pool.
 func putBuffer(b []byte) {
 	size := cap(b)

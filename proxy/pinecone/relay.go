@@ -111,6 +111,7 @@ func (p *Relay) reverseProxy(ix *Index) *httputil.ReverseProxy {
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			p.relayFailed(w, r, ix, err)
 		},
+		BufferPool: copyBuffers{},
 	}
 	rp.ModifyResponse = func(resp *http.Response) error {
 		ex := exchangeOf(resp.Request)
