@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -48,6 +49,12 @@ type Options struct {
 	// IntentSync is how far an intent must have reached before Intend
 	// returns (default IntentDurable).
 	IntentSync IntentSync
+	// FollowedStores limits IntentNoSync to the intents whose entries are
+	// all of these stores: those whose every committed write another
+	// durable record holds (PostgreSQL with the WAL follower on). An
+	// intent naming any other store (Pinecone, which nothing follows)
+	// waits for the disk. Empty: IntentNoSync applies to every intent.
+	FollowedStores []Store
 }
 
 // IntentSync says what Intend waits for before it returns, and so which
@@ -71,7 +78,8 @@ const (
 	// commits are lost). Either way the files stay consistent: a lost
 	// intent is lost whole. It is meant for a proxy whose WAL follower
 	// records every committed row from the server's own WAL, which then
-	// stands in for the intents a crash of the machine loses.
+	// stands in for the intents a crash of the machine loses; with
+	// Options.FollowedStores, only for the intents of those stores.
 	IntentNoSync
 )
 
@@ -129,11 +137,41 @@ func (s IntentSync) String() string {
 	return "durable"
 }
 
-func (o Options) intentSync() IntentSync {
+func (o Options) intentSync() syncPolicy {
 	if o.IntentSync == IntentNoSync {
-		return IntentNoSync
+		return syncPolicy{sync: IntentNoSync, followed: slices.Clone(o.FollowedStores)}
 	}
-	return IntentDurable
+	return syncPolicy{sync: IntentDurable}
+}
+
+// syncPolicy is what intents wait for: Options.IntentSync, limited to
+// Options.FollowedStores.
+type syncPolicy struct {
+	sync     IntentSync
+	followed []Store // empty: every store
+}
+
+// durable reports whether a commit holding batch must reach the disk
+// before its callers are answered: whether one of its intents must.
+func (p syncPolicy) durable(batch []*request) bool {
+	for _, r := range batch {
+		if r.kind == opIntend && (p.sync == IntentDurable || !p.follows(r.entries)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p syncPolicy) follows(entries []Entry) bool {
+	if len(p.followed) == 0 {
+		return true
+	}
+	for _, e := range entries {
+		if !slices.Contains(p.followed, e.Store) {
+			return false
+		}
+	}
+	return true
 }
 
 func (o Options) logger() *slog.Logger {

@@ -23,7 +23,7 @@ type Postgres struct {
 	schemaName string
 	schema     string // schemaName as a quoted identifier
 	owner      pgOwner
-	intentSync IntentSync
+	intentSync syncPolicy
 }
 
 var _ Ledger = (*Postgres)(nil)
@@ -281,8 +281,8 @@ func (l *Postgres) writeBatch(ctx context.Context, now time.Time, batch []*reque
 	// As in SQLite: a decision lost to a crash of the ledger server
 	// leaves its intent pending, which is safe; only intents must be
 	// flushed before the proxy forwards a write, and not even those
-	// with IntentNoSync.
-	relaxed := !holdsIntent(batch) || l.intentSync == IntentNoSync
+	// IntentNoSync covers (syncPolicy).
+	relaxed := !l.intentSync.durable(batch)
 	if relaxed {
 		b.Queue("SET LOCAL synchronous_commit = off")
 	}

@@ -208,14 +208,24 @@ func (r *tcpRelay) cut() {
 // of the proxy, not a crash of the ledger's server).
 func TestPostgres_IntentNoSyncCommitsWithoutWaitingForTheDisk(t *testing.T) {
 	conn := testPGConnString(t)
+	pinecone := Entry{Store: StorePinecone, Table: "idx/ns", RecordID: "v1", Subject: testHasher.Hash("alice")}
 	for _, tc := range []struct {
-		sync IntentSync
-		want string
-	}{{IntentDurable, "on"}, {IntentNoSync, "off"}} {
-		t.Run(tc.sync.String(), func(t *testing.T) {
+		name     string
+		sync     IntentSync
+		followed []Store
+		entry    Entry
+		want     string
+	}{
+		{"durable", IntentDurable, nil, entry("public.docs", "1", "alice"), "on"},
+		{"nosync", IntentNoSync, nil, entry("public.docs", "1", "alice"), "off"},
+		{"nosync-followed", IntentNoSync, []Store{StorePostgres}, entry("public.docs", "1", "alice"), "off"},
+		// Nothing follows Pinecone: its intent waits for the disk.
+		{"nosync-unfollowed-store", IntentNoSync, []Store{StorePostgres}, pinecone, "on"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			schema := freshPGSchema(t, conn)
-			l, err := OpenPostgres(ctx, conn, Options{Schema: schema, IntentSync: tc.sync})
+			l, err := OpenPostgres(ctx, conn, Options{Schema: schema, IntentSync: tc.sync, FollowedStores: tc.followed})
 			require.NoError(t, err)
 			defer l.Close()
 			s := pgx.Identifier{schema}.Sanitize()
@@ -229,7 +239,7 @@ func TestPostgres_IntentNoSyncCommitsWithoutWaitingForTheDisk(t *testing.T) {
 				CREATE TRIGGER record_sync AFTER INSERT ON `+s+`.intents FOR EACH ROW EXECUTE FUNCTION `+s+`.record_sync();`)
 			require.NoError(t, err)
 
-			id := intend(t, l, entry("public.docs", "1", "alice"))
+			id := intend(t, l, tc.entry)
 			var seen []string
 			rows, err := l.pool.Query(ctx, `SELECT setting FROM `+s+`.seen`)
 			require.NoError(t, err)

@@ -46,7 +46,7 @@ type SQLite struct {
 	// pendingFull is pendingWriter's synchronous mode (see pendingSync); only the
 	// intents' committer touches it. The DSN opens it FULL.
 	pendingFull bool
-	intentSync  IntentSync
+	intentSync  syncPolicy
 	log         *slog.Logger
 }
 

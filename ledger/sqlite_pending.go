@@ -168,7 +168,7 @@ func (l *SQLite) clearResolvedPending() error {
 // writeIntents runs a batch of intents, and of clearings of resolved
 // ones, in one transaction of the pending file: one fsync for all of it.
 func (l *SQLite) writeIntents(ctx context.Context, now time.Time, batch []*request) error {
-	if err := l.pendingSync(ctx, holdsIntent(batch) && l.intentSync == IntentDurable); err != nil {
+	if err := l.pendingSync(ctx, l.intentSync.durable(batch)); err != nil {
 		return err
 	}
 	tx, err := l.pendingWriter.BeginTx(ctx, nil)

@@ -93,18 +93,32 @@ func TestSQLite_DecisionsLeaveTheWriterFull(t *testing.T) {
 // intent is not on disk when Intend returns; by default it is FULL. The
 // ledger file is FULL either way: forget and the transparency log keep
 // their guarantees.
+//
+// With FollowedStores, IntentNoSync covers only the intents of those
+// stores: a Pinecone write's intent, which no follower stands in for, is
+// FULL beside PostgreSQL's NORMAL ones.
 func TestSQLite_IntentNoSyncSkipsTheFsync(t *testing.T) {
+	pinecone := Entry{Store: StorePinecone, Table: "idx/ns", RecordID: "v1", Subject: testHasher.Hash("alice")}
 	for _, tc := range []struct {
 		sync        IntentSync
+		followed    []Store
+		entries     []Entry
 		pendingMode int
-	}{{IntentDurable, 2}, {IntentNoSync, 1}} {
-		l, err := OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), Options{IntentSync: tc.sync})
+	}{
+		{IntentDurable, nil, []Entry{entry("public.docs", "1", "alice")}, 2},
+		{IntentNoSync, nil, []Entry{entry("public.docs", "1", "alice")}, 1},
+		{IntentNoSync, nil, []Entry{pinecone}, 1},
+		{IntentNoSync, []Store{StorePostgres}, []Entry{entry("public.docs", "1", "alice")}, 1},
+		{IntentNoSync, []Store{StorePostgres}, []Entry{pinecone}, 2},
+		{IntentNoSync, []Store{StorePostgres}, []Entry{entry("public.docs", "1", "alice"), pinecone}, 2},
+	} {
+		l, err := OpenSQLite(filepath.Join(t.TempDir(), "ledger.db"), Options{IntentSync: tc.sync, FollowedStores: tc.followed})
 		require.NoError(t, err)
 		ctx := context.Background()
-		id := intend(t, l, entry("public.docs", "1", "alice"))
+		id := intend(t, l, tc.entries...)
 		var mode int
 		require.NoError(t, l.pendingWriter.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&mode))
-		require.Equal(t, tc.pendingMode, mode, "the pending file's synchronous mode after an intent (IntentSync %d)", tc.sync)
+		require.Equal(t, tc.pendingMode, mode, "the pending file's synchronous mode after an intent (IntentSync %d, followed %v, entries of %v)", tc.sync, tc.followed, tc.entries[len(tc.entries)-1].Store)
 		require.NoError(t, l.Confirm(ctx, id))
 		require.NoError(t, l.writer.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&mode))
 		require.Equal(t, 2, mode, "the ledger file's writer stays FULL (IntentSync %d)", tc.sync)

@@ -44,7 +44,8 @@ func Open(cfg *config.Config, configPath string, log *slog.Logger, opts Options)
 		return nil, err
 	}
 	l, where, err := ledgeropen.Open(cfg.Capture.Ledger, configPath,
-		ledger.Options{Logger: log, Owner: Owner(cfg), LeaseDuration: cfg.Capture.Ledger.Lease.D(), IntentSync: IntentSync(cfg.Capture, opts.UnfollowedSync)},
+		ledger.Options{Logger: log, Owner: Owner(cfg), LeaseDuration: cfg.Capture.Ledger.Lease.D(),
+			IntentSync: IntentSync(cfg.Capture, opts.UnfollowedSync), FollowedStores: FollowedStores(cfg.Capture)},
 		ledgeropen.Salt{Hasher: hasher, Record: true})
 	if err != nil {
 		return nil, err
@@ -132,6 +133,17 @@ func IntentSync(c config.Capture, unfollowed ledger.IntentSync) ledger.IntentSyn
 		return ledger.IntentNoSync
 	}
 	return unfollowed
+}
+
+// FollowedStores are the stores whose intents IntentSync's relaxation
+// covers: PostgreSQL when the WAL follower records its committed rows.
+// Nothing follows Pinecone, so a Pinecone write's intent always waits for
+// the disk (the backstop scan finds a record only at its next pass).
+func FollowedStores(c config.Capture) []ledger.Store {
+	if c.Follows() {
+		return []ledger.Store{ledger.StorePostgres}
+	}
+	return nil
 }
 
 // Owner is this proxy's name in the ledger: capture.ledger.owner, or the

@@ -19,3 +19,15 @@ func TestIntentSync_DurableUnlessTheWALFollowerRecordsCommittedRows(t *testing.T
 		t.Fatalf("without it, for the nosync bench: %v, want IntentNoSync", got)
 	}
 }
+
+// TestFollowedStores_PostgreSQLOnlyWhenTheFollowerRuns: the follower
+// stands in for PostgreSQL's intents, never for Pinecone's.
+func TestFollowedStores_PostgreSQLOnlyWhenTheFollowerRuns(t *testing.T) {
+	tables := []config.TableRule{{Table: "public.notes", ID: "id", Subjects: []string{"user_id"}}}
+	if got := FollowedStores(config.Capture{WAL: "on", Tables: tables}); len(got) != 1 || got[0] != ledger.StorePostgres {
+		t.Fatalf("with the follower: %v, want [postgres]", got)
+	}
+	if got := FollowedStores(config.Capture{WAL: "off", Tables: tables}); len(got) != 0 {
+		t.Fatalf("without it: %v, want none", got)
+	}
+}
