@@ -36,7 +36,7 @@ type SQLite struct {
 	// of the writer, which has one connection: by one caller at a time.
 	inserts     [insertSizes]*sql.Stmt
 	insertArgs  []any
-	confirmed   confirmedRun // a batch's run of confirmations (sqlite_confirm.go); the same one caller
+	confirmed   confirmedRun // a batch's run of confirmations (sqlite_confirm.go); the decisions' committer's alone
 	owner       int64        // this handle's row in owners (see owners.go)
 	checkpoints *checkpointer
 	observed    observedLog // the WAL follower's changes not yet in entries

@@ -31,11 +31,11 @@ const DefaultBodyTimeout = 60 * time.Second
 // take: a body is charged in the steps its buffer grows, each step at most
 // doubling what has arrived (the first is 4 KiB) or, once an eighth of
 // the size it declares has arrived, that size; and released when its
-// request is done. So clients that
-// declare large bodies and send nothing hold almost nothing, while many
-// clients sending at once make others wait instead of growing the proxy's
-// memory; a body that does not arrive within the body timeout is answered
-// DEADLINE_EXCEEDED and returns its share.
+// request is done. So clients that declare large bodies and send nothing
+// hold almost nothing, while many clients sending at once make others
+// wait instead of growing the proxy's memory; a body that does not arrive
+// within the body timeout is answered DEADLINE_EXCEEDED and returns its
+// share.
 type bodyBudget struct {
 	sem     *semaphore.Weighted
 	size    int64
