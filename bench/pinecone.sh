@@ -40,6 +40,9 @@
 #   RULES [1]      0: lethe-proxy without namespace rules (the relay alone)
 #   IDS [same]     same: every upsert sends the same 100 ids (a re-ingest of one
 #                  document set); fresh: every upsert new ids (first ingest)
+#   PIN [0]        1: the emulator and the clients on CPU 0, the relays on CPU 1
+#                  (taskset), so that a relay's latency is measured with a CPU of
+#                  its own: the added p50 "where the CPUs are not saturated"
 #   LETHE_PROXY_ENV  extra "K=V" words for lethe-proxy's environment
 #   RESULTS_DIR      [bench/results]; each invocation writes RESULTS_DIR/pinecone-<UTC stamp>/
 #                    (summary.txt, runs.csv, meta.txt, the proxy's config and the logs)
@@ -52,14 +55,21 @@ LETHE_PROXY_ENV=${LETHE_PROXY_ENV:-}
 RESULTS_DIR=${RESULTS_DIR:-$REPO/bench/results}
 RULES=${RULES:-1}
 IDS=${IDS:-same}
+PIN=${PIN:-0}
 
 log() { printf '[pinecone-bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf '[pinecone-bench] ERROR: %s\n' "$*" >&2; exit 1; }
-for v in R D WARMUP CLIENTS DURATION RSS_EVERY RULES; do
+for v in R D WARMUP CLIENTS DURATION RSS_EVERY RULES PIN; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 ((R >= 1 && D >= 1 && CLIENTS >= 1 && RSS_EVERY >= 1)) || die "R, D, CLIENTS and RSS_EVERY must be >= 1"
 [[ $IDS == same || $IDS == fresh ]] || die "IDS must be same or fresh (got '$IDS')"
+PIN_LOAD=() PIN_RELAY=()
+if ((PIN)); then
+    (($(nproc) >= 2)) || die "PIN=1 needs 2 CPUs (this machine has $(nproc))"
+    command -v taskset >/dev/null || die "PIN=1 needs taskset (util-linux)"
+    PIN_LOAD=(taskset -c 0) PIN_RELAY=(taskset -c 1)
+fi
 
 WORK=$(mktemp -d /tmp/lethe-pcbench.XXXXXX)
 OUT=$RESULTS_DIR/pinecone-$(date -u +%Y%m%dT%H%M%SZ)
@@ -96,10 +106,10 @@ wait_port() {
     die "nothing listens on 127.0.0.1:$1 after 10 s"
 }
 
-"$WORK/pinecone-emulator" -listen "127.0.0.1:$EMU_PORT" -index-name bench >"$WORK/emulator.log" 2>&1 </dev/null &
+"${PIN_LOAD[@]}" "$WORK/pinecone-emulator" -listen "127.0.0.1:$EMU_PORT" -index-name bench >"$WORK/emulator.log" 2>&1 </dev/null &
 EMU_PID=$!
 PIDS+=("$EMU_PID")
-"$WORK/pineconerelay" -listen "127.0.0.1:$PLAIN_PORT" -upstream "http://127.0.0.1:$EMU_PORT" >"$WORK/pineconerelay.log" 2>&1 </dev/null &
+"${PIN_RELAY[@]}" "$WORK/pineconerelay" -listen "127.0.0.1:$PLAIN_PORT" -upstream "http://127.0.0.1:$EMU_PORT" >"$WORK/pineconerelay.log" 2>&1 </dev/null &
 PLAIN_PID=$!
 PIDS+=("$PLAIN_PID")
 
@@ -122,7 +132,7 @@ log:
 YAML
 # shellcheck disable=SC2086 # LETHE_PROXY_ENV is a list of K=V words
 env $LETHE_PROXY_ENV LETHE_SUBJECT_SALT="$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" \
-    "$WORK/lethe-proxy" serve --config "$WORK/proxy.yaml" >"$WORK/lethe-proxy.log" 2>&1 </dev/null &
+    "${PIN_RELAY[@]}" "$WORK/lethe-proxy" serve --config "$WORK/proxy.yaml" >"$WORK/lethe-proxy.log" 2>&1 </dev/null &
 PROXY_PID=$!
 PIDS+=("$PROXY_PID")
 
@@ -139,7 +149,7 @@ log "emulator :$EMU_PORT, plain relay :$PLAIN_PORT, lethe-proxy :$PROXY_PORT (id
     echo "cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
     echo "kernel=$(uname -r)"
     echo "go=$(go version)"
-    echo "rounds=$R run_s=$D warmup_s=$WARMUP clients=$CLIENTS protocols=$PROTOCOLS duration_s=$DURATION rss_every_s=$RSS_EVERY rules=$RULES ids=$IDS"
+    echo "rounds=$R run_s=$D warmup_s=$WARMUP clients=$CLIENTS protocols=$PROTOCOLS duration_s=$DURATION rss_every_s=$RSS_EVERY rules=$RULES ids=$IDS pin=$PIN"
     echo "lethe_proxy_env=$LETHE_PROXY_ENV"
     echo "loadavg_before=$(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/meta.txt"
@@ -150,7 +160,7 @@ budget=$(((R * D + WARMUP) * 3 * nproto + DURATION + 120))
 # it grows: allow the runs twice their time.
 [[ $IDS == fresh ]] && budget=$((2 * budget))
 log "results → $OUT (at most $budget s)"
-timeout "$budget" "$WORK/pineconeload" \
+timeout "$budget" "${PIN_LOAD[@]}" "$WORK/pineconeload" \
     -direct "http://127.0.0.1:$EMU_PORT" -plain "http://127.0.0.1:$PLAIN_PORT" -proxy "http://127.0.0.1:$PROXY_PORT" \
     -plain-pid "$PLAIN_PID" -proxy-pid "$PROXY_PID" -protocols "$PROTOCOLS" \
     -rounds "$R" -run "${D}s" -warmup "${WARMUP}s" -clients "$CLIENTS" \
