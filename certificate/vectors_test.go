@@ -307,23 +307,8 @@ func TestVectors_Go(t *testing.T) {
 	m := readManifest(t)
 	for _, v := range m.Certificates {
 		t.Run(v.Name, func(t *testing.T) {
-			keysData, err := os.ReadFile(filepath.Join(vectorsDir, v.Keys))
-			if err != nil {
-				t.Fatal(err)
-			}
-			keys, err := ParseKeySet(keysData)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cert, err := os.ReadFile(filepath.Join(vectorsDir, v.Certificate))
-			if err != nil {
-				t.Fatal(err)
-			}
-			now, err := ParseTime(v.Now)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := Verify(cert, keys, now)
+			keys, now := vectorKeysAndTime(t, v.Keys, v.Now)
+			r := Verify(readVector(t, v.Certificate), keys, now)
 			if r.Verdict != v.Verdict {
 				t.Fatalf("verdict %s (%s), want %s", r.Verdict, r.Reason, v.Verdict)
 			}
@@ -337,14 +322,7 @@ func TestVectors_Go(t *testing.T) {
 	}
 	for _, v := range m.Reports {
 		t.Run("report/"+v.Name, func(t *testing.T) {
-			keys, err := ParseKeySet(readVector(t, v.Keys))
-			if err != nil {
-				t.Fatal(err)
-			}
-			now, err := ParseTime(v.Now)
-			if err != nil {
-				t.Fatal(err)
-			}
+			keys, now := vectorKeysAndTime(t, v.Keys, v.Now)
 			if got, err := reportVerdict(readVector(t, v.Report), keys, ReportPolicy{Now: now, RequireLog: v.RequireLog}); got != v.Verdict {
 				t.Fatalf("verdict %s (%v), want %s", got, err, v.Verdict)
 			}
@@ -352,14 +330,7 @@ func TestVectors_Go(t *testing.T) {
 	}
 	for _, v := range m.Folds {
 		t.Run("fold/"+v.Name, func(t *testing.T) {
-			keys, err := ParseKeySet(readVector(t, v.Keys))
-			if err != nil {
-				t.Fatal(err)
-			}
-			now, err := ParseTime(v.Now)
-			if err != nil {
-				t.Fatal(err)
-			}
+			keys, now := vectorKeysAndTime(t, v.Keys, v.Now)
 			var addenda []AddendumFile
 			for _, a := range v.Addenda {
 				addenda = append(addenda, AddendumFile{Name: a.File, Data: readVector(t, a.File)})
@@ -414,6 +385,20 @@ func TestVectors_Go(t *testing.T) {
 			}
 		})
 	}
+}
+
+// vectorKeysAndTime parses a vector's trusted keys file and its "now".
+func vectorKeysAndTime(t *testing.T, keysFile, now string) (KeySet, time.Time) {
+	t.Helper()
+	keys, err := ParseKeySet(readVector(t, keysFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := ParseTime(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys, at
 }
 
 func readVector(t *testing.T, name string) []byte {
