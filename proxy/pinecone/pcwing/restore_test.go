@@ -259,9 +259,13 @@ func TestRestoreWatch_ProbesAgainEveryInterval(t *testing.T) {
 		defer close(done)
 		r.rw.probeEvery(ctx, "docs", prober, nil, time.Millisecond)
 	}()
+	// The probe holds writes before a flush records the restore on the
+	// mark, so both are waited for.
 	require.Eventually(t, func() bool {
 		require.NoError(t, r.rw.flush(ctx))
-		return r.heldCode() == capture.CodeRestored
+		seen, _, err := r.ledger.StoreSeen(ctx, "pinecone://docs/notes")
+		require.NoError(t, err)
+		return r.heldCode() == capture.CodeRestored && seen.Restore != ""
 	}, 30*time.Second, 5*time.Millisecond, "the restore after start is seen by a later probe")
 	assert.Contains(t, r.mark(t, "pinecone://docs/notes").Restore, "behind LSN 41")
 	cancel()
