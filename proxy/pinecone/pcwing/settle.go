@@ -245,9 +245,10 @@ func (s *settler) settle(ctx context.Context, j *settleJob) {
 	if ctx.Err() != nil {
 		return // stopping
 	}
-	s.failures.Add(1)
+	// Counted once logged, so that a reader of the count finds the line.
 	s.log.Warn("pinecone: settling the ledger after a delete by filter failed; its records stay present until it is retried",
 		"index", j.index, "namespace", j.namespace, "retry_in", s.retry.String(), "err", err)
+	s.failures.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
@@ -312,9 +313,9 @@ func (s *settler) settleNamespace(ctx context.Context, j *settleJob) error {
 		}
 	}
 	if read >= s.maxRecords {
-		s.capped.Add(1)
 		s.log.Warn("pinecone: a settle after a delete by filter stopped at its cap; the namespace's later records stay present until the next settle",
 			"index", j.index, "namespace", j.namespace, "cap", s.maxRecords)
+		s.capped.Add(1)
 	}
 	s.log.Info("pinecone: ledger settled after a delete by filter", "index", j.index, "namespace", j.namespace,
 		"read", read, "marked_deleted", marked, "left_present", read-marked, "took", time.Since(began).Round(time.Millisecond).String())
