@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,13 +19,16 @@ func TestAwaitFollowed_ASlotNobodyStreamsIsNotFollowed(t *testing.T) {
 	defer cancel()
 	conn, err := pgx.Connect(ctx, testConnString(t))
 	require.NoError(t, err)
-	defer conn.Close(context.Background())
 	slot := fmt.Sprintf("wcli_await_%d", os.Getpid())
+	// Dropped before the connection closes: a slot left behind keeps the
+	// test cluster's WAL from being recycled.
+	t.Cleanup(func() {
+		_, err := conn.Exec(context.Background(), "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", slot)
+		assert.NoError(t, err, "dropping the test's slot")
+		conn.Close(context.Background())
+	})
 	_, err = conn.Exec(ctx, "SELECT pg_create_logical_replication_slot($1, 'pgoutput')", slot)
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		conn.Exec(context.Background(), "SELECT pg_drop_replication_slot($1)", slot)
-	})
 
 	err = AwaitFollowed(ctx, conn, slot, nil, 100*time.Millisecond)
 	require.ErrorIs(t, err, ErrNotFollowed)
