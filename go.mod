@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	github.com/chromedp/cdproto v0.160.1
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/jackc/pglogrepl v0.0.0-20251213150135-2e8d0df862c1
 	github.com/mattn/go-sqlite3 v1.14.53
@@ -19,7 +20,6 @@ require (
 )
 
 require (
-	github.com/chromedp/cdproto v0.160.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/jackc/pgio v1.0.0 // indirect
@@ -48,7 +48,7 @@ require (
 	github.com/pganalyze/pg_query_go/v6 v6.2.5
 	github.com/rogpeppe/go-internal v1.16.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sync v0.24.0
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.41.0
 	google.golang.org/protobuf v1.34.1
 )

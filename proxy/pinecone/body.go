@@ -10,54 +10,12 @@ import (
 	"net/http"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"golang.org/x/sync/semaphore"
 )
-
-// DefaultMaxBufferedBytes bounds the request bodies the relay holds in
-// memory at once when Config leaves it out.
-const DefaultMaxBufferedBytes = 256 << 20
-
-// defaultBufferWait is how long a request waits for room in the budget.
-const defaultBufferWait = 30 * time.Second
 
 // DefaultBodyTimeout bounds how long a request body may take to arrive
 // when Config leaves it out: 4 MiB over a 1 Mbit/s link takes about 35 s.
 const DefaultBodyTimeout = 60 * time.Second
-
-// bodyBudget is the memory all request bodies being read or relayed may
-// take: a body is charged in the steps its buffer grows, each step at most
-// doubling what has arrived (the first is 4 KiB) or, once an eighth of
-// the size it declares has arrived, that size; and released when its
-// request is done. So clients that declare large bodies and send nothing
-// hold almost nothing, while many clients sending at once make others
-// wait instead of growing the proxy's memory; a body that does not arrive
-// within the body timeout is answered DEADLINE_EXCEEDED and returns its
-// share.
-type bodyBudget struct {
-	sem     *semaphore.Weighted
-	size    int64
-	wait    time.Duration
-	charged atomic.Int64
-}
-
-func newBodyBudget(size int64, wait time.Duration) *bodyBudget {
-	if size <= 0 {
-		size = DefaultMaxBufferedBytes
-	}
-	if wait <= 0 {
-		wait = defaultBufferWait
-	}
-	return &bodyBudget{sem: semaphore.NewWeighted(size), size: size, wait: wait}
-}
-
-// BufferedBytes is the memory request bodies hold now (a metric).
-func (p *Relay) BufferedBytes() int64 { return p.bodies.charged.Load() }
-
-// errBudget is a request that waited too long for room in the budget.
-var errBudget = errors.New("request bodies in memory are at pinecone.max_buffered_size")
 
 // declaredJump: a body's buffer grows to the size the body declares once
 // 1/declaredJump of it has arrived.
@@ -77,6 +35,7 @@ func (p *Relay) readBody(ex *exchange) (st *Status, drain bool) {
 	defer cancel()
 	want := p.bodySizeHint(ex)
 	limit := int(p.max + 1) // reading that many bytes is reading too many
+	most := bufferSize(min(want, p.max+1))
 	pending := ex.prefix[:ex.prefixN]
 	for {
 		if room := min(cap(g.buf), limit); len(g.buf) == room {
@@ -99,7 +58,7 @@ func (p *Relay) readBody(ex *exchange) (st *Status, drain bool) {
 			}
 			size = bufferSize(min(size, p.max+1))
 			grow := size - int64(cap(g.buf))
-			if err := p.bodies.sem.Acquire(ctx, grow); err != nil {
+			if err := p.bodies.acquire(ctx, &g.share, grow, most); err != nil {
 				if ex.fillContext.Err() != nil {
 					return &Status{Code: CodeUnavailable, Message: "lethe-proxy: the client went away, or the upstream answered first"}, false
 				}
@@ -111,7 +70,7 @@ func (p *Relay) readBody(ex *exchange) (st *Status, drain bool) {
 				return &Status{Code: CodeUnavailable, Message: fmt.Sprintf(
 					"lethe-proxy: %v (%d bytes) for %v; retry, or raise the limit", errBudget, p.bodies.size, p.bodies.wait)}, true
 			}
-			g.grow(size, grow)
+			g.grow(size)
 		}
 		var n int
 		var err error

@@ -24,9 +24,9 @@ type gatedBody struct {
 	open    int // bytes of buf the upstream may read
 	sent    int // bytes of buf the upstream has read
 	state   gateState
-	freed   bool
-	charged int64
-	budget  *bodyBudget
+	freed  bool
+	share  bodyShare // the filler's, until free
+	budget *bodyBudget
 }
 
 type gateState uint8
@@ -46,7 +46,7 @@ var errBodyAborted = errors.New("lethe-proxy: the request was not forwarded whol
 var errBodyReleased = errors.New("lethe-proxy: the request is over")
 
 func newGatedBody(budget *bodyBudget) *gatedBody {
-	g := &gatedBody{budget: budget}
+	g := &gatedBody{budget: budget, share: bodyShare{index: -1}}
 	g.more.L = &g.mu
 	return g
 }
@@ -91,18 +91,16 @@ func (g *gatedBody) room(limit int) []byte {
 	return g.buf[len(g.buf):min(cap(g.buf), limit)]
 }
 
-// grow moves the body into a buffer of capacity size charged grow bytes
-// more (the caller has acquired them from the budget). The copy is made
-// outside mu: only the filler writes buf, and Read only reads it.
-func (g *gatedBody) grow(size, grow int64) {
+// grow moves the body into a buffer of capacity size (the filler has
+// acquired it from the budget). The copy is made outside mu: only the
+// filler writes buf, and Read only reads it.
+func (g *gatedBody) grow(size int64) {
 	old := g.buf
 	grown := getBuffer(size)[:len(old)]
 	copy(grown, old)
 	g.mu.Lock()
 	g.buf = grown
-	g.charged += grow
 	g.mu.Unlock()
-	g.budget.charged.Add(grow)
 	putBuffer(old)
 }
 
@@ -153,11 +151,6 @@ func (g *gatedBody) free() {
 	g.freed = true
 	putBuffer(g.buf)
 	g.buf = nil
-	if g.charged > 0 {
-		// The metric first, so that it never reads above the budget.
-		g.budget.charged.Add(-g.charged)
-		g.budget.sem.Release(g.charged)
-		g.charged = 0
-	}
+	g.budget.release(&g.share)
 	g.more.Broadcast()
 }
