@@ -20,10 +20,10 @@ type gatedBody struct {
 	more sync.Cond // on mu: open grew, or the state changed
 	// buf is the body so far. Only the filler changes it (under mu), and
 	// it writes past len(buf) only, where Read never looks.
-	buf     []byte
-	open    int // bytes of buf the upstream may read
-	sent    int // bytes of buf the upstream has read
-	state   gateState
+	buf    []byte
+	open   int // bytes of buf the upstream may read
+	sent   int // bytes of buf the upstream has read
+	state  gateState
 	freed  bool
 	share  bodyShare // the filler's, until free
 	budget *bodyBudget
