@@ -33,9 +33,12 @@ func (p *Relay) readBody(ex *exchange) (st *Status, drain bool) {
 	rc := http.NewResponseController(ex.response)
 	ctx, cancel := context.WithTimeout(ex.fillContext, p.bodies.wait)
 	defer cancel()
-	want := p.bodySizeHint(ex)
-	limit := int(p.max + 1) // reading that many bytes is reading too many
-	most := bufferSize(min(want, p.max+1))
+	want, declared := p.bodySizeHint(ex)
+	limit := int(p.max + 1)       // reading that many bytes is reading too many
+	most := bufferSize(p.max + 1) // the budget's bodyShare.most
+	if declared {
+		most = bufferSize(min(want, p.max+1))
+	}
 	pending := ex.prefix[:ex.prefixN]
 	for {
 		if room := min(cap(g.buf), limit); len(g.buf) == room {
@@ -180,15 +183,16 @@ func putBuffer(b []byte) {
 // Content-Length when the client sent one (REST), else for gRPC (which
 // sends none) the length its first message's 5-byte prefix declares. The
 // extra byte lets the read that finds the end of the body find it without
-// growing the buffer.
-func (p *Relay) bodySizeHint(ex *exchange) int64 {
-	const fallback = 32 << 10
+// growing the buffer. A body that declares nothing (a chunked REST body)
+// gets a first guess, and declared false.
+func (p *Relay) bodySizeHint(ex *exchange) (size int64, declared bool) {
+	const guess = 32 << 10
 	switch {
 	case ex.request.ContentLength > 0:
-		return min(ex.request.ContentLength, p.max) + 1
+		return min(ex.request.ContentLength, p.max) + 1, true
 	case ex.prefixN < len(ex.prefix):
-		return fallback
+		return guess, false
 	}
-	declared := int64(binary.BigEndian.Uint32(ex.prefix[1:]))
-	return min(5+declared, p.max) + 1
+	length := int64(binary.BigEndian.Uint32(ex.prefix[1:]))
+	return min(5+length, p.max) + 1, true
 }

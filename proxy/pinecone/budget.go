@@ -51,7 +51,9 @@ type bodyShare struct {
 	held int64
 	// most is the largest buffer the body may come to hold: the size it
 	// declares (a REST Content-Length, a gRPC message's prefix), else the
-	// largest a body may be; never more than the budget.
+	// largest a body may be; never more than the budget. A body that
+	// outgrows what it declared (a gRPC body of several messages) raises
+	// it with its step, which then waits like any other.
 	most  int64
 	index int // in bodyBudget.shares; -1 while not in it
 }
