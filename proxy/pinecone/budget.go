@@ -111,16 +111,21 @@ func (b *bodyBudget) safe(share *bodyShare, grow int64) bool {
 	if free < 0 {
 		return false
 	}
-	needs := b.scratch[:0]
+	needs, room := b.scratch[:0], true
 	for _, s := range b.shares {
 		held := s.held
 		if s == share {
 			held += grow
 		}
-		needs = append(needs, bodyNeed{need: max(s.most-held, 0), held: held})
+		need := max(s.most-held, 0)
+		room = room && need <= free
+		needs = append(needs, bodyNeed{need: need, held: held})
+	}
+	b.scratch = needs[:0]
+	if room { // each could finish on what is free now: the usual case
+		return true
 	}
 	slices.SortFunc(needs, func(x, y bodyNeed) int { return cmp.Compare(x.need, y.need) })
-	b.scratch = needs[:0]
 	for _, n := range needs {
 		if n.need > free {
 			return false
