@@ -235,10 +235,35 @@ func TestHook_SeesRequestsAndRefuses(t *testing.T) {
 	assert.Equal(t, []int{http.StatusOK}, hook.responses)
 	assert.Len(t, rec.all(), 1, "the refused request did not reach the upstream whole")
 
+	// An upstream that is down: the dial may fail before the whole body
+	// has arrived, and then the Hook is never asked (the exchange ends
+	// with nothing to settle); a Hook that was asked learns of the failure.
 	down := &refusingHook{}
 	relayedDown := startRelay(t, pinecone.Config{Indexes: []*pinecone.Index{index(t, "docs", "http://"+freeAddr(t), nil)}, Hook: down}, nil)
 	assert.Equal(t, http.StatusServiceUnavailable, restCall(t, http.DefaultClient, http.MethodPost, relayedDown+"/vectors/upsert", "", ok).status)
-	require.Len(t, down.failures, 1)
+	down.mu.Lock()
+	asked, failures := len(down.bodies), down.failures
+	down.mu.Unlock()
+	require.Len(t, failures, asked)
 	var opErr *net.OpError
-	assert.True(t, errors.As(down.failures[0], &opErr), "%v", down.failures[0])
+	for _, err := range failures {
+		assert.True(t, errors.As(err, &opErr), "%v", err)
+	}
+
+	// An upstream that takes the whole body and breaks the connection
+	// without answering: its tail went only once the Hook had accepted,
+	// so the Hook is always told.
+	broken := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+	}), nil)
+	cut := &refusingHook{}
+	relayedCut := startRelay(t, pinecone.Config{Indexes: []*pinecone.Index{index(t, "docs", broken, nil)}, Hook: cut}, nil)
+	assert.Equal(t, http.StatusServiceUnavailable, restCall(t, http.DefaultClient, http.MethodPost, relayedCut+"/vectors/upsert", "", ok).status)
+	cut.mu.Lock()
+	defer cut.mu.Unlock()
+	assert.Equal(t, []string{ok}, cut.bodies)
+	assert.Len(t, cut.failures, 1, "the Hook that accepted learns that no answer came")
 }
