@@ -4,6 +4,7 @@ package integration
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -25,11 +26,22 @@ func buildProxy(t *testing.T) string {
 	return bin
 }
 
+// freePort is a loopback address nothing listens on, with a port below
+// Linux's ephemeral range (32768 and up): an ephemeral port, as ":0"
+// gives, may be taken as the local port of any outgoing connection of
+// this machine (a client of the test cluster) between this check and the
+// proxy's bind.
 func freePort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Helper()
+	for range 100 {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000)))
+		if err == nil {
+			defer ln.Close()
+			return ln.Addr().String()
+		}
+	}
+	t.Fatal("no free loopback port in 20000..31999")
+	return ""
 }
 
 func TestBinary_ServesAndStopsGracefullyOnSIGTERM(t *testing.T) {
