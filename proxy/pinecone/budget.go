@@ -37,10 +37,9 @@ const defaultBufferWait = 30 * time.Second
 type bodyBudget struct {
 	size    int64
 	wait    time.Duration
-	charged atomic.Int64 // what bodies hold, for BufferedBytes
+	charged atomic.Int64 // what bodies hold; changed under mu, read anywhere (BufferedBytes)
 
 	mu      sync.Mutex
-	held    int64
 	shares  []*bodyShare
 	freed   chan struct{} // closed, and replaced, when a share is returned
 	scratch []bodyNeed    // safe's, kept to spare an allocation per step
@@ -88,7 +87,6 @@ func (b *bodyBudget) acquire(ctx context.Context, share *bodyShare, grow, most i
 		share.most = min(max(share.most, most, share.held+grow), b.size)
 		if b.safe(share, grow) {
 			share.held += grow
-			b.held += grow
 			b.charged.Add(grow)
 			b.mu.Unlock()
 			return nil
@@ -107,7 +105,7 @@ func (b *bodyBudget) acquire(ctx context.Context, share *bodyShare, grow, most i
 // all grow to their most, taken in the order of what they still need;
 // b.mu is held.
 func (b *bodyBudget) safe(share *bodyShare, grow int64) bool {
-	free := b.size - b.held - grow
+	free := b.size - b.charged.Load() - grow
 	if free < 0 {
 		return false
 	}
@@ -150,7 +148,6 @@ func (b *bodyBudget) release(share *bodyShare) {
 	if share.held == 0 {
 		return
 	}
-	b.held -= share.held
 	b.charged.Add(-share.held)
 	share.held = 0
 	close(b.freed)
